@@ -1,0 +1,130 @@
+/**
+ * createClient: the OpenAI-shaped object apps use. It forwards to an
+ * EngineHost running in a dedicated worker (browser default) or in this thread.
+ */
+import type { EngineHostOptions } from "../host/engine-host.js";
+import type { ChatCompletion, ChatCompletionCreateParams, ModelList, ModelObject } from "../protocol/types.js";
+import type { Engine, LoadProgress } from "../engine/types.js";
+import type { GpuProbe } from "../gpu/probe.js";
+import type { ModelRecord } from "../models/record.js";
+import type { ScriptedEngine } from "../engine/scripted.js";
+import { ApiError } from "../protocol/api-error.js";
+import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
+import { ChunkQueue } from "./chunk-queue.js";
+import { Stream } from "./stream.js";
+import { createFetchHandler } from "./fetch-handler.js";
+
+export interface ClientOptions {
+  /**
+   * Browser default `true`: the engine runs in a dedicated module worker.
+   * `false`: in this thread (Node, tests). A Worker: one that runs
+   * `exposeEngineHost` from `webgpu-openai/worker`.
+   */
+  worker?: boolean | Worker;
+  /** Default: the web-llm engine. `createScriptedEngine()` for tests. */
+  engine?: Engine;
+  /** Extra or replacement model records (custom URLs, local artifacts). */
+  models?: ModelRecord[];
+  /** Weight cache backend. */
+  cache?: "indexeddb" | "cache" | "opfs";
+  /** Waiting requests beyond this → 429. Default 16. */
+  maxQueue?: number;
+  /** Requests running longer than this fail with 504. */
+  timeoutMs?: number;
+  /** Model load progress. */
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+type StreamingParams = ChatCompletionCreateParams & { stream: true };
+
+export interface Client {
+  chat: {
+    completions: {
+      create(body: StreamingParams, options?: RequestOptions): Promise<Stream>;
+      create(body: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
+      create(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletion | Stream>;
+    };
+  };
+  models: {
+    list(): Promise<ModelList>;
+    retrieve(id: string): Promise<ModelObject>;
+    /** Download (if needed) and load a model ahead of the first request. */
+    load(id: string, options?: { onProgress?: (progress: LoadProgress) => void; signal?: AbortSignal }): Promise<{ model: string }>;
+  };
+  gpu: {
+    /** The WebGPU adapter as the engine sees it, or why there is none. */
+    info(): Promise<GpuProbe>;
+  };
+  /** A fetch that serves the OpenAI REST API from this client: `new OpenAI({ fetch: client.fetch })`. */
+  fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  /** Requests waiting and running (tests, diagnostics). */
+  queueState(): Promise<{ waiting: number; running: boolean }>;
+  /** Stops the worker; in-flight requests fail with 503 and the next request starts a fresh worker. */
+  terminate(): void;
+}
+
+const inBrowser = () => typeof Worker !== "undefined" && typeof (globalThis as { document?: unknown }).document !== "undefined";
+
+export function createClient(options: ClientOptions = {}): Client {
+  const backend = chooseBackend(options);
+
+  async function create(body: ChatCompletionCreateParams, requestOptions: RequestOptions = {}): Promise<ChatCompletion | Stream> {
+    const external = requestOptions.signal;
+    if (body && typeof body === "object" && body.stream === true) {
+      const controller = new AbortController();
+      const forward = () => controller.abort(external?.reason);
+      if (external?.aborted) forward();
+      external?.addEventListener("abort", forward, { once: true });
+      const queue = new ChunkQueue();
+      await backend.streamChatCompletion(body, queue, controller.signal);
+      return new Stream(queue, controller);
+    }
+    return backend.createChatCompletion(body, external ?? new AbortController().signal);
+  }
+
+  const client: Client = {
+    chat: { completions: { create: create as Client["chat"]["completions"]["create"] } },
+    models: {
+      list: () => backend.listModels(),
+      retrieve: (id) => backend.retrieveModel(id),
+      load: (id, loadOptions = {}) => backend.loadModel(id, loadOptions),
+    },
+    gpu: { info: () => backend.gpuInfo() },
+    fetch: undefined as unknown as Client["fetch"],
+    queueState: () => backend.queueState(),
+    terminate: () => backend.terminate(),
+  };
+  client.fetch = createFetchHandler(client);
+  return client;
+}
+
+function chooseBackend(options: ClientOptions): Backend {
+  const useWorker = options.worker ?? inBrowser();
+  const hostOptions: EngineHostOptions = {
+    engine: options.engine,
+    models: options.models,
+    maxQueue: options.maxQueue,
+    timeoutMs: options.timeoutMs,
+    cache: options.cache,
+    onProgress: options.onProgress,
+  };
+  if (!useWorker) return inProcessBackend(hostOptions);
+  const customWorker = typeof useWorker === "object" ? useWorker : undefined;
+  let engine: { kind: "webllm" } | NonNullable<ScriptedEngine["spec"]> = { kind: "webllm" };
+  if (options.engine) {
+    const spec = (options.engine as Partial<ScriptedEngine>).spec;
+    if (!spec && !customWorker) {
+      throw new ApiError({
+        status: 400,
+        param: "engine",
+        message: "This engine cannot be sent to a worker (only scripted engines with string replies can). Pass `worker: false` to run it in this thread, or a Worker that calls exposeEngineHost with it.",
+      });
+    }
+    if (spec) engine = spec;
+  }
+  return workerBackend({ ...hostOptions, engine, worker: customWorker });
+}

@@ -1,0 +1,207 @@
+/**
+ * The scripted engine: replays given model output as if a model produced it.
+ * It runs anywhere (Node, a worker, a page) with no GPU and no download, so the
+ * whole pipeline above the engine seam — and an app's own UI — can be tested
+ * deterministically. It behaves like web-llm where the pipeline depends on it:
+ * token-by-token deltas, `max_tokens` → `length`, stop strings cut the output,
+ * the context window is enforced, and multi-turn KV reuse happens only when the
+ * history repeats the previous turn byte for byte.
+ */
+import { ApiError, abortError } from "../protocol/api-error.js";
+import type { TokenLogprob } from "../protocol/types.js";
+import type { ModelRecord } from "../models/record.js";
+import { contextWindowOf } from "../models/record.js";
+import type { Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
+
+export type ScriptedReply = string | { text: string; finish?: "stop" | "length"; error?: ApiError | Error; errorAfterTokens?: number };
+
+export interface ScriptedEngineOptions {
+  /** Raw model outputs, used in order; or a function of the request. */
+  replies: ScriptedReply[] | ((request: EngineRequest) => ScriptedReply);
+  /** Delay between tokens (ms); 0 yields between tokens without waiting. */
+  tokenDelayMs?: number;
+  /** Simulated load time (ms), reported as progress. */
+  loadDelayMs?: number;
+}
+
+export interface ScriptedEngine extends Engine {
+  /** Every request received, in order: prompt messages as shaped, sampling parameters. */
+  readonly requests: EngineRequest[];
+  /** How many loads ran (a model already loaded is not loaded again). */
+  readonly loads: string[];
+  /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number } | null;
+}
+
+const TOKEN = /\s*[\p{L}\p{N}]+|\s*[^\s\p{L}\p{N}]|\s+/gu;
+
+/** Deterministic tokenization: words with their leading space, and single punctuation marks. */
+export function scriptedTokens(text: string): string[] {
+  return text.match(TOKEN) ?? [];
+}
+
+function messageText(message: EngineMessage): string {
+  return typeof message.content === "string"
+    ? message.content
+    : message.content.map((p) => (p.type === "text" ? p.text : "<image>")).join("");
+}
+
+const promptTokenCount = (messages: EngineMessage[]) =>
+  messages.reduce((sum, m) => sum + scriptedTokens(messageText(m)).length + 4, 0);
+
+const sameMessages = (a: EngineMessage[], b: EngineMessage[]) =>
+  a.length === b.length && a.every((m, i) => m.role === b[i].role && JSON.stringify(m.content) === JSON.stringify(b[i].content));
+
+/** A fabricated but deterministic log probability per token, so logprob plumbing is testable. */
+function fakeLogprobs(token: string, top: number): TokenLogprob[] {
+  const bytes = [...new TextEncoder().encode(token)];
+  const logprob = -((bytes.reduce((a, b) => a + b, 0) % 97) / 100);
+  const alternatives = Array.from({ length: top }, (_, k) =>
+    k === 0 ? { token, logprob, bytes } : { token: `${token}~${k}`, logprob: logprob - k, bytes: [...new TextEncoder().encode(`${token}~${k}`)] },
+  );
+  return [{ token, logprob, bytes, top_logprobs: alternatives }];
+}
+
+export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEngine {
+  const requests: EngineRequest[] = [];
+  const loads: string[] = [];
+  const replyQueue = Array.isArray(options.replies) ? [...options.replies] : null;
+  const delay = options.tokenDelayMs ?? 0;
+  let loaded: string | null = null;
+  /** The conversation as the KV cache holds it after the last turn (web-llm's reuse rule). */
+  let kv: { messages: EngineMessage[]; tokens: number } | null = null;
+
+  function nextReply(request: EngineRequest): Exclude<ScriptedReply, string> {
+    let reply: ScriptedReply | undefined;
+    if (replyQueue) {
+      reply = replyQueue.shift();
+      if (reply === undefined) throw new ApiError({ status: 500, code: "scripted_engine_exhausted", message: "The scripted engine has no replies left: give createScriptedEngine more `replies`, or a function." });
+    } else {
+      reply = (options.replies as (r: EngineRequest) => ScriptedReply)(request);
+    }
+    return typeof reply === "string" ? { text: reply } : reply;
+  }
+
+  async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    requests.push(structuredClone(request));
+    if (loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
+    const record = currentRecord;
+    const window = record ? contextWindowOf(record) : 4096;
+    const promptTokens = promptTokenCount(request.messages);
+    if (promptTokens >= window) {
+      kv = null;
+      throw new ApiError({ status: 400, code: "context_length_exceeded", param: "messages", message: `The prompt is ${promptTokens} tokens; this model's context window is ${window} tokens. Shorten the conversation.` });
+    }
+    const history = request.messages.slice(0, -1);
+    const last = request.messages[request.messages.length - 1];
+    const reuse = kv !== null && !request.continueFinalMessage && (last.role === "user" || last.role === "tool") && sameMessages(kv.messages, history);
+    const cachedTokens = reuse && kv ? kv.tokens : 0;
+    kv = null;
+
+    const reply = nextReply(request);
+    const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
+    const tokens = scriptedTokens(reply.text);
+    let output = "";
+    let emitted = 0;
+    let finish: "stop" | "length" | "abort" = reply.finish ?? "stop";
+    const stops = request.sampling.stop;
+    const started = performance.now();
+    for (const token of tokens) {
+      if (signal.aborted) {
+        finish = "abort";
+        break;
+      }
+      if (reply.error && emitted === (reply.errorAfterTokens ?? 0)) throw reply.error;
+      if (emitted >= maxTokens) {
+        finish = "length";
+        break;
+      }
+      const candidate = output + token;
+      const hit = firstStop(candidate, stops, output.length);
+      if (hit >= 0) {
+        const text = candidate.slice(output.length, hit);
+        if (text) yield { type: "text", text, ...(request.topLogprobs !== undefined ? { logprobs: fakeLogprobs(text, request.topLogprobs) } : {}) };
+        output = candidate.slice(0, hit);
+        emitted++;
+        finish = "stop";
+        break;
+      }
+      output = candidate;
+      emitted++;
+      yield { type: "text", text: token, ...(request.topLogprobs !== undefined ? { logprobs: fakeLogprobs(token, request.topLogprobs) } : {}) };
+      if (delay > 0) await sleep(delay, signal);
+      else await Promise.resolve();
+    }
+    if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
+    if (finish !== "abort" && finish !== "length") {
+      kv = { messages: [...request.messages, { role: "assistant", content: output }], tokens: promptTokens + emitted };
+    }
+    const seconds = Math.max((performance.now() - started) / 1000, 1e-6);
+    yield {
+      type: "done",
+      finish,
+      usage: {
+        promptTokens,
+        cachedTokens,
+        completionTokens: emitted,
+        prefillTokensPerS: (promptTokens - cachedTokens) / 1e-3,
+        decodeTokensPerS: emitted / seconds,
+      },
+    };
+  }
+
+  let currentRecord: ModelRecord | null = null;
+
+  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string");
+  return {
+    requests,
+    loads,
+    spec: serializable
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs }
+      : null,
+    get loadedModel() {
+      return loaded;
+    },
+    async load(record: ModelRecord, loadOptions: LoadOptions) {
+      if (loaded === record.model_id) return;
+      loads.push(record.model_id);
+      const total = 1_000_000;
+      const steps = 4;
+      for (let i = 1; i <= steps; i++) {
+        if (loadOptions.signal?.aborted) throw abortError();
+        if (options.loadDelayMs) await sleep(options.loadDelayMs / steps, loadOptions.signal);
+        loadOptions.onProgress?.({ phase: "load", loadedBytes: (total * i) / steps, totalBytes: total, fraction: i / steps, etaS: 0, file: null });
+      }
+      loaded = record.model_id;
+      currentRecord = record;
+      kv = null;
+    },
+    async unload() {
+      loaded = null;
+      currentRecord = null;
+      kv = null;
+    },
+    generate,
+  };
+}
+
+function firstStop(text: string, stops: string[], searchFrom: number): number {
+  let best = -1;
+  for (const stop of stops) {
+    const at = text.indexOf(stop, Math.max(0, searchFrom - stop.length + 1));
+    if (at >= 0 && (best < 0 || at < best)) best = at;
+  }
+  return best;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * The engine seam: everything above it is OpenAI logic and is tested without a
+ * GPU; below it sit web-llm (engine/webllm/) and the scripted engine
+ * (engine/scripted.ts). An engine takes prompt messages already shaped for the
+ * model's family and yields raw text deltas, then one `done` event.
+ */
+import type { ContentPart, TokenLogprob } from "../protocol/types.js";
+import type { ModelRecord } from "../models/record.js";
+
+export interface EngineMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  /** Strings everywhere; parts only for user messages carrying images. */
+  content: string | ContentPart[];
+}
+
+export interface SamplingParams {
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  repetition_penalty?: number;
+  logit_bias?: Record<string, number>;
+  seed?: number;
+  /** Strings that end the output; the output is cut before the match. */
+  stop: string[];
+  max_tokens: number;
+}
+
+/** The constrained-decoding forms web-llm's grammar engine accepts. */
+export type EngineResponseFormat =
+  | { type: "json_object"; schema: string }
+  | { type: "structural_tag"; structural_tag: Record<string, unknown> };
+
+export interface ThinkingControl {
+  enabled: boolean;
+  /** Reasoning token budget; when spent the engine forces `endMarker`. */
+  budgetTokens?: number;
+  endMarker?: string;
+}
+
+export interface EngineRequest {
+  /** Resolved catalog id, e.g. `Qwen3-0.6B-q4f32_1-MLC`. */
+  model: string;
+  messages: EngineMessage[];
+  sampling: SamplingParams;
+  responseFormat?: EngineResponseFormat;
+  thinking: ThinkingControl;
+  /** Continue the last (assistant) message instead of starting a new turn. */
+  continueFinalMessage: boolean;
+  /** Number of alternatives per token to report; undefined = no logprobs. */
+  topLogprobs?: number;
+}
+
+export interface EngineUsage {
+  /** All prompt tokens, including those served from the KV cache. */
+  promptTokens: number;
+  /** Prompt tokens the engine did not prefill again (KV reuse). */
+  cachedTokens: number;
+  completionTokens: number;
+  prefillTokensPerS: number;
+  decodeTokensPerS: number;
+}
+
+export type EngineEvent =
+  | { type: "text"; text: string; logprobs?: TokenLogprob[] }
+  | { type: "done"; finish: "stop" | "length" | "abort"; usage: EngineUsage };
+
+export interface LoadProgress {
+  phase: "download" | "load" | "compile";
+  loadedBytes: number;
+  totalBytes: number;
+  /** 0..1, never decreasing across the phases of one load. */
+  fraction: number;
+  etaS: number | null;
+  file: string | null;
+}
+
+export interface LoadOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  signal?: AbortSignal;
+  /** web-llm `chatOpts.conv_config` overrides for the family (e.g. a tool role). */
+  convConfig?: Record<string, unknown>;
+  cacheBackend?: "indexeddb" | "cache" | "opfs";
+}
+
+/** Thrown (or reported) by an engine whose GPU device was lost; maps to 503. */
+export const DEVICE_LOST = "device_lost";
+
+export interface Engine {
+  /** Loads `model`; a no-op when it is already the loaded model with the same options. */
+  load(model: ModelRecord, options: LoadOptions): Promise<void>;
+  /** Runs one generation. Aborting `signal` stops it; the iterator then ends with `done` `abort`. */
+  generate(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineEvent>;
+  unload(): Promise<void>;
+  /** The id of the loaded model, if any. */
+  readonly loadedModel: string | null;
+}

@@ -1,0 +1,492 @@
+/**
+ * EngineHost: the whole request pipeline, and nothing about workers. In Node
+ * and in tests it runs in-process; in the browser worker/entry.ts exposes it
+ * with comlink.
+ *
+ *   validate → resolve model (+ GPU checks) → queue → load → shape prompt for
+ *   the family → engine.generate → parse → chunks / completion
+ */
+import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
+import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
+import { ChoiceBuilder } from "../protocol/choice-builder.js";
+import { newCompletionId, newRequestId } from "../protocol/ids.js";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChunkDelta,
+  FinishReason,
+  ModelList,
+  ModelObject,
+  ReasoningEffort,
+  Usage,
+  WebGpuStats,
+} from "../protocol/types.js";
+import type { Engine, EngineRequest, EngineUsage, LoadProgress } from "../engine/types.js";
+import { createCatalog, type Catalog } from "../models/catalog.js";
+import { loadPrebuiltRecords } from "../models/prebuilt.js";
+import { contextWindowOf, MODEL_TYPE_VLM, needsShaderF16, quantizationOf, type ModelRecord } from "../models/record.js";
+import { familyOf } from "../families/registry.js";
+import type { Family, PromptContext } from "../families/types.js";
+import { probeGpu, type GpuProbe } from "../gpu/probe.js";
+import { RequestQueue } from "./queue.js";
+import { ConversationMemory } from "./conversation-memory.js";
+
+export interface EngineHostOptions {
+  /** Default: the web-llm engine (loaded on first use). */
+  engine?: Engine;
+  /** Extra or replacement model records; replace prebuilt ones with the same id. */
+  models?: ModelRecord[];
+  /** Waiting requests beyond this → 429. Default 16. */
+  maxQueue?: number;
+  /** A request that runs longer than this (queue included) fails with 504. */
+  timeoutMs?: number;
+  cache?: "indexeddb" | "cache" | "opfs";
+  onProgress?: (progress: LoadProgress) => void;
+  /** How the adapter is probed; replaceable in tests. */
+  probeGpu?: () => Promise<GpuProbe>;
+}
+
+/** Receives a stream's chunks. The host calls `end` or `fail` exactly once. */
+export interface ChunkSink {
+  write(chunks: ChatCompletionChunk[]): void;
+  end(): void;
+  fail(error: ApiError): void;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+/** Reasoning budget (tokens) per effort; `max` is bounded only by max_tokens. */
+const REASONING_BUDGET: Record<Exclude<ReasoningEffort, "none">, number | undefined> = {
+  minimal: 128,
+  low: 512,
+  medium: 2048,
+  high: 8192,
+  xhigh: 16384,
+  max: undefined,
+};
+
+interface Prepared {
+  request: NormalizedRequest;
+  record: ModelRecord;
+  family: Family;
+  context: PromptContext;
+  engineRequest: EngineRequest;
+  stats: WebGpuStats;
+  started: number;
+}
+
+export class EngineHost {
+  private engine: Engine | null;
+  private readonly queue: RequestQueue;
+  private readonly memory = new ConversationMemory();
+  private catalogPromise: Promise<Catalog> | null = null;
+  private gpuPromise: Promise<GpuProbe> | null = null;
+  private recentHoldMs = 1000;
+
+  constructor(private readonly options: EngineHostOptions = {}) {
+    this.engine = options.engine ?? null;
+    this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
+  }
+
+  // ── chat completions ─────────────────────────────────────────────────────
+
+  async createChatCompletion(body: unknown, options: RequestOptions = {}): Promise<ChatCompletion> {
+    const request = validateRequest(body);
+    if (request.stream) {
+      throw new ApiError({ status: 400, param: "stream", message: "createChatCompletion returns one completion; use streamChatCompletion for `stream: true`." });
+    }
+    return this.withSlot(request, options.signal, async (prepared, signal) => {
+      const builders: ChoiceBuilder[] = [];
+      const finishes: FinishReason[] = [];
+      let usage: Usage | null = null;
+      for (let index = 0; index < request.n; index++) {
+        const builder = new ChoiceBuilder(index, () => prepared.family.newToolCallId());
+        const result = await this.generate(prepared, builder, signal, () => undefined);
+        builders.push(builder);
+        finishes.push(builder.finishReason(result.finish));
+        usage = addUsage(usage, result.usage);
+      }
+      const completion: ChatCompletion = {
+        id: newCompletionId(),
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        system_fingerprint: null,
+        choices: builders.map((builder, index) => ({
+          index,
+          message: builder.message(),
+          finish_reason: finishes[index],
+          logprobs: request.topLogprobs === undefined ? null : { content: builder.collectedLogprobs(), refusal: null },
+        })),
+        usage: usage as Usage,
+        x_webgpu: prepared.stats,
+      };
+      return completion;
+    });
+  }
+
+  /**
+   * Starts a streamed completion. Resolves once generation has started (errors
+   * before that reject: bad request, unknown model, queue full, load failure,
+   * prompt too long); from then on chunks go to `sink`, which ends or fails.
+   */
+  streamChatCompletion(body: unknown, sink: ChunkSink, options: RequestOptions = {}): Promise<void> {
+    let request: NormalizedRequest;
+    try {
+      request = validateRequest(body);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!request.stream) request = { ...request, stream: true };
+    return new Promise<void>((resolveStarted, rejectStarted) => {
+      let started = false;
+      const run = this.withSlot(request, options.signal, async (prepared, signal) => {
+        const id = newCompletionId();
+        const created = Math.floor(Date.now() / 1000);
+        const chunk = (delta: ChunkDelta, finish: FinishReason | null = null, logprobs: ChatCompletionChunk["choices"][0]["logprobs"] = null): ChatCompletionChunk => ({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model: request.model,
+          system_fingerprint: null,
+          choices: [{ index: 0, delta, finish_reason: finish, logprobs }],
+          ...(request.includeUsage ? { usage: null } : {}),
+        });
+        const builder = new ChoiceBuilder(0, () => prepared.family.newToolCallId());
+        const wantLogprobs = request.topLogprobs !== undefined;
+        const result = await this.generate(prepared, builder, signal, (deltas, logprobs) => {
+          if (!started) {
+            started = true;
+            resolveStarted();
+          }
+          const chunks = deltas.map((delta, i) => chunk(delta, null, wantLogprobs && i === 0 && logprobs ? { content: logprobs, refusal: null } : null));
+          if (chunks.length > 0) sink.write(chunks);
+        });
+        if (!started) {
+          started = true;
+          resolveStarted();
+        }
+        const tail: ChatCompletionChunk[] = [];
+        const opening = builder.openingDelta();
+        if (opening) tail.push(chunk(opening));
+        tail.push(chunk({}, builder.finishReason(result.finish)));
+        if (request.includeUsage) {
+          tail.push({ id, object: "chat.completion.chunk", created, model: request.model, system_fingerprint: null, choices: [], usage: result.usage, x_webgpu: prepared.stats });
+        }
+        sink.write(tail);
+      });
+      run.then(
+        () => sink.end(),
+        (error) => {
+          if (!started) rejectStarted(error);
+          else if (isAbortError(error)) sink.end();
+          else sink.fail(ApiError.from(error));
+        },
+      );
+    });
+  }
+
+  // ── models, GPU ──────────────────────────────────────────────────────────
+
+  async listModels(): Promise<ModelList> {
+    const catalog = await this.catalog();
+    return { object: "list", data: catalog.records.map(modelObject) };
+  }
+
+  async retrieveModel(id: string): Promise<ModelObject> {
+    const catalog = await this.catalog();
+    const record = catalog.resolve(id, await this.features());
+    return { ...modelObject(record), id };
+  }
+
+  async gpuInfo(): Promise<GpuProbe> {
+    return this.gpu();
+  }
+
+  /** Loads a model ahead of the first request (downloads it if needed), with progress. */
+  async loadModel(model: string, options: { onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<{ model: string }> {
+    const catalog = await this.catalog();
+    const record = catalog.resolve(model, await this.features());
+    await this.checkDevice(record, undefined);
+    const release = await this.queue.acquire(options.signal);
+    try {
+      await this.ensureLoaded(record, options.onProgress, options.signal);
+    } finally {
+      release();
+    }
+    return { model: record.model_id };
+  }
+
+  /** Requests waiting and whether one runs: for tests and the demo. */
+  queueState(): { waiting: number; running: boolean } {
+    return { waiting: this.queue.waiting, running: this.queue.running };
+  }
+
+  // ── pipeline ─────────────────────────────────────────────────────────────
+
+  private async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const arrived = performance.now();
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(outerSignal?.reason);
+    if (outerSignal?.aborted) throw abortError();
+    outerSignal?.addEventListener("abort", onOuterAbort, { once: true });
+    let timedOut = false;
+    const timer = this.options.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, this.options.timeoutMs)
+      : undefined;
+    const catalog = await this.catalog();
+    const record = catalog.resolve(request.model, await this.features());
+    const family = familyOf(record);
+    await this.checkDevice(record, request);
+    checkInputTypes(request, record);
+
+    let release: (() => void) | null = null;
+    try {
+      release = await this.queue.acquire(controller.signal);
+      const started = performance.now();
+      await this.ensureLoaded(record, undefined, controller.signal);
+      const prepared = this.prepare(request, record, family, arrived, started);
+      const result = await work(prepared, controller.signal);
+      this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
+      return result;
+    } catch (error) {
+      if (timedOut) {
+        throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
+      }
+      if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      outerSignal?.removeEventListener("abort", onOuterAbort);
+      release?.();
+    }
+  }
+
+  private prepare(request: NormalizedRequest, record: ModelRecord, family: Family, arrived: number, started: number): Prepared {
+    const thinking = resolveThinking(family, request.reasoningEffort);
+    const messages = request.messages;
+    const context: PromptContext = {
+      tools: request.toolChoice === "none" ? [] : request.tools,
+      toolChoice: request.toolChoice,
+      parallelToolCalls: request.parallelToolCalls,
+      thinking: thinking.enabled,
+      rawAssistantText: (message) => {
+        const at = messages.indexOf(message);
+        return this.memory.recall(ConversationMemory.keyOf(message, at > 0 ? messages[at - 1] : undefined, request.cacheKey));
+      },
+    };
+    const window = contextWindowOf(record);
+    const toolGrammar = family.toolGrammar(context);
+    const forcedTools = request.toolChoice === "required" || typeof request.toolChoice === "object";
+    const engineRequest: EngineRequest = {
+      model: record.model_id,
+      messages: family.shapeMessages(messages, context),
+      sampling: {
+        temperature: request.temperature,
+        top_p: request.top_p,
+        top_k: request.top_k,
+        min_p: request.min_p,
+        presence_penalty: request.presence_penalty,
+        frequency_penalty: request.frequency_penalty,
+        repetition_penalty: request.repetition_penalty,
+        logit_bias: request.logit_bias,
+        seed: request.seed,
+        stop: request.stop,
+        max_tokens: Math.min(request.maxTokens ?? window, window),
+      },
+      responseFormat: forcedTools ? toolGrammar : (request.responseFormat ?? toolGrammar),
+      thinking: thinking.enabled
+        ? { enabled: true, budgetTokens: thinking.budget, endMarker: family.reasoning?.close }
+        : { enabled: false },
+      continueFinalMessage: request.continueFinalMessage,
+      topLogprobs: request.topLogprobs,
+    };
+    return {
+      request,
+      record,
+      family,
+      context,
+      engineRequest,
+      started,
+      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0 },
+    };
+  }
+
+  /** Runs one choice through the engine and the family's parser. */
+  private async generate(
+    prepared: Prepared,
+    builder: ChoiceBuilder,
+    signal: AbortSignal,
+    emit: (deltas: ChunkDelta[], logprobs: import("../protocol/types.js").TokenLogprob[] | undefined) => void,
+  ): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
+    const engine = await this.getEngine();
+    const parser = prepared.family.createParser(prepared.context);
+    let raw = "";
+    let reasoningTokens = 0;
+    let engineUsage: EngineUsage | null = null;
+    let finish: "stop" | "length" | "abort" = "stop";
+    let first = true;
+    for await (const event of engine.generate(prepared.engineRequest, signal)) {
+      if (event.type === "done") {
+        engineUsage = event.usage;
+        finish = event.finish;
+        break;
+      }
+      if (first) {
+        first = false;
+        prepared.stats.ttft_ms = Math.round(performance.now() - prepared.started);
+      }
+      raw += event.text;
+      builder.addLogprobs(event.logprobs);
+      const events = parser.push(event.text);
+      if (parser.inReasoning) reasoningTokens++;
+      emit(builder.deltas(events), event.logprobs);
+    }
+    emit(builder.deltas(parser.finish()), undefined);
+    if (finish === "abort" && signal.aborted) throw abortError();
+    const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+    prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
+    prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+    if (finish === "stop") this.rememberReply(prepared, builder, raw);
+    return {
+      finish,
+      usage: {
+        prompt_tokens: usage.promptTokens,
+        completion_tokens: usage.completionTokens,
+        total_tokens: usage.promptTokens + usage.completionTokens,
+        prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+        completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
+      },
+    };
+  }
+
+  private rememberReply(prepared: Prepared, builder: ChoiceBuilder, raw: string): void {
+    const message = builder.message();
+    const messages = prepared.request.messages;
+    const key = ConversationMemory.keyOf(
+      { content: message.content ?? "", toolCalls: message.tool_calls ?? [] },
+      messages[messages.length - 1],
+      prepared.request.cacheKey,
+    );
+    this.memory.remember(key, raw);
+  }
+
+  private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
+    const engine = await this.getEngine();
+    if (engine.loadedModel === record.model_id) return;
+    const family = familyOf(record);
+    await engine.load(record, {
+      signal,
+      convConfig: family.convConfig,
+      cacheBackend: this.options.cache,
+      onProgress: (progress) => {
+        this.options.onProgress?.(progress);
+        onProgress?.(progress);
+      },
+    });
+  }
+
+  private async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
+    const engine = await this.getEngine();
+    if (!(engine as { requiresGpu?: boolean }).requiresGpu) return;
+    const gpu = await this.gpu();
+    if (!gpu.available) throw new ApiError({ status: 503, code: "webgpu_unavailable", message: gpu.reason });
+    const features = new Set(gpu.info.features);
+    if (needsShaderF16(record) && !features.has("shader-f16")) {
+      throw new ApiError({
+        status: 503,
+        code: "unsupported_device",
+        param: "model",
+        message: `${record.model_id} needs the WebGPU feature shader-f16, which this adapter (${gpu.info.vendor} ${gpu.info.architecture}) lacks. Use its q4f32_1 variant, or name the model without a quantization suffix to get the right one.`,
+      });
+    }
+    const required = request?.provider?.require_features ?? [];
+    const missing = required.filter((f) => !features.has(f));
+    if (missing.length > 0) {
+      throw new ApiError({ status: 503, code: "provider_requirements_unmet", param: "provider.require_features", message: `This adapter lacks the required WebGPU features: ${missing.join(", ")}.` });
+    }
+    const minMemoryMb = request?.provider?.min_memory_mb;
+    const bufferMb = gpu.info.limits.maxBufferSize / (1024 * 1024);
+    if (minMemoryMb !== undefined && bufferMb < minMemoryMb) {
+      throw new ApiError({ status: 503, code: "provider_requirements_unmet", param: "provider.min_memory_mb", message: `This adapter's largest buffer is ${Math.round(bufferMb)} MB, below provider.min_memory_mb ${minMemoryMb}.` });
+    }
+    if (record.buffer_size_required_bytes && gpu.info.limits.maxStorageBufferBindingSize < record.buffer_size_required_bytes) {
+      throw new ApiError({
+        status: 503,
+        code: "model_does_not_fit",
+        param: "model",
+        message: `${record.model_id} needs storage buffers of ${record.buffer_size_required_bytes} bytes; this adapter allows ${gpu.info.limits.maxStorageBufferBindingSize}. Pick a smaller model.`,
+      });
+    }
+  }
+
+  private async getEngine(): Promise<Engine> {
+    if (!this.engine) {
+      const { createWebLlmEngine } = await import("../engine/webllm-engine.js");
+      this.engine = createWebLlmEngine();
+    }
+    return this.engine;
+  }
+
+  private catalog(): Promise<Catalog> {
+    this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
+    return this.catalogPromise;
+  }
+
+  private gpu(): Promise<GpuProbe> {
+    this.gpuPromise ??= (this.options.probeGpu ?? probeGpu)();
+    return this.gpuPromise;
+  }
+
+  private async features(): Promise<Set<string>> {
+    const gpu = await this.gpu();
+    return new Set(gpu.available ? gpu.info.features : []);
+  }
+}
+
+function resolveThinking(family: Family, effort: ReasoningEffort | undefined): { enabled: boolean; budget?: number } {
+  if (!family.reasoning) return { enabled: false };
+  if (effort === undefined) return { enabled: family.reasoning.defaultOn };
+  if (effort === "none") return { enabled: false };
+  return { enabled: true, budget: REASONING_BUDGET[effort] };
+}
+
+function checkInputTypes(request: NormalizedRequest, record: ModelRecord): void {
+  const hasImages = request.messages.some((m) => Array.isArray(m.content));
+  if (hasImages && record.model_type !== MODEL_TYPE_VLM) {
+    throw new ApiError({ status: 400, code: "unsupported_input", param: "messages", message: `${record.model_id} does not take images. Send text only, or use a vision model such as Phi-3.5-vision-instruct.` });
+  }
+}
+
+function addUsage(total: Usage | null, next: Usage): Usage {
+  if (!total) return next;
+  return {
+    prompt_tokens: total.prompt_tokens + next.prompt_tokens,
+    completion_tokens: total.completion_tokens + next.completion_tokens,
+    total_tokens: total.total_tokens + next.total_tokens,
+    prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + next.prompt_tokens_details.cached_tokens },
+    completion_tokens_details: { reasoning_tokens: total.completion_tokens_details.reasoning_tokens + next.completion_tokens_details.reasoning_tokens },
+  };
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+function modelObject(record: ModelRecord): ModelObject {
+  const family = familyOf(record);
+  return {
+    id: record.model_id,
+    object: "model",
+    created: 0,
+    owned_by: "webgpu-openai",
+    family: family.name,
+    vram_required_mb: record.vram_required_MB ?? null,
+    context_window: contextWindowOf(record),
+    capabilities: { tools: true, reasoning: family.reasoning !== null, vision: record.model_type === MODEL_TYPE_VLM },
+    quantization: quantizationOf(record.model_id),
+  };
+}

@@ -1,0 +1,10 @@
+export { createClient } from "./client/create-client.js";
+export type { Client, ClientOptions, RequestOptions } from "./client/create-client.js";
+export { interceptFetch } from "./client/intercept-fetch.js";
+export type { InterceptOptions } from "./client/intercept-fetch.js";
+export { Stream } from "./client/stream.js";
+export { ApiError } from "./protocol/api-error.js";
+export type * from "./protocol/types.js";
+export type { LoadProgress, Engine, EngineRequest, EngineEvent } from "./engine/types.js";
+export type { ModelRecord } from "./models/record.js";
+export type { GpuInfo, GpuProbe } from "./gpu/probe.js";

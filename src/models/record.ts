@@ -1,0 +1,44 @@
+/**
+ * A model record: web-llm's `ModelRecord` fields (so a record can be handed to
+ * web-llm's `appConfig` as it is) plus what this library adds.
+ */
+export interface ModelRecord {
+  /** Base URL of the MLC model folder (web-llm appends `resolve/main/` unless present). */
+  model: string;
+  model_id: string;
+  /** URL of the compiled WebGPU model library (.wasm). */
+  model_lib: string;
+  vram_required_MB?: number;
+  low_resource_required?: boolean;
+  required_features?: string[];
+  buffer_size_required_bytes?: number;
+  overrides?: { context_window_size?: number; [key: string]: unknown };
+  model_type?: number;
+  /** Family name from families/registry.ts; inferred from the id when absent. */
+  family?: string;
+  /** Optional SRI hashes (`sha256-…`) per file name, weights included. */
+  integrity?: Record<string, string>;
+  /** Test-only: a record served by the scripted engine, never downloaded. */
+  scripted?: boolean;
+  [key: string]: unknown;
+}
+
+/** web-llm's `ModelType.VLM`. */
+export const MODEL_TYPE_VLM = 2;
+/** web-llm's `ModelType.embedding`. */
+export const MODEL_TYPE_EMBEDDING = 1;
+
+export const DEFAULT_CONTEXT_WINDOW = 4096;
+
+export function contextWindowOf(record: ModelRecord): number {
+  return record.overrides?.context_window_size ?? DEFAULT_CONTEXT_WINDOW;
+}
+
+/** `q4f16_1` from `Qwen3-0.6B-q4f16_1-MLC`, or null for ids without one. */
+export function quantizationOf(modelId: string): string | null {
+  return /-(q\d+f(?:16|32)(?:_\d+)?)/.exec(modelId)?.[1] ?? null;
+}
+
+export function needsShaderF16(record: ModelRecord): boolean {
+  return (record.required_features ?? []).includes("shader-f16") || /f16/.test(quantizationOf(record.model_id) ?? "");
+}

@@ -1,0 +1,106 @@
+/**
+ * Turns parser events of one choice into OpenAI chunk deltas and, at the end,
+ * the assembled assistant message. Streaming and non-streaming responses are
+ * built from the same events, so the concatenated deltas always equal the
+ * non-streamed message.
+ */
+import type { ParseEvent } from "../parsers/types.js";
+import type { AssistantMessage, ChunkDelta, FinishReason, TokenLogprob, ToolCall } from "./types.js";
+
+export class ChoiceBuilder {
+  private content = "";
+  private reasoning = "";
+  private sawReasoning = false;
+  private readonly calls: ToolCall[] = [];
+  private readonly logprobs: TokenLogprob[] = [];
+  private roleSent = false;
+
+  constructor(
+    readonly index: number,
+    private readonly newToolCallId: () => string,
+  ) {}
+
+  get hasToolCalls(): boolean {
+    return this.calls.length > 0;
+  }
+
+  addLogprobs(entries: TokenLogprob[] | undefined): void {
+    if (entries) for (const entry of entries) this.logprobs.push(entry);
+  }
+
+  /**
+   * Deltas for these events, consecutive events of one kind merged. The first
+   * delta of the choice carries the role.
+   */
+  deltas(events: ParseEvent[]): ChunkDelta[] {
+    const out: ChunkDelta[] = [];
+    let current: ChunkDelta | null = null;
+    let currentKind: string | null = null;
+    for (const event of events) {
+      const kind = event.type === "tool_call" || event.type === "tool_args" ? "tool" : event.type;
+      if (current === null || kind !== currentKind) {
+        current = this.roleSent ? {} : { role: "assistant" };
+        this.roleSent = true;
+        currentKind = kind;
+        out.push(current);
+      }
+      this.apply(event, current);
+    }
+    return out;
+  }
+
+  /** A delta that only opens the choice (role, empty content), for the first chunk of a stream. */
+  openingDelta(): ChunkDelta | null {
+    if (this.roleSent) return null;
+    this.roleSent = true;
+    return { role: "assistant", content: "" };
+  }
+
+  private apply(event: ParseEvent, delta: ChunkDelta): void {
+    switch (event.type) {
+      case "content":
+        this.content += event.text;
+        delta.content = (delta.content ?? "") + event.text;
+        break;
+      case "reasoning":
+        this.sawReasoning = true;
+        this.reasoning += event.text;
+        delta.reasoning_content = (delta.reasoning_content ?? "") + event.text;
+        break;
+      case "tool_call": {
+        const id = this.newToolCallId();
+        this.calls[event.index] = { id, type: "function", function: { name: event.name, arguments: "" } };
+        (delta.tool_calls ??= []).push({ index: event.index, id, type: "function", function: { name: event.name, arguments: "" } });
+        break;
+      }
+      case "tool_args": {
+        this.calls[event.index].function.arguments += event.text;
+        const calls = (delta.tool_calls ??= []);
+        const last = calls[calls.length - 1];
+        if (last && last.index === event.index) last.function.arguments += event.text;
+        else calls.push({ index: event.index, function: { arguments: event.text } });
+        break;
+      }
+    }
+  }
+
+  finishReason(engineFinish: "stop" | "length" | "abort"): FinishReason {
+    if (this.calls.length > 0 && engineFinish !== "length") return "tool_calls";
+    return engineFinish === "length" ? "length" : "stop";
+  }
+
+  message(): AssistantMessage {
+    const message: AssistantMessage = {
+      role: "assistant",
+      content: this.calls.length > 0 && this.content.trim() === "" ? null : this.content,
+      refusal: null,
+    };
+    if (this.sawReasoning && this.reasoning !== "") message.reasoning_content = this.reasoning;
+    if (this.calls.length > 0) message.tool_calls = this.calls.filter(Boolean);
+    return message;
+  }
+
+  collectedLogprobs(): TokenLogprob[] {
+    return this.logprobs;
+  }
+}

@@ -1,0 +1,8 @@
+/** Server-sent event framing for chat completion streams. */
+import type { ApiError } from "./api-error.js";
+
+const encoder = new TextEncoder();
+
+export const sseData = (value: unknown): Uint8Array => encoder.encode(`data: ${JSON.stringify(value)}\n\n`);
+export const sseDone = (): Uint8Array => encoder.encode("data: [DONE]\n\n");
+export const sseError = (error: ApiError): Uint8Array => encoder.encode(`event: error\ndata: ${JSON.stringify(error.toJSON())}\n\n`);

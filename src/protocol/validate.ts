@@ -1,0 +1,471 @@
+/**
+ * Request validation and normalization: a raw body (anything) in, a
+ * `NormalizedRequest` out, or an `ApiError` 400 naming the offending `param`
+ * with a message that says what is allowed. Unknown fields are ignored.
+ */
+import { ApiError, invalidParam } from "./api-error.js";
+import type {
+  ChatMessage,
+  ContentPart,
+  FunctionTool,
+  ProviderPreferences,
+  ReasoningEffort,
+  ToolCall,
+  ToolChoice,
+} from "./types.js";
+import type { EngineResponseFormat } from "../engine/types.js";
+
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+export const MAX_TOP_LOGPROBS = 30;
+export const MAX_STOP_SEQUENCES = 16;
+export const MAX_N = 8;
+/** Media limits (413 above them). */
+export const MAX_IMAGES = 8;
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+export interface NormalizedMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  /** Text, or parts when a user message carries images. */
+  content: string | ContentPart[];
+  toolCalls: ToolCall[];
+  toolCallId: string | null;
+  name: string | null;
+}
+
+export interface NormalizedRequest {
+  /** Exactly as sent: echoed in responses. */
+  model: string;
+  messages: NormalizedMessage[];
+  /** Requested output limit; the host caps it at the model's maximum. */
+  maxTokens: number | undefined;
+  stream: boolean;
+  includeUsage: boolean;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  repetition_penalty?: number;
+  logit_bias?: Record<string, number>;
+  seed?: number;
+  stop: string[];
+  /** undefined = no logprobs; else the number of alternatives per token (0 = chosen token only). */
+  topLogprobs: number | undefined;
+  tools: FunctionTool[];
+  toolChoice: ToolChoice;
+  parallelToolCalls: boolean;
+  responseFormat: EngineResponseFormat | undefined;
+  /** undefined: the model's default. */
+  reasoningEffort: ReasoningEffort | undefined;
+  cacheKey: string | undefined;
+  provider: ProviderPreferences | undefined;
+  n: number;
+  /** The last message is an assistant message to be continued. */
+  continueFinalMessage: boolean;
+}
+
+type Body = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isAbsent = (v: unknown) => v === undefined || v === null;
+const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "a string" : `a ${typeof v}`);
+
+export function validateRequest(raw: unknown): NormalizedRequest {
+  if (!isObject(raw)) {
+    throw new ApiError({
+      status: 400,
+      code: "invalid_request_body",
+      message: `The request body must be a JSON object, got ${describe(raw)}.`,
+    });
+  }
+  const body = raw as Body;
+
+  const model = body.model;
+  if (typeof model !== "string" || model.trim() === "") {
+    throw invalidParam("model", "`model` is required and must be a non-empty string (a catalog id such as `Qwen3-0.6B-q4f16_1-MLC` or an alias such as `Qwen/Qwen3-0.6B`).", isAbsent(model) ? "missing_required_parameter" : "invalid_type");
+  }
+
+  const messages = validateMessages(body.messages);
+  const stream = optionalBoolean(body, "stream") ?? false;
+  const includeUsage = validateStreamOptions(body, stream);
+  const n = optionalInteger(body, "n", 1, MAX_N) ?? 1;
+  if (stream && n > 1) throw invalidParam("n", "`n` greater than 1 is not supported with `stream: true`; send separate requests instead.");
+
+  const maxTokens = optionalInteger(body, "max_completion_tokens", 1) ?? optionalInteger(body, "max_tokens", 1);
+  // Validate max_tokens even when max_completion_tokens wins, so a bad value is never silently accepted.
+  optionalInteger(body, "max_tokens", 1);
+
+  const topLogprobs = validateLogprobs(body);
+  const tools = validateTools(body.tools);
+  const toolChoice = validateToolChoice(body.tool_choice, tools);
+  const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
+  const continueFinalMessage = messages[messages.length - 1].role === "assistant";
+
+  return {
+    model,
+    messages,
+    maxTokens,
+    stream,
+    includeUsage,
+    temperature: optionalNumber(body, "temperature", 0, 2),
+    top_p: optionalNumber(body, "top_p", 0, 1),
+    top_k: optionalInteger(body, "top_k", -1),
+    min_p: optionalNumber(body, "min_p", 0, 1),
+    presence_penalty: optionalNumber(body, "presence_penalty", -2, 2),
+    frequency_penalty: optionalNumber(body, "frequency_penalty", -2, 2),
+    repetition_penalty: optionalPositive(body, "repetition_penalty"),
+    logit_bias: validateLogitBias(body.logit_bias),
+    seed: optionalInteger(body, "seed", Number.MIN_SAFE_INTEGER),
+    stop: validateStop(body.stop),
+    topLogprobs,
+    tools,
+    toolChoice,
+    parallelToolCalls,
+    responseFormat: validateResponseFormat(body.response_format),
+    reasoningEffort: continueFinalMessage ? "none" : validateReasoning(body),
+    cacheKey: optionalString(body, "prompt_cache_key") ?? optionalString(body, "user"),
+    provider: validateProvider(body.provider),
+    n,
+    continueFinalMessage,
+  };
+}
+
+// ── scalars ────────────────────────────────────────────────────────────────
+
+function optionalBoolean(body: Body, param: string): boolean | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "boolean") throw invalidParam(param, `\`${param}\` must be a boolean (true or false), got ${describe(v)}.`, "invalid_type");
+  return v;
+}
+
+function optionalString(body: Body, param: string): string | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "string") throw invalidParam(param, `\`${param}\` must be a string, got ${describe(v)}.`, "invalid_type");
+  return v;
+}
+
+function optionalNumber(body: Body, param: string, min: number, max: number): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidParam(param, `\`${param}\` must be a number between ${min} and ${max}, got ${describe(v)}.`, "invalid_type");
+  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be between ${min} and ${max}, got ${v}.`);
+  return v;
+}
+
+function optionalPositive(body: Body, param: string): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw invalidParam(param, `\`${param}\` must be a number greater than 0, got ${JSON.stringify(v)}.`);
+  return v;
+}
+
+function optionalInteger(body: Body, param: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
+  if (v < min || v > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    throw invalidParam(param, `\`${param}\` must be ${range}, got ${v}.`);
+  }
+  return v;
+}
+
+function validateStreamOptions(body: Body, stream: boolean): boolean {
+  const v = body.stream_options;
+  if (isAbsent(v)) return false;
+  if (!isObject(v)) throw invalidParam("stream_options", "`stream_options` must be an object such as {\"include_usage\": true}.", "invalid_type");
+  if (!stream) throw invalidParam("stream_options", "`stream_options` is only allowed when `stream` is true.");
+  const include = v.include_usage;
+  if (isAbsent(include)) return false;
+  if (typeof include !== "boolean") throw invalidParam("stream_options.include_usage", "`stream_options.include_usage` must be a boolean.", "invalid_type");
+  return include;
+}
+
+function validateLogprobs(body: Body): number | undefined {
+  const logprobs = optionalBoolean(body, "logprobs");
+  const top = optionalInteger(body, "top_logprobs", 0, MAX_TOP_LOGPROBS);
+  if (top !== undefined && top > 0) return top;
+  if (logprobs) return top ?? 0;
+  return undefined;
+}
+
+function validateStop(v: unknown): string[] {
+  if (isAbsent(v)) return [];
+  const list = typeof v === "string" ? [v] : v;
+  if (!Array.isArray(list) || list.some((s) => typeof s !== "string")) {
+    throw invalidParam("stop", "`stop` must be a string or an array of strings.", "invalid_type");
+  }
+  if (list.length > MAX_STOP_SEQUENCES) throw invalidParam("stop", `\`stop\` takes at most ${MAX_STOP_SEQUENCES} sequences, got ${list.length}.`);
+  if (list.some((s) => s === "")) throw invalidParam("stop", "`stop` sequences must not be empty strings.");
+  return list as string[];
+}
+
+function validateLogitBias(v: unknown): Record<string, number> | undefined {
+  if (isAbsent(v)) return undefined;
+  if (!isObject(v)) throw invalidParam("logit_bias", "`logit_bias` must be an object mapping token ids to numbers between -100 and 100.", "invalid_type");
+  for (const [key, bias] of Object.entries(v)) {
+    if (!/^\d+$/.test(key)) throw invalidParam("logit_bias", `\`logit_bias\` keys must be token ids (digits), got "${key}".`);
+    if (typeof bias !== "number" || bias < -100 || bias > 100) throw invalidParam("logit_bias", `\`logit_bias["${key}"]\` must be a number between -100 and 100.`);
+  }
+  return v as Record<string, number>;
+}
+
+function validateReasoning(body: Body): ReasoningEffort | undefined {
+  const effortParam = body.reasoning_effort;
+  let effort: ReasoningEffort | undefined;
+  if (!isAbsent(effortParam)) {
+    if (typeof effortParam !== "string" || !REASONING_EFFORTS.includes(effortParam as ReasoningEffort)) {
+      throw invalidParam("reasoning_effort", `\`reasoning_effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
+    }
+    effort = effortParam as ReasoningEffort;
+  }
+  const reasoning = body.reasoning;
+  if (!isAbsent(reasoning)) {
+    if (!isObject(reasoning)) throw invalidParam("reasoning", "`reasoning` must be an object such as {\"effort\": \"low\"} or {\"enabled\": false}.", "invalid_type");
+    if (!isAbsent(reasoning.effort)) {
+      if (typeof reasoning.effort !== "string" || !REASONING_EFFORTS.includes(reasoning.effort as ReasoningEffort)) {
+        throw invalidParam("reasoning.effort", `\`reasoning.effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
+      }
+      effort ??= reasoning.effort as ReasoningEffort;
+    }
+    if (!isAbsent(reasoning.enabled)) {
+      if (typeof reasoning.enabled !== "boolean") throw invalidParam("reasoning.enabled", "`reasoning.enabled` must be a boolean.", "invalid_type");
+      if (!reasoning.enabled) effort = "none";
+      else if (effort === undefined) effort = "medium";
+    }
+  }
+  const kwargs = body.chat_template_kwargs;
+  if (!isAbsent(kwargs)) {
+    if (!isObject(kwargs)) throw invalidParam("chat_template_kwargs", "`chat_template_kwargs` must be an object such as {\"enable_thinking\": false}.", "invalid_type");
+    const enable = kwargs.enable_thinking;
+    if (!isAbsent(enable)) {
+      if (typeof enable !== "boolean") throw invalidParam("chat_template_kwargs.enable_thinking", "`chat_template_kwargs.enable_thinking` must be a boolean.", "invalid_type");
+      if (!enable) effort = "none";
+      else if (effort === undefined || effort === "none") effort = "medium";
+    }
+  }
+  return effort;
+}
+
+function validateProvider(v: unknown): ProviderPreferences | undefined {
+  if (isAbsent(v)) return undefined;
+  if (!isObject(v)) throw invalidParam("provider", "`provider` must be an object.", "invalid_type");
+  const features = v.require_features;
+  if (!isAbsent(features) && (!Array.isArray(features) || features.some((f) => typeof f !== "string"))) {
+    throw invalidParam("provider.require_features", "`provider.require_features` must be an array of WebGPU feature names such as \"shader-f16\".", "invalid_type");
+  }
+  const minMemory = v.min_memory_mb;
+  if (!isAbsent(minMemory) && (typeof minMemory !== "number" || minMemory < 0)) {
+    throw invalidParam("provider.min_memory_mb", "`provider.min_memory_mb` must be a non-negative number.", "invalid_type");
+  }
+  for (const key of ["allow_fallbacks", "require_local"] as const) {
+    if (!isAbsent(v[key]) && typeof v[key] !== "boolean") throw invalidParam(`provider.${key}`, `\`provider.${key}\` must be a boolean.`, "invalid_type");
+  }
+  return v as ProviderPreferences;
+}
+
+// ── response_format ────────────────────────────────────────────────────────
+
+/** Any JSON object: what web-llm needs for plain JSON mode (it cannot compile a missing schema). */
+export const ANY_OBJECT_SCHEMA = '{"type":"object"}';
+
+function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
+  if (isAbsent(v)) return undefined;
+  if (!isObject(v)) throw invalidParam("response_format", "`response_format` must be an object such as {\"type\": \"json_object\"}.", "invalid_type");
+  switch (v.type) {
+    case "text":
+      return undefined;
+    case "json_object":
+      return { type: "json_object", schema: ANY_OBJECT_SCHEMA };
+    case "json_schema": {
+      const spec = v.json_schema;
+      if (!isObject(spec)) throw invalidParam("response_format.json_schema", "`response_format.json_schema` must be an object with a `schema`.", "invalid_type");
+      const schema = spec.schema;
+      if (isAbsent(schema)) return { type: "json_object", schema: ANY_OBJECT_SCHEMA };
+      if (!isObject(schema)) throw invalidParam("response_format.json_schema.schema", "`response_format.json_schema.schema` must be a JSON Schema object.", "invalid_type");
+      return { type: "json_object", schema: JSON.stringify(schema) };
+    }
+    default:
+      throw invalidParam("response_format.type", "`response_format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+  }
+}
+
+// ── tools ──────────────────────────────────────────────────────────────────
+
+const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+function validateTools(v: unknown): FunctionTool[] {
+  if (isAbsent(v)) return [];
+  if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"function\": {...}} objects.", "invalid_type");
+  const names = new Set<string>();
+  return v.map((tool, i) => {
+    const param = `tools[${i}]`;
+    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
+      throw invalidParam(param, `\`${param}\` must be {"type": "function", "function": {"name": ..., "parameters": {...}}}.`);
+    }
+    const fn = tool.function;
+    if (typeof fn.name !== "string" || !TOOL_NAME.test(fn.name)) {
+      throw invalidParam(`${param}.function.name`, `\`${param}.function.name\` must be 1–64 characters of a-z, A-Z, 0-9, underscores, dots or dashes.`);
+    }
+    if (names.has(fn.name)) throw invalidParam(`${param}.function.name`, `Tool name \`${fn.name}\` is declared twice.`);
+    names.add(fn.name);
+    if (!isAbsent(fn.description) && typeof fn.description !== "string") {
+      throw invalidParam(`${param}.function.description`, `\`${param}.function.description\` must be a string.`, "invalid_type");
+    }
+    if (!isAbsent(fn.parameters) && !isObject(fn.parameters)) {
+      throw invalidParam(`${param}.function.parameters`, `\`${param}.function.parameters\` must be a JSON Schema object.`, "invalid_type");
+    }
+    if (isObject(fn.parameters) && !isAbsent(fn.parameters.type) && fn.parameters.type !== "object") {
+      throw invalidParam(`${param}.function.parameters.type`, `\`${param}.function.parameters\` must describe an object (\"type\": \"object\").`);
+    }
+    return {
+      type: "function",
+      function: {
+        name: fn.name,
+        ...(typeof fn.description === "string" ? { description: fn.description } : {}),
+        parameters: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+        ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
+      },
+    } satisfies FunctionTool;
+  });
+}
+
+function validateToolChoice(v: unknown, tools: FunctionTool[]): ToolChoice {
+  if (isAbsent(v)) return tools.length > 0 ? "auto" : "none";
+  if (v === "auto" || v === "none" || v === "required") {
+    if (v === "required" && tools.length === 0) throw invalidParam("tool_choice", "`tool_choice: \"required\"` needs at least one tool in `tools`.");
+    return v;
+  }
+  if (isObject(v) && v.type === "function" && isObject(v.function) && typeof v.function.name === "string") {
+    const name = v.function.name;
+    if (!tools.some((t) => t.function.name === name)) {
+      throw invalidParam("tool_choice", `\`tool_choice\` names the function \`${name}\`, which is not declared in \`tools\`.`);
+    }
+    return { type: "function", function: { name } };
+  }
+  throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}.");
+}
+
+// ── messages ───────────────────────────────────────────────────────────────
+
+const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
+
+function validateMessages(v: unknown): NormalizedMessage[] {
+  if (isAbsent(v)) throw invalidParam("messages", "`messages` is required: an array of {role, content} objects.", "missing_required_parameter");
+  if (!Array.isArray(v)) throw invalidParam("messages", `\`messages\` must be an array, got ${describe(v)}.`, "invalid_type");
+  if (v.length === 0) throw invalidParam("messages", "`messages` must contain at least one message.");
+  let images = 0;
+  const out = v.map((m, i) => {
+    const message = validateMessage(m, i);
+    if (Array.isArray(message.content)) images += message.content.filter((p) => p.type === "image_url").length;
+    return message;
+  });
+  if (images > MAX_IMAGES) {
+    throw new ApiError({ status: 413, param: "messages", code: "too_many_images", message: `A request may carry at most ${MAX_IMAGES} images, got ${images}.` });
+  }
+  return out;
+}
+
+function validateMessage(m: unknown, i: number): NormalizedMessage {
+  const param = `messages[${i}]`;
+  if (!isObject(m)) throw invalidParam(param, `\`${param}\` must be an object with \`role\` and \`content\`, got ${describe(m)}.`, "invalid_type");
+  const role = m.role;
+  if (typeof role !== "string" || !ROLES.has(role)) {
+    throw invalidParam(`${param}.role`, `\`${param}.role\` must be one of system, user, assistant, tool (got ${JSON.stringify(role)}).`);
+  }
+  const name = isAbsent(m.name) ? null : m.name;
+  if (name !== null && typeof name !== "string") throw invalidParam(`${param}.name`, `\`${param}.name\` must be a string.`, "invalid_type");
+
+  switch (role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: textContent(m.content, `${param}.content`, true), toolCalls: [], toolCallId: null, name };
+    case "user":
+      return { role: "user", content: userContent(m.content, `${param}.content`), toolCalls: [], toolCallId: null, name };
+    case "tool": {
+      if (typeof m.tool_call_id !== "string" || m.tool_call_id === "") {
+        throw invalidParam(`${param}.tool_call_id`, `\`${param}.tool_call_id\` is required on tool messages: the id of the call this message answers.`, "missing_required_parameter");
+      }
+      return { role: "tool", content: textContent(m.content, `${param}.content`, true), toolCalls: [], toolCallId: m.tool_call_id, name };
+    }
+    default: {
+      const toolCalls = validateToolCalls(m.tool_calls, `${param}.tool_calls`);
+      const content = isAbsent(m.content) ? "" : textContent(m.content, `${param}.content`, true);
+      if (content === "" && toolCalls.length === 0 && isAbsent(m.content)) {
+        throw invalidParam(`${param}.content`, `\`${param}.content\` is required unless the assistant message has \`tool_calls\`.`, "missing_required_parameter");
+      }
+      return { role: "assistant", content, toolCalls, toolCallId: null, name };
+    }
+  }
+}
+
+/** Text-only content: a string, or an array of text parts joined. */
+function textContent(v: unknown, param: string, required: boolean): string {
+  if (typeof v === "string") return v;
+  if (isAbsent(v)) {
+    if (required) throw invalidParam(param, `\`${param}\` is required: a string or an array of text parts.`, "missing_required_parameter");
+    return "";
+  }
+  if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be a string or an array of text parts, got ${describe(v)}.`, "invalid_type");
+  return v
+    .map((part, j) => {
+      if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") {
+        throw invalidParam(`${param}[${j}]`, `\`${param}[${j}]\` must be a text part {"type": "text", "text": "..."}; images are accepted only in user messages.`);
+      }
+      return part.text;
+    })
+    .join("\n");
+}
+
+function userContent(v: unknown, param: string): string | ContentPart[] {
+  if (typeof v === "string") return v;
+  if (isAbsent(v)) throw invalidParam(param, `\`${param}\` is required on user messages.`, "missing_required_parameter");
+  if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be a string or an array of content parts, got ${describe(v)}.`, "invalid_type");
+  if (v.length === 0) throw invalidParam(param, `\`${param}\` must not be an empty array.`);
+  const parts = v.map((part, j): ContentPart => {
+    const p = `${param}[${j}]`;
+    if (!isObject(part)) throw invalidParam(p, `\`${p}\` must be a content part object.`, "invalid_type");
+    if (part.type === "text") {
+      if (typeof part.text !== "string") throw invalidParam(`${p}.text`, `\`${p}.text\` must be a string.`, "invalid_type");
+      return { type: "text", text: part.text };
+    }
+    if (part.type === "image_url") {
+      const image = part.image_url;
+      const url = isObject(image) ? image.url : undefined;
+      if (typeof url !== "string") throw invalidParam(`${p}.image_url.url`, `\`${p}.image_url.url\` must be a string.`, "invalid_type");
+      if (!url.startsWith("data:image/")) {
+        throw invalidParam(`${p}.image_url.url`, `Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.`, "invalid_image_url");
+      }
+      if (url.length * 0.75 > MAX_IMAGE_BYTES) {
+        throw new ApiError({ status: 413, param: `${p}.image_url.url`, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
+      }
+      return { type: "image_url", image_url: { url } };
+    }
+    throw invalidParam(`${p}.type`, `\`${p}.type\` must be "text" or "image_url".`);
+  });
+  // Text-only arrays are flattened: web-llm accepts arrays only for vision models.
+  return parts.every((part) => part.type === "text") ? parts.map((part) => (part as { text: string }).text).join("\n") : parts;
+}
+
+function validateToolCalls(v: unknown, param: string): ToolCall[] {
+  if (isAbsent(v)) return [];
+  if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be an array.`, "invalid_type");
+  return v.map((call, j) => {
+    const p = `${param}[${j}]`;
+    if (!isObject(call) || !isObject(call.function) || typeof call.function.name !== "string") {
+      throw invalidParam(p, `\`${p}\` must be {"id", "type": "function", "function": {"name", "arguments"}}.`);
+    }
+    const args = call.function.arguments;
+    if (!isAbsent(args) && typeof args !== "string") {
+      throw invalidParam(`${p}.function.arguments`, `\`${p}.function.arguments\` must be a JSON string.`, "invalid_type");
+    }
+    return {
+      id: typeof call.id === "string" ? call.id : `call_${j}`,
+      type: "function",
+      function: { name: call.function.name, arguments: typeof args === "string" ? args : "{}" },
+    };
+  });
+}

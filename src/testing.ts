@@ -1,0 +1,5 @@
+/** Test helpers for apps: a deterministic local "model" with no GPU and no download. */
+export { createScriptedEngine, scriptedTokens } from "./engine/scripted.js";
+export type { ScriptedEngine, ScriptedEngineOptions, ScriptedReply } from "./engine/scripted.js";
+export { exposeEngineHost } from "./worker/expose.js";
+export { EngineHost } from "./host/engine-host.js";

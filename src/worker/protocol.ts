@@ -1,0 +1,44 @@
+/**
+ * What crosses between the page and the worker. Calls go through comlink;
+ * streamed chunks are pushed over a MessagePort per request.
+ */
+import type { ChatCompletionChunk, ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
+import type { ApiErrorInit } from "../protocol/api-error.js";
+import type { GpuProbe } from "../gpu/probe.js";
+import type { LoadProgress } from "../engine/types.js";
+import type { ModelRecord } from "../models/record.js";
+
+/** Worker → page, on a request's port. */
+export type PortMessage =
+  | { type: "chunks"; chunks: ChatCompletionChunk[] }
+  | { type: "end" }
+  | { type: "error"; error: ApiErrorInit };
+
+/** Page → worker, on a request's port. */
+export type PortCommand = { type: "abort" };
+
+/** Serializable engine choice for the default worker. */
+export type EngineSpec =
+  | { kind: "webllm" }
+  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number };
+
+export interface WorkerHostConfig {
+  engine: EngineSpec;
+  models?: ModelRecord[];
+  maxQueue?: number;
+  timeoutMs?: number;
+  cache?: "indexeddb" | "cache" | "opfs";
+}
+
+/** The API the worker exposes with comlink. */
+export interface WorkerApi {
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  createChatCompletion(body: unknown, port: MessagePort): Promise<ChatCompletion>;
+  /** Resolves when generation has started; chunks then arrive on `port`. */
+  streamChatCompletion(body: unknown, port: MessagePort): Promise<void>;
+  listModels(): Promise<ModelList>;
+  retrieveModel(id: string): Promise<ModelObject>;
+  gpuInfo(): Promise<GpuProbe>;
+  loadModel(model: string, port: MessagePort, onProgress?: (progress: LoadProgress) => void): Promise<{ model: string }>;
+  queueState(): { waiting: number; running: boolean };
+}

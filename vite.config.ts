@@ -1,0 +1,61 @@
+import { defineConfig } from "vitest/config";
+import { playwright } from "@vitest/browser-playwright";
+import { resolve } from "node:path";
+
+/** Chromium flags: WebGPU on SwiftShader, and no attempts to reach the network. */
+export const chromiumArgs = [
+  "--no-sandbox",
+  "--enable-unsafe-webgpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export default defineConfig({
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    sourcemap: true,
+    target: "es2022",
+    lib: {
+      entry: {
+        index: resolve(import.meta.dirname, "src/index.ts"),
+        testing: resolve(import.meta.dirname, "src/testing.ts"),
+      },
+      formats: ["es"],
+    },
+    rollupOptions: {
+      external: [/^@mlc-ai\/web-llm/, "comlink", "idb-keyval"],
+    },
+  },
+  worker: { format: "es" },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["test/unit/**/*.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          testTimeout: 60_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({ launchOptions: { executablePath: "/usr/bin/chromium", args: chromiumArgs } }),
+            instances: [{ browser: "chromium" }],
+          },
+        },
+      },
+    ],
+  },
+});
