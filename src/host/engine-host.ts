@@ -228,9 +228,15 @@ export class EngineHost {
 
   private async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
     const arrived = performance.now();
+    const catalog = await this.catalog();
+    const record = catalog.resolve(request.model, await this.features());
+    const family = familyOf(record);
+    await this.checkDevice(record, request);
+    checkInputTypes(request, record);
+
+    if (outerSignal?.aborted) throw abortError();
     const controller = new AbortController();
     const onOuterAbort = () => controller.abort(outerSignal?.reason);
-    if (outerSignal?.aborted) throw abortError();
     outerSignal?.addEventListener("abort", onOuterAbort, { once: true });
     let timedOut = false;
     const timer = this.options.timeoutMs
@@ -239,12 +245,6 @@ export class EngineHost {
           controller.abort();
         }, this.options.timeoutMs)
       : undefined;
-    const catalog = await this.catalog();
-    const record = catalog.resolve(request.model, await this.features());
-    const family = familyOf(record);
-    await this.checkDevice(record, request);
-    checkInputTypes(request, record);
-
     let release: (() => void) | null = null;
     try {
       release = await this.queue.acquire(controller.signal);
