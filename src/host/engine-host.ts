@@ -28,6 +28,7 @@ import { contextWindowOf, MODEL_TYPE_VLM, needsShaderF16, quantizationOf, type M
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
+import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 
@@ -79,6 +80,8 @@ interface Prepared {
 
 export class EngineHost {
   private engine: Engine | null;
+  /** Engines of records that name their own (`record.engine`), by model id. */
+  private readonly recordEngines = new Map<string, Engine>();
   private readonly queue: RequestQueue;
   private readonly memory = new ConversationMemory();
   private catalogPromise: Promise<Catalog> | null = null;
@@ -324,7 +327,7 @@ export class EngineHost {
     signal: AbortSignal,
     emit: (deltas: ChunkDelta[], logprobs: import("../protocol/types.js").TokenLogprob[] | undefined) => void,
   ): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
-    const engine = await this.getEngine();
+    const engine = await this.engineFor(prepared.record);
     const parser = prepared.family.createParser(prepared.context);
     let raw = "";
     let reasoningTokens = 0;
@@ -377,7 +380,7 @@ export class EngineHost {
   }
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
-    const engine = await this.getEngine();
+    const engine = await this.engineFor(record);
     if (engine.loadedModel === record.model_id) return;
     const family = familyOf(record);
     await engine.load(record, {
@@ -392,7 +395,7 @@ export class EngineHost {
   }
 
   private async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
-    const engine = await this.getEngine();
+    const engine = await this.engineFor(record);
     if (!(engine as { requiresGpu?: boolean }).requiresGpu) return;
     const gpu = await this.gpu();
     if (!gpu.available) throw new ApiError({ status: 503, code: "webgpu_unavailable", message: gpu.reason });
@@ -423,6 +426,17 @@ export class EngineHost {
         message: `${record.model_id} needs storage buffers of ${record.buffer_size_required_bytes} bytes; this adapter allows ${gpu.info.limits.maxStorageBufferBindingSize}. Pick a smaller model.`,
       });
     }
+  }
+
+  /** A record that names the scripted engine gets its own; every other record shares the host's engine. */
+  private async engineFor(record: ModelRecord): Promise<Engine> {
+    if (record.engine?.kind !== "scripted") return this.getEngine();
+    let engine = this.recordEngines.get(record.model_id);
+    if (!engine) {
+      engine = createRecordEngine(record.model_id, record.engine);
+      this.recordEngines.set(record.model_id, engine);
+    }
+    return engine;
   }
 
   private async getEngine(): Promise<Engine> {

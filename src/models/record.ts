@@ -18,9 +18,23 @@ export interface ModelRecord {
   family?: string;
   /** Optional SRI hashes (`sha256-…`) per file name, weights included. */
   integrity?: Record<string, string>;
-  /** Test-only: a record served by the scripted engine, never downloaded. */
-  scripted?: boolean;
+  /**
+   * Serve this record with the scripted engine instead of web-llm: nothing is
+   * downloaded and no GPU is needed. For an app's UI tests and demos; plain
+   * JSON, so a catalog loaded from a URL can carry it.
+   */
+  engine?: ScriptedRecordEngine;
   [key: string]: unknown;
+}
+
+/** A record's scripted engine: raw model outputs replayed in order, starting over after the last. */
+export interface ScriptedRecordEngine {
+  kind: "scripted";
+  replies: string[];
+  /** Delay between tokens (ms). */
+  tokenDelayMs?: number;
+  /** Simulated load time (ms), reported as progress. */
+  loadDelayMs?: number;
 }
 
 /** web-llm's `ModelType.VLM`. */
