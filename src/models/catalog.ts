@@ -18,7 +18,7 @@ export interface Catalog {
 
 /** `Qwen3-0.6B` from `Qwen3-0.6B-q4f16_1-MLC`; `-1k` context variants keep their suffix. */
 export function aliasOf(modelId: string): string {
-  return modelId.replace(/-q\d+f(?:16|32)(?:_\d+)?/, "").replace(/-MLC$/, "");
+  return modelId.replace(/-q\d+f(?:16|32)(?:_\d+)?/, "").replace(/-MLC(?=-|$)/, "");
 }
 
 function normalize(name: string): string {
