@@ -84,7 +84,9 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const { port1, port2 } = new MessageChannel();
     state.ports.add(port1);
     const onAbort = () => port1.postMessage({ type: "abort" });
-    signal?.addEventListener("abort", onAbort, { once: true });
+    // A signal that fired while the worker was starting must still reach it.
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => {
       signal?.removeEventListener("abort", onAbort);
       state.ports.delete(port1);

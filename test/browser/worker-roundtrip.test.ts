@@ -1,30 +1,84 @@
+/** The pipeline through the default module worker, in real Chromium (WebGPU on SwiftShader). */
 import { describe, expect, it } from "vitest";
-import { createClient, ApiError } from "../../src/index.js";
+import { createClient, ApiError, type ChatCompletionChunk } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+const base = { model: "Qwen/Qwen3-0.6B", messages: [{ role: "user" as const, content: "hi" }] };
+
 describe("through the worker", () => {
-  it("streams from a scripted engine inside the worker", async () => {
-    const client = createClient({ engine: createScriptedEngine({ replies: ["One two three."] }) });
-    const stream = await client.chat.completions.create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }], stream: true });
-    let text = "";
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-    expect(text).toBe("One two three.");
+  it("streams chunks from a scripted engine inside the worker, usage included", async () => {
+    const client = createClient({ engine: createScriptedEngine({ replies: ["One two three.", "Four."] }) });
+    const stream = await client.chat.completions.create({ ...base, stream: true, stream_options: { include_usage: true } });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("One two three.");
+    expect(chunks[0].choices[0].delta.role).toBe("assistant");
+    expect(chunks.at(-1)?.usage?.completion_tokens).toBe(4);
+    const completion = await client.chat.completions.create(base);
+    expect(completion.choices[0].message.content).toBe("Four.");
     client.terminate();
   });
 
   it("keeps error fields across the worker", async () => {
     const client = createClient({ engine: createScriptedEngine({ replies: [] }) });
-    const error = await client.chat.completions.create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "hi" }], temperature: 9 }).catch((e) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 400, param: "temperature", type: "invalid_request_error" });
+    const invalid = await client.chat.completions.create({ ...base, temperature: 9 }).catch((e) => e);
+    expect(invalid).toBeInstanceOf(ApiError);
+    expect(invalid).toMatchObject({ status: 400, param: "temperature", type: "invalid_request_error", code: "invalid_value" });
+    const missing = await client.chat.completions.create({ ...base, model: "no-such-model" }).catch((e) => e);
+    expect(missing).toMatchObject({ status: 404, code: "model_not_found", param: "model" });
     client.terminate();
   });
 
-  it("sees the SwiftShader adapter", async () => {
+  it("aborts across the worker: a running stream stops, a queued request never starts", async () => {
+    const client = createClient({ engine: createScriptedEngine({ replies: [words(2000), words(2000), "after"], tokenDelayMs: 1 }) });
+    const stream = await client.chat.completions.create({ ...base, stream: true });
+    const queuedController = new AbortController();
+    const queued = client.chat.completions.create(base, { signal: queuedController.signal });
+    queuedController.abort();
+    await expect(queued).rejects.toMatchObject({ name: "AbortError" });
+    let n = 0;
+    for await (const _chunk of stream) if (++n === 3) stream.controller.abort();
+    expect(n).toBeLessThan(100);
+    const controller = new AbortController();
+    const running = client.chat.completions.create(base, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 30);
+    await expect(running).rejects.toMatchObject({ name: "AbortError" });
+    const after = await client.chat.completions.create(base);
+    expect(after.choices[0].message.content).toBe("after");
+    expect(await client.queueState()).toEqual({ waiting: 0, running: false });
+    client.terminate();
+  });
+
+  it("a terminated worker fails the open stream with 503; the next request gets a fresh worker", async () => {
+    const client = createClient({ engine: createScriptedEngine({ replies: [words(5000)], tokenDelayMs: 2 }) });
+    const stream = await client.chat.completions.create({ ...base, stream: true });
+    let n = 0;
+    const error = await (async () => {
+      try {
+        for await (const _chunk of stream) if (++n === 2) client.terminate();
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toMatchObject({ status: 503, code: "worker_lost" });
+    // The fresh worker is configured from the same options, so its scripted replies start over.
+    const again = await client.chat.completions.create({ ...base, max_tokens: 2 });
+    expect(again.choices[0].message.content).toBe("w0 w1");
+    client.terminate();
+  });
+
+  it("probes the SwiftShader adapter, and its lack of shader-f16 picks q4f32_1", async () => {
     const client = createClient({ engine: createScriptedEngine({ replies: [] }) });
     const gpu = await client.gpu.info();
     expect(gpu.available).toBe(true);
-    if (gpu.available) expect(gpu.info.architecture).toBe("swiftshader");
+    if (!gpu.available) return;
+    expect(gpu.info.architecture).toBe("swiftshader");
+    expect(gpu.info.features).not.toContain("shader-f16");
+    expect(gpu.info.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+    expect(gpu.info.limits.maxBufferSize).toBeGreaterThan(0);
+    const model = await client.models.retrieve("Qwen/Qwen3-0.6B");
+    expect(model.quantization).toBe("q4f32_1");
     client.terminate();
   });
 });
