@@ -116,19 +116,17 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         finish = "length";
         break;
       }
+      // Like a real engine: the token that completes a stop sequence is generated, then generation ends.
       const candidate = output + token;
       const hit = firstStop(candidate, stops, output.length);
-      if (hit >= 0) {
-        const text = candidate.slice(output.length, hit);
-        if (text) yield { type: "text", text, ...(request.topLogprobs !== undefined ? { logprobs: fakeLogprobs(text, request.topLogprobs) } : {}) };
-        output = candidate.slice(0, hit);
-        emitted++;
-        finish = "stop";
-        break;
-      }
       output = candidate;
       emitted++;
       yield { type: "text", text: token, ...(request.topLogprobs !== undefined ? { logprobs: fakeLogprobs(token, request.topLogprobs) } : {}) };
+      if (hit >= 0) {
+        output = candidate.slice(0, hit);
+        finish = "stop";
+        break;
+      }
       if (delay > 0) await sleep(delay, signal);
       else await Promise.resolve();
     }

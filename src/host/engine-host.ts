@@ -31,6 +31,7 @@ import { probeGpu, type GpuProbe } from "../gpu/probe.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
+import { StopGuard } from "./stop-guard.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -329,6 +330,7 @@ export class EngineHost {
   ): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
     const engine = await this.engineFor(prepared.record);
     const parser = prepared.family.createParser(prepared.context);
+    const guard = new StopGuard(prepared.engineRequest.sampling.stop);
     let raw = "";
     let reasoningTokens = 0;
     let engineUsage: EngineUsage | null = null;
@@ -344,13 +346,16 @@ export class EngineHost {
         first = false;
         prepared.stats.ttft_ms = Math.round(performance.now() - prepared.started);
       }
-      raw += event.text;
+      const text = guard.push(event.text);
+      raw += text;
       builder.addLogprobs(event.logprobs);
-      const events = parser.push(event.text);
+      const events = parser.push(text);
       if (parser.inReasoning) reasoningTokens++;
       emit(builder.deltas(events), event.logprobs);
     }
-    emit(builder.deltas(parser.finish()), undefined);
+    const held = guard.finish();
+    raw += held;
+    emit(builder.deltas([...parser.push(held), ...parser.finish()]), undefined);
     if (finish === "abort" && signal.aborted) throw abortError();
     const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
