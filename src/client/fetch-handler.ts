@@ -4,84 +4,154 @@
  *   POST …/chat/completions   JSON, or SSE when `stream: true`
  *   GET  …/models, …/models/{id}
  * Everything else → 404 JSON error. No key is needed; Authorization is ignored.
+ *
+ * It behaves like a native fetch where SDKs depend on it: an aborted signal
+ * rejects the call (or errors the body once streaming) with the signal's
+ * reason, and cancelling the body stops generation.
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { newRequestId } from "../protocol/ids.js";
 import { sseData, sseDone, sseError } from "../protocol/sse.js";
+import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import type { Client } from "./create-client.js";
 import type { Stream } from "./stream.js";
 
-export function createFetchHandler(client: Client): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
-  return async function localFetch(input, init = {}) {
+/** The fetch signature SDKs call: `(url | Request | URL, init?) => Promise<Response>`. */
+export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** 503 codes no retry can fix: the device stays what it is. Others (device lost, worker lost) recover on the next request. */
+const PERMANENT_503 = new Set(["webgpu_unavailable", "unsupported_device", "model_does_not_fit", "provider_requirements_unmet"]);
+
+interface LocalRequest {
+  method: string;
+  url: URL;
+  signal: AbortSignal | undefined;
+  readBody(): Promise<string>;
+}
+
+/** Builds `client.fetch` over a client's JS API. */
+export function createFetchHandler(client: Pick<Client, "chat" | "models">): FetchFunction {
+  return async function localFetch(input, init) {
+    const request = describeRequest(input, init);
+    const { signal } = request;
+    if (signal?.aborted) throw abortReason(signal);
     const requestId = newRequestId();
-    const request = input instanceof Request ? input : null;
-    const url = new URL(request ? request.url : String(input), "http://localhost/");
-    const method = (init.method ?? request?.method ?? "GET").toUpperCase();
-    const signal = init.signal ?? request?.signal ?? undefined;
-    const path = url.pathname.replace(/\/+$/, "");
+    const path = request.url.pathname.replace(/\/+$/, "");
     try {
-      if (method === "POST" && path.endsWith("/chat/completions")) {
-        const body = await readJson(init.body ?? null, request);
-        return await chatCompletions(client, body, signal, requestId);
+      if (request.method === "POST" && path.endsWith("/chat/completions")) {
+        return await chatCompletions(client, parseJson(await request.readBody()), signal, requestId);
       }
-      if (method === "GET" && path.endsWith("/models")) return json(await client.models.list(), requestId);
-      const modelMatch = /\/models\/(.+)$/.exec(path);
-      if (method === "GET" && modelMatch) return json(await client.models.retrieve(decodeURIComponent(modelMatch[1])), requestId);
-      throw new ApiError({ status: 404, code: "unknown_route", message: `No route for ${method} ${url.pathname}. This local server serves POST /chat/completions, GET /models and GET /models/{id}.` });
+      if (request.method === "GET" && path.endsWith("/models")) return json(await client.models.list(), requestId);
+      const modelMatch = /\/models\/([^/]+(?:\/[^/]+)?)$/.exec(path);
+      if (request.method === "GET" && modelMatch) return json(await client.models.retrieve(decodeURIComponent(modelMatch[1])), requestId);
+      throw new ApiError({
+        status: 404,
+        code: "unknown_route",
+        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
+      });
     } catch (error) {
+      // A native fetch rejects with the signal's reason once aborted, whatever failed inside.
+      if (signal?.aborted) throw abortReason(signal);
       if (isAbortError(error)) throw error;
       return errorResponse(ApiError.from(error), requestId);
     }
   };
 }
 
-async function readJson(body: BodyInit | null, request: Request | null): Promise<unknown> {
-  let text: string;
-  if (typeof body === "string") text = body;
-  else if (body !== null) text = await new Response(body).text();
-  else if (request) text = await request.text();
-  else text = "";
+/** Method, URL, signal and body from any of the forms fetch accepts; `init` wins over a Request's own fields. */
+function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined): LocalRequest {
+  const source = typeof Request !== "undefined" && input instanceof Request ? input : null;
+  const href = source ? source.url : input instanceof URL ? input.href : String(input);
+  const base = (globalThis as { location?: { href?: string } }).location?.href ?? "http://localhost/";
+  const signal = init?.signal ?? source?.signal ?? undefined;
+  return {
+    method: (init?.method ?? source?.method ?? "GET").toUpperCase(),
+    url: new URL(href, base),
+    signal,
+    async readBody() {
+      const body = init?.body;
+      if (typeof body === "string") return body;
+      if (body !== undefined && body !== null) return new Response(body).text();
+      return source ? source.text() : "";
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError({ status: 400, code: "invalid_json", message: "The request body is not valid JSON." });
+    throw new ApiError({ status: 400, code: "invalid_json", message: "The request body is not valid JSON. Send the chat completion parameters as a JSON object." });
   }
 }
 
-async function chatCompletions(client: Client, body: unknown, signal: AbortSignal | undefined, requestId: string): Promise<Response> {
+async function chatCompletions(client: Pick<Client, "chat">, body: unknown, signal: AbortSignal | undefined, requestId: string): Promise<Response> {
   const streaming = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
   if (!streaming) {
-    const completion = await client.chat.completions.create(body as never, { signal });
-    return json(completion, requestId);
+    const completion = await client.chat.completions.create(body as ChatCompletionCreateParams & { stream?: false }, { signal });
+    return json(completion, completion.x_webgpu?.request_id ?? requestId);
   }
-  const stream = (await client.chat.completions.create(body as never, { signal })) as Stream;
-  const iterator = stream[Symbol.asyncIterator]();
-  const sse = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { value, done } = await iterator.next();
-        if (done) {
-          controller.enqueue(sseDone());
-          controller.close();
-        } else controller.enqueue(sseData(value));
-      } catch (error) {
-        if (isAbortError(error) || signal?.aborted) {
-          controller.error(signal?.reason ?? error);
-          return;
-        }
-        controller.enqueue(sseError(ApiError.from(error)));
-        controller.close();
-      }
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-  signal?.addEventListener("abort", () => stream.controller.abort(), { once: true });
-  return new Response(sse, {
+  const stream = await client.chat.completions.create(body as ChatCompletionCreateParams & { stream: true }, { signal });
+  return new Response(sseBody(stream, signal), {
     status: 200,
     headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-request-id": requestId },
   });
+}
+
+/**
+ * The stream as SSE bytes. Abort via `signal` errors the body with the
+ * signal's reason (as a native fetch body does); `cancel()` stops generation.
+ */
+function sseBody(stream: Stream, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+  const iterator = stream[Symbol.asyncIterator]();
+  let settled = false;
+  let onAbort: (() => void) | null = null;
+  const finish = () => {
+    settled = true;
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (!signal) return;
+      onAbort = () => {
+        if (settled) return;
+        finish();
+        stream.controller.abort();
+        controller.error(abortReason(signal));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+    },
+    async pull(controller) {
+      let result: IteratorResult<ChatCompletionChunk>;
+      try {
+        result = await iterator.next();
+      } catch (error) {
+        if (settled) return;
+        finish();
+        if (isAbortError(error)) controller.error(error);
+        else {
+          controller.enqueue(sseError(ApiError.from(error)));
+          controller.close();
+        }
+        return;
+      }
+      if (settled) return;
+      if (result.done) {
+        finish();
+        // v6 of the OpenAI SDK keeps reading after [DONE] until the body closes: close at once.
+        controller.enqueue(sseDone());
+        controller.close();
+      } else controller.enqueue(sseData(result.value));
+    },
+    async cancel() {
+      finish();
+      await iterator.return?.();
+    },
+  });
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
 function json(value: unknown, requestId: string, status = 200, extra: Record<string, string> = {}): Response {
@@ -91,9 +161,11 @@ function json(value: unknown, requestId: string, status = 200, extra: Record<str
   });
 }
 
+/** The contract's status and body, with the retry hints SDKs read (`x-should-retry`, `retry-after-ms`). */
 function errorResponse(error: ApiError, requestId: string): Response {
   const headers: Record<string, string> = {};
-  if (!error.retryable) headers["x-should-retry"] = "false";
-  if (error.retryAfterMs !== undefined) headers["retry-after-ms"] = String(error.retryAfterMs);
+  const permanent = !error.retryable || (error.status === 503 && error.code !== null && PERMANENT_503.has(error.code));
+  if (permanent) headers["x-should-retry"] = "false";
+  if (error.retryAfterMs !== undefined) headers["retry-after-ms"] = String(Math.max(0, Math.round(error.retryAfterMs)));
   return json(error.toJSON(), requestId, error.status, headers);
 }

@@ -1,25 +1,52 @@
 /**
  * Routes `globalThis.fetch` calls under `baseURL` to a client, for libraries
- * that take no custom fetch. Every other URL reaches the original fetch
- * untouched. Returns a function that restores the original.
+ * that take no custom fetch. Every other URL reaches the original fetch with
+ * its arguments untouched. Returns a function that restores the original.
  */
 import type { Client } from "./create-client.js";
 
 export interface InterceptOptions {
-  /** e.g. `http://localhost.webgpu/v1`. */
+  /** e.g. `http://localhost.webgpu/v1`: requests to this URL and paths below it are served locally. */
   baseURL: string;
 }
 
-export function interceptFetch(client: Client, { baseURL }: InterceptOptions): () => void {
+/**
+ * Patches `globalThis.fetch`. Calling the returned function undoes it; if
+ * another library patched fetch after us, our layer turns into a plain
+ * pass-through instead of dropping theirs.
+ */
+export function interceptFetch(client: Pick<Client, "fetch">, { baseURL }: InterceptOptions): () => void {
   const original = globalThis.fetch;
-  const base = baseURL.replace(/\/+$/, "");
-  const matches = (url: string) => url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`);
-  const patched: typeof fetch = (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    return matches(url) ? client.fetch(input, init) : original(input, init);
+  const base = new URL(baseURL, documentBase());
+  const basePath = base.pathname.replace(/\/+$/, "");
+  let active = true;
+
+  const matches = (href: string): boolean => {
+    let url: URL;
+    try {
+      url = new URL(href, documentBase());
+    } catch {
+      return false;
+    }
+    if (url.origin !== base.origin) return false;
+    return url.pathname === basePath || url.pathname === `${basePath}/` || url.pathname.startsWith(`${basePath}/`);
   };
+
+  const patched = function fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const href = typeof Request !== "undefined" && input instanceof Request ? input.url : input instanceof URL ? input.href : String(input);
+    if (active && matches(href)) return client.fetch(input, init);
+    // Same arguments, same receiver: browsers throw "Illegal invocation" for a fetch called on anything but the global.
+    return Reflect.apply(original, globalThis, arguments) as Promise<Response>;
+  } as typeof fetch;
+
   globalThis.fetch = patched;
   return () => {
+    active = false;
     if (globalThis.fetch === patched) globalThis.fetch = original;
   };
+}
+
+/** Relative URLs resolve against the page (or worker) location, as fetch resolves them. */
+function documentBase(): string | undefined {
+  return (globalThis as { location?: { href?: string } }).location?.href;
 }
