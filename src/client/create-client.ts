@@ -13,6 +13,7 @@ import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
+import { withFallback, type FallbackOptions } from "./fallback.js";
 
 export interface ClientOptions {
   /**
@@ -33,6 +34,13 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Model load progress. */
   onProgress?: (progress: LoadProgress) => void;
+  /**
+   * A remote OpenAI-compatible server for chat completions this device cannot
+   * serve (no WebGPU, missing adapter features, model too large). Without it
+   * those requests fail with 503. A request opts out with
+   * `provider: { allow_fallbacks: false }` or `{ require_local: true }`.
+   */
+  fallback?: FallbackOptions;
 }
 
 export interface RequestOptions {
@@ -70,7 +78,8 @@ export interface Client {
 const inBrowser = () => typeof Worker !== "undefined" && typeof (globalThis as { document?: unknown }).document !== "undefined";
 
 export function createClient(options: ClientOptions = {}): Client {
-  const backend = chooseBackend(options);
+  const local = chooseBackend(options);
+  const backend = options.fallback ? withFallback(local, options.fallback) : local;
 
   async function create(body: ChatCompletionCreateParams, requestOptions: RequestOptions = {}): Promise<ChatCompletion | Stream> {
     const external = requestOptions.signal;
