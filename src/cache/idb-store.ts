@@ -1,0 +1,109 @@
+/**
+ * web-llm's IndexedDB layout (`ArtifactIndexedDBCache`, bundle L6598–6780):
+ * one database per scope (`webllm/config`, `webllm/wasm`, `webllm/model`),
+ * version 1, object store `urls` keyed by `url`, records `{url, data}` where
+ * `data` is an ArrayBuffer, or the parsed object for `tensor-cache.json`.
+ */
+import type { StoreType } from "./artifacts.js";
+import type { Scope } from "./layout.js";
+import { exactBuffer, type ArtifactStore, type StoredValue } from "./store.js";
+
+const DB_VERSION = 1;
+const STORE = "urls";
+
+function promised<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** Resolves when the transaction commits (not when its request succeeds: quota aborts happen at commit). */
+function committed(transaction: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error);
+    transaction.onabort = () => reject(transaction.error ?? new DOMException("The IndexedDB transaction was aborted.", "AbortError"));
+  });
+}
+
+/** Opens (creating if needed) one of web-llm's databases exactly as web-llm does. */
+export function openWebLlmDatabase(scope: Scope): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(scope, DB_VERSION);
+    request.onupgradeneeded = () => {
+      const db = request.result;
+      if (!db.objectStoreNames.contains(STORE)) db.createObjectStore(STORE, { keyPath: "url" });
+    };
+    request.onsuccess = () => {
+      const db = request.result;
+      // Let another context delete or upgrade the database instead of blocking it.
+      db.onversionchange = () => db.close();
+      resolve(db);
+    };
+    request.onerror = () => reject(request.error);
+    request.onblocked = () => reject(new Error(`IndexedDB database ${scope} is blocked by another connection.`));
+  });
+}
+
+export class IdbArtifactStore implements ArtifactStore {
+  readonly backend = "indexeddb" as const;
+  private readonly dbs = new Map<Scope, Promise<IDBDatabase>>();
+
+  private db(scope: Scope): Promise<IDBDatabase> {
+    let db = this.dbs.get(scope);
+    if (!db) {
+      db = openWebLlmDatabase(scope).then((opened) => {
+        opened.addEventListener("close", () => this.dbs.delete(scope));
+        return opened;
+      });
+      db.catch(() => this.dbs.delete(scope));
+      this.dbs.set(scope, db);
+    }
+    return db;
+  }
+
+  async has(scope: Scope, url: string): Promise<boolean> {
+    const db = await this.db(scope);
+    return (await promised(db.transaction(STORE, "readonly").objectStore(STORE).getKey(url))) !== undefined;
+  }
+
+  async read(scope: Scope, url: string): Promise<StoredValue | undefined> {
+    const db = await this.db(scope);
+    const record = (await promised(db.transaction(STORE, "readonly").objectStore(STORE).get(url))) as { url: string; data: unknown } | undefined;
+    if (record === undefined) return undefined;
+    if (record.data instanceof ArrayBuffer) return { kind: "bytes", data: record.data };
+    if (ArrayBuffer.isView(record.data)) return { kind: "bytes", data: exactBuffer(new Uint8Array(record.data.buffer, record.data.byteOffset, record.data.byteLength)) };
+    return { kind: "json", data: record.data };
+  }
+
+  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
+    const data = storeType === "json" ? JSON.parse(new TextDecoder().decode(bytes)) : exactBuffer(bytes);
+    const db = await this.db(scope);
+    const transaction = db.transaction(STORE, "readwrite");
+    const done = committed(transaction);
+    transaction.objectStore(STORE).put({ url, data });
+    await done;
+  }
+
+  async remove(scope: Scope, url: string): Promise<void> {
+    const db = await this.db(scope);
+    const transaction = db.transaction(STORE, "readwrite");
+    const done = committed(transaction);
+    transaction.objectStore(STORE).delete(url);
+    await done;
+  }
+
+  async urls(scope: Scope): Promise<string[]> {
+    const db = await this.db(scope);
+    return (await promised(db.transaction(STORE, "readonly").objectStore(STORE).getAllKeys())).map(String);
+  }
+
+  async clear(scope: Scope): Promise<void> {
+    const db = await this.db(scope);
+    const transaction = db.transaction(STORE, "readwrite");
+    const done = committed(transaction);
+    transaction.objectStore(STORE).clear();
+    await done;
+  }
+}

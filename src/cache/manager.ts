@@ -1,0 +1,175 @@
+/**
+ * The model manager behind `client.cache.*` and the host's pre-load step:
+ * ensure a model is cached (one download across tabs), list, delete, clear,
+ * and report usage, for one backend.
+ */
+import type { LoadProgress } from "../engine/types.js";
+import type { ModelRecord } from "../models/record.js";
+import { possibleUrls, parseTensorIndex, manifestArtifacts, type TensorCacheIndex } from "./artifacts.js";
+import { downloadModel, type DownloadResult } from "./downloader.js";
+import { SCOPES, type CacheBackend } from "./layout.js";
+import { withModelLock } from "./locks.js";
+import { allMetadata, deleteMetadata, readMetadata, writeMetadata, type ModelMetadata } from "./metadata.js";
+import { requestPersistence, storageReport, type StorageReport } from "./quota.js";
+import { openArtifactStore, type ArtifactStore } from "./store.js";
+
+/** One model in `client.cache.list()`. */
+export interface CachedModel {
+  id: string;
+  bytes: number;
+  complete: boolean;
+  /** ms since epoch. */
+  lastUsed: number;
+}
+
+/** `client.cache.usage()`: per model, and the origin's storage. */
+export interface CacheUsage {
+  backend: CacheBackend;
+  models: CachedModel[];
+  /** Bytes of all cached models. */
+  totalBytes: number;
+  storage: StorageReport;
+}
+
+export interface EnsureOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  signal?: AbortSignal;
+  concurrency?: number;
+}
+
+export class CacheManager {
+  private storePromise: Promise<ArtifactStore> | null = null;
+
+  constructor(readonly backend: CacheBackend = "indexeddb") {}
+
+  /** The backend's store; rejects (clear message) when the browser lacks it. */
+  store(): Promise<ArtifactStore> {
+    this.storePromise ??= openArtifactStore(this.backend);
+    this.storePromise.catch(() => (this.storePromise = null));
+    return this.storePromise;
+  }
+
+  /**
+   * Makes every file of `record` present and verified in web-llm's cache.
+   * Tabs loading the same model take turns: the first downloads, the next
+   * finds it cached.
+   */
+  async ensure(record: ModelRecord, options: EnsureOptions = {}): Promise<DownloadResult> {
+    const store = await this.store();
+    void requestPersistence();
+    return withModelLock(
+      `${this.backend}:${record.model_id}`,
+      async (share) => {
+        const previous = await readMetadata(this.backend, record.model_id);
+        const knownSizes = new Map((previous?.files ?? []).map((f) => [f.url, f.bytes]));
+        const metadata: ModelMetadata = { id: record.model_id, backend: this.backend, bytes: 0, complete: false, lastUsed: Date.now(), files: previous?.files ?? [] };
+        let planned = false;
+        const save = async () => {
+          metadata.bytes = metadata.files.reduce((sum, f) => sum + f.bytes, 0);
+          await writeMetadata(metadata);
+        };
+        try {
+          const result = await downloadModel(record, {
+            store,
+            signal: options.signal,
+            concurrency: options.concurrency,
+            knownSizes,
+            onProgress: (progress) => {
+              options.onProgress?.(progress);
+              share(progress);
+            },
+            onPlanned: async (plan) => {
+              planned = true;
+              const urls = new Set(plan.artifacts.map((a) => a.url));
+              metadata.files = metadata.files.filter((f) => urls.has(f.url));
+              await save();
+            },
+            onStored: async (artifact, bytes) => {
+              metadata.files = [...metadata.files.filter((f) => f.url !== artifact.url), { url: artifact.url, scope: artifact.scope, bytes }];
+              await save();
+            },
+          });
+          metadata.files = result.plan.artifacts.map((a) => ({ url: a.url, scope: a.scope, bytes: result.sizes.get(a.url) ?? 0 }));
+          metadata.complete = true;
+          delete metadata.error;
+          await save();
+          return result;
+        } catch (error) {
+          if (planned) {
+            metadata.error = error instanceof Error ? error.message : String(error);
+            await save().catch(() => undefined);
+          }
+          throw error;
+        }
+      },
+      { signal: options.signal, onWaitProgress: options.onProgress },
+    );
+  }
+
+  async list(): Promise<CachedModel[]> {
+    return (await allMetadata(this.backend)).map(({ id, bytes, complete, lastUsed }) => ({ id, bytes, complete, lastUsed })).sort((a, b) => b.lastUsed - a.lastUsed);
+  }
+
+  /**
+   * Removes every file of the model (config, tensor index, shards, tokenizer,
+   * wasm) and its metadata. `record` lets it find files of a model cached by
+   * web-llm itself; without it, the files we recorded are removed.
+   * Resolves to whether anything was found.
+   */
+  async delete(id: string, record?: ModelRecord): Promise<boolean> {
+    const store = await this.store();
+    return withModelLock(`${this.backend}:${id}`, async () => {
+      const metadata = await readMetadata(this.backend, id);
+      const targets = new Map<string, (typeof metadata & {})["files"][number]["scope"]>();
+      for (const file of metadata?.files ?? []) targets.set(file.url, file.scope);
+      if (record) {
+        for (const { url, scope } of possibleUrls(record, await this.readIndex(store, record))) targets.set(url, scope);
+      }
+      let found = metadata !== undefined;
+      for (const [url, scope] of targets) {
+        if (await store.has(scope, url)) found = true;
+        await store.remove(scope, url);
+      }
+      await deleteMetadata(this.backend, id);
+      return found;
+    });
+  }
+
+  /** Empties web-llm's caches for this backend (every model, ours or not) and our metadata. */
+  async clear(): Promise<void> {
+    const store = await this.store();
+    for (const scope of SCOPES) await store.clear(scope);
+    for (const metadata of await allMetadata(this.backend)) await deleteMetadata(this.backend, metadata.id);
+  }
+
+  async usage(): Promise<CacheUsage> {
+    const models = await this.list();
+    return { backend: this.backend, models, totalBytes: models.reduce((sum, m) => sum + m.bytes, 0), storage: await storageReport() };
+  }
+
+  /** Marks a model used now (list order, eviction choices). */
+  async touch(id: string): Promise<void> {
+    const metadata = await readMetadata(this.backend, id);
+    if (metadata) await writeMetadata({ ...metadata, lastUsed: Date.now() });
+  }
+
+  private async readIndex(store: ArtifactStore, record: ModelRecord): Promise<TensorCacheIndex | null> {
+    const { index } = manifestArtifacts(record);
+    const value = await store.read(index.scope, index.url).catch(() => undefined);
+    if (!value) return null;
+    try {
+      return parseTensorIndex(value.kind === "json" ? value.data : JSON.parse(new TextDecoder().decode(value.data)), index.url);
+    } catch {
+      return null;
+    }
+  }
+}
+
+const managers = new Map<CacheBackend, CacheManager>();
+
+/** One manager per backend in this context. */
+export function cacheManager(backend: CacheBackend = "indexeddb"): CacheManager {
+  let manager = managers.get(backend);
+  if (!manager) managers.set(backend, (manager = new CacheManager(backend)));
+  return manager;
+}

@@ -1,0 +1,71 @@
+/**
+ * Storage quota: refuse a download that cannot fit before anything is
+ * written, and ask the browser to keep the weights (`persist()`).
+ */
+import { ApiError } from "../protocol/api-error.js";
+
+export interface StorageReport {
+  /** Bytes this origin uses, per `navigator.storage.estimate()`; null when unknown. */
+  usage: number | null;
+  quota: number | null;
+  /** quota − usage. */
+  free: number | null;
+  /** Whether the browser granted persistent storage (null: not asked or not askable here). */
+  persisted: boolean | null;
+}
+
+let persistResult: boolean | null = null;
+
+function storage(): StorageManager | undefined {
+  return typeof navigator === "undefined" ? undefined : navigator.storage;
+}
+
+/** The origin's usage and quota as the browser reports them. */
+export async function storageReport(): Promise<StorageReport> {
+  const manager = storage();
+  let usage: number | null = null;
+  let quota: number | null = null;
+  if (typeof manager?.estimate === "function") {
+    const estimate = await manager.estimate();
+    usage = estimate.usage ?? null;
+    quota = estimate.quota ?? null;
+  }
+  if (persistResult === null && typeof manager?.persisted === "function") persistResult = await manager.persisted().catch(() => null);
+  return { usage, quota, free: usage !== null && quota !== null ? Math.max(0, quota - usage) : null, persisted: persistResult };
+}
+
+/**
+ * Asks for persistent storage once (browsers may decline, or grant silently
+ * to installed or bookmarked sites). `persist()` exists only on window
+ * contexts; in a worker the answer stays null.
+ */
+export async function requestPersistence(): Promise<boolean | null> {
+  const manager = storage();
+  if (persistResult === true) return true;
+  if (typeof manager?.persist !== "function") return persistResult;
+  persistResult = await manager.persist().catch(() => persistResult);
+  return persistResult;
+}
+
+/** Throws 507 `insufficient_storage` when `neededBytes` exceed what the origin has left. */
+export async function ensureRoom(neededBytes: number, modelId: string): Promise<void> {
+  if (neededBytes <= 0) return;
+  const { free } = await storageReport();
+  if (free === null || neededBytes <= free) return;
+  throw insufficientStorage(modelId, neededBytes, free);
+}
+
+/** The 507 error, naming the bytes needed and free. */
+export function insufficientStorage(modelId: string, neededBytes: number, freeBytes: number | null, detail = ""): ApiError {
+  const free = freeBytes === null ? "an unknown amount" : `${freeBytes} bytes (${mb(freeBytes)})`;
+  return new ApiError({
+    status: 507,
+    code: "insufficient_storage",
+    param: "model",
+    message: `Not enough storage to cache ${modelId}: it needs ${neededBytes} more bytes (${mb(neededBytes)}) and this origin has ${free} free.${detail} Free space with client.cache.delete(id) or clear(), or use a smaller model.`,
+  });
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}

@@ -1,0 +1,58 @@
+/**
+ * One interface over web-llm's three cache backends, so the downloader and
+ * the manager work the same on each. Every write resolves only once the
+ * browser has committed it (IndexedDB `oncomplete`, `cache.put`, OPFS
+ * `close`), so a quota failure surfaces on the file that caused it.
+ */
+import { ApiError } from "../protocol/api-error.js";
+import type { StoreType } from "./artifacts.js";
+import type { CacheBackend, Scope } from "./layout.js";
+
+/** A stored file as read back: bytes, or (IndexedDB `tensor-cache.json`) the parsed object. */
+export type StoredValue = { kind: "bytes"; data: ArrayBuffer } | { kind: "json"; data: unknown };
+
+export interface ArtifactStore {
+  readonly backend: CacheBackend;
+  /** Whether a record exists under `url` (without reading its data). */
+  has(scope: Scope, url: string): Promise<boolean>;
+  read(scope: Scope, url: string): Promise<StoredValue | undefined>;
+  /** Stores `bytes` the way web-llm stores this kind of file; resolves once committed. */
+  write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void>;
+  remove(scope: Scope, url: string): Promise<void>;
+  /** Every URL stored in the scope. */
+  urls(scope: Scope): Promise<string[]>;
+  /** Removes everything in the scope. */
+  clear(scope: Scope): Promise<void>;
+}
+
+/** Opens the store for `backend`, or says why this browser cannot have it. */
+export async function openArtifactStore(backend: CacheBackend = "indexeddb"): Promise<ArtifactStore> {
+  if (backend === "indexeddb") {
+    if (typeof indexedDB === "undefined") throw unsupported(backend, "IndexedDB is not available in this context");
+    const { IdbArtifactStore } = await import("./idb-store.js");
+    return new IdbArtifactStore();
+  }
+  if (backend === "cache") {
+    if (typeof caches === "undefined") throw unsupported(backend, "the Cache API is not available here (it needs a secure context: https or http://localhost/127.0.0.1)");
+    const { CacheApiArtifactStore } = await import("./cache-api-store.js");
+    return new CacheApiArtifactStore();
+  }
+  if (backend === "opfs") {
+    if (typeof navigator === "undefined" || typeof navigator.storage?.getDirectory !== "function") {
+      throw unsupported(backend, "the Origin Private File System is not available here");
+    }
+    const { OpfsArtifactStore } = await import("./opfs-store.js");
+    return new OpfsArtifactStore();
+  }
+  throw new ApiError({ status: 400, param: "cache", code: "invalid_value", message: `Unknown cache backend ${JSON.stringify(backend)}: use "indexeddb" (default), "cache" or "opfs".` });
+}
+
+function unsupported(backend: CacheBackend, why: string): ApiError {
+  return new ApiError({ status: 503, param: "cache", code: "cache_backend_unavailable", message: `cache: "${backend}" cannot be used: ${why}. Choose another backend with the \`cache\` option.` });
+}
+
+/** The bytes as an ArrayBuffer of exactly their length (no copy when they already are one). */
+export function exactBuffer(bytes: Uint8Array): ArrayBuffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
+  return bytes.slice().buffer;
+}

@@ -1,0 +1,182 @@
+/**
+ * The weight cache in real Chromium against the local artifact server: what
+ * users rely on is that a model downloads once, survives, resumes, is
+ * verified, and is what web-llm itself finds in its cache.
+ */
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { hasModelInCache } from "@mlc-ai/web-llm";
+import { CacheManager } from "../../src/cache/manager.js";
+import { SCOPES, type CacheBackend } from "../../src/cache/layout.js";
+import { openWebLlmDatabase } from "../../src/cache/idb-store.js";
+import { ApiError } from "../../src/protocol/api-error.js";
+import type { LoadProgress } from "../../src/engine/types.js";
+import type { ModelRecord } from "../../src/models/record.js";
+import { serveModel, type ServedModelHandle } from "../support/artifact-client.js";
+
+const server = inject("artifactServer");
+const appConfigFor = (record: ModelRecord, backend: CacheBackend) => ({ model_list: [record as never], cacheBackend: backend });
+
+/** Every key stored in web-llm's IndexedDB databases that belongs to the model. */
+async function idbKeysOf(model: ServedModelHandle): Promise<string[]> {
+  const keys: string[] = [];
+  for (const scope of SCOPES) {
+    const db = await openWebLlmDatabase(scope);
+    const all = await new Promise<IDBValidKey[]>((resolve, reject) => {
+      const request = db.transaction("urls").objectStore("urls").getAllKeys();
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    db.close();
+    keys.push(...all.map(String).filter((key) => key.includes(model.name)));
+  }
+  return keys;
+}
+
+function shardRequests(stats: { byFile: Record<string, number> }): Record<string, number> {
+  return Object.fromEntries(Object.entries(stats.byFile).filter(([file]) => file.startsWith("params_shard_")));
+}
+
+describe.each(["indexeddb", "cache", "opfs"] as const)("cache backend %s", (backend) => {
+  let manager: CacheManager;
+  beforeEach(() => {
+    manager = new CacheManager(backend);
+  });
+
+  it("downloads each file once with monotonic byte progress; the next load makes zero requests; web-llm agrees it is cached", async () => {
+    const model = await serveModel(server, { shards: 8, shardBytes: 128 * 1024 });
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, backend))).toBe(false);
+
+    const events: LoadProgress[] = [];
+    const first = await manager.ensure(model.record, { onProgress: (p) => events.push(p) });
+    const stats = await model.stats();
+    expect(Object.values(stats.byFile).every((count) => count === 1)).toBe(true);
+    expect(Object.keys(stats.byFile).sort()).toEqual(
+      ["mlc-chat-config.json", "model.wasm", "tensor-cache.json", "tokenizer.json", ...Array.from({ length: 8 }, (_, i) => `params_shard_${i}.bin`)].sort(),
+    );
+    expect(events.length).toBeGreaterThan(2);
+    for (let i = 1; i < events.length; i++) {
+      expect(events[i].loadedBytes).toBeGreaterThanOrEqual(events[i - 1].loadedBytes);
+      expect(events[i].fraction).toBeGreaterThanOrEqual(events[i - 1].fraction);
+    }
+    const last = events[events.length - 1];
+    expect(last).toMatchObject({ phase: "download", fraction: 1 });
+    expect(last.loadedBytes).toBe(last.totalBytes);
+    expect(last.totalBytes).toBe(first.totalBytes);
+    expect(first.totalBytes).toBeGreaterThan(model.totalBytes);
+
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, backend))).toBe(true);
+    expect(await manager.list()).toContainEqual(expect.objectContaining({ id: model.record.model_id, complete: true, bytes: first.totalBytes }));
+
+    await model.fault({ stopped: true });
+    const second = await manager.ensure(model.record);
+    expect(second.fetchedBytes).toBe(0);
+    expect((await model.stats()).total).toBe(stats.total);
+  });
+
+  it("delete leaves no file of the model, tensor-cache.json and wasm included", async () => {
+    const model = await serveModel(server, { shards: 3, shardBytes: 64 * 1024 });
+    await manager.ensure(model.record);
+    expect(await manager.delete(model.record.model_id, model.record)).toBe(true);
+    const store = await manager.store();
+    for (const scope of SCOPES) expect((await store.urls(scope)).filter((url) => url.includes(model.name))).toEqual([]);
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, backend))).toBe(false);
+    expect((await manager.list()).map((m) => m.id)).not.toContain(model.record.model_id);
+  });
+});
+
+describe("downloads that go wrong (indexeddb)", () => {
+  const manager = new CacheManager("indexeddb");
+
+  it("after a connection drops mid-shard, the next load requests only the missing shards", async () => {
+    const model = await serveModel(server, { shards: 8, shardBytes: 128 * 1024 });
+    await model.fault({ dropFrom: 4 });
+    const error = await manager.ensure(model.record, { concurrency: 1 }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 503, code: "download_failed" });
+    expect(await manager.list()).toContainEqual(expect.objectContaining({ id: model.record.model_id, complete: false }));
+    const before = shardRequests(await model.stats());
+    for (let i = 0; i < 4; i++) expect(before[`params_shard_${i}.bin`]).toBe(1);
+
+    await model.fault({ dropFrom: null });
+    await manager.ensure(model.record);
+    const after = shardRequests(await model.stats());
+    for (let i = 0; i < 4; i++) expect(after[`params_shard_${i}.bin`]).toBe(1);
+    for (let i = 4; i < 8; i++) expect(after[`params_shard_${i}.bin`]).toBe((before[`params_shard_${i}.bin`] ?? 0) + 1);
+    expect((await model.stats()).byFile["tensor-cache.json"]).toBe(1);
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, "indexeddb"))).toBe(true);
+  });
+
+  it("detects a corrupted shard by its md5sum, discards it and fetches it again", async () => {
+    const model = await serveModel(server, { shards: 4, shardBytes: 128 * 1024 });
+    await model.fault({ corruptOnce: ["params_shard_2.bin"] });
+    await manager.ensure(model.record);
+    const stats = shardRequests(await model.stats());
+    expect(stats["params_shard_2.bin"]).toBe(2);
+    expect(stats["params_shard_1.bin"]).toBe(1);
+    const store = await manager.store();
+    const stored = await store.read("webllm/model", `${model.baseUrl}params_shard_2.bin`);
+    const fresh = await (await fetch(`${model.baseUrl}params_shard_2.bin`)).arrayBuffer();
+    expect(stored?.kind === "bytes" && new Uint8Array(stored.data)).toEqual(new Uint8Array(fresh));
+  });
+
+  it("verifies an SRI hash from the model record on weights and refuses a mismatch", async () => {
+    const model = await serveModel(server, { shards: 2, shardBytes: 64 * 1024, md5: false });
+    const record = { ...model.record, integrity: { "params_shard_1.bin": "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" } };
+    const error = await manager.ensure(record, { concurrency: 1 }).catch((e) => e);
+    expect(error).toMatchObject({ status: 503, code: "integrity_error" });
+    expect(error.message).toContain("params_shard_1.bin");
+    expect(await hasModelInCache(record.model_id, appConfigFor(record, "indexeddb"))).toBe(false);
+  });
+
+  it("refuses with 507 naming bytes needed and free when the quota is too small, before any weight request, writing nothing", async () => {
+    const model = await serveModel(server, { shards: 4, shardBytes: 256 * 1024 });
+    const original = navigator.storage.estimate;
+    navigator.storage.estimate = async () => ({ usage: 1000, quota: 1000 + 100_000 });
+    try {
+      const error = await manager.ensure(model.record).catch((e) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ status: 507, code: "insufficient_storage", type: "insufficient_storage" });
+      expect(error.message).toMatch(/needs \d+ more bytes/);
+      expect(error.message).toContain("100000 bytes");
+    } finally {
+      navigator.storage.estimate = original;
+    }
+    const stats = await model.stats();
+    expect(Object.keys(shardRequests(stats))).toEqual([]);
+    expect(stats.byFile["tokenizer.json"]).toBeUndefined();
+    expect(await idbKeysOf(model)).toEqual([]);
+    expect((await manager.list()).map((m) => m.id)).not.toContain(model.record.model_id);
+  });
+
+  it("two loaders of the same model share one download through a Web Lock", async () => {
+    const model = await serveModel(server, { shards: 6, shardBytes: 128 * 1024 });
+    // Two managers: separate connections, as two tabs would have.
+    const tabA = new CacheManager("indexeddb");
+    const tabB = new CacheManager("indexeddb");
+    const waited: LoadProgress[] = [];
+    const [a, b] = await Promise.all([tabA.ensure(model.record), tabB.ensure(model.record, { onProgress: (p) => waited.push(p) })]);
+    const stats = await model.stats();
+    expect(Object.values(stats.byFile).every((count) => count === 1)).toBe(true);
+    expect(a.fetchedBytes + b.fetchedBytes).toBe(Math.max(a.fetchedBytes, b.fetchedBytes));
+    expect(waited.length).toBeGreaterThan(0);
+  });
+
+  it("heals a mlc-chat-config.json cached as a JSON object by web-llm ≤0.2.79, which 0.2.86 cannot read", async () => {
+    const model = await serveModel(server, { shards: 2, shardBytes: 64 * 1024 });
+    const configUrl = `${model.baseUrl}mlc-chat-config.json`;
+    const db = await openWebLlmDatabase("webllm/config");
+    await new Promise<void>((resolve, reject) => {
+      const tx = db.transaction("urls", "readwrite");
+      tx.objectStore("urls").put({ url: configUrl, data: { tokenizer_files: ["tokenizer.json"], model_type: "llama" } });
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+    });
+    db.close();
+    const result = await manager.ensure(model.record);
+    expect(result.healed).toEqual([configUrl]);
+    expect((await model.stats()).byFile["mlc-chat-config.json"]).toBe(1);
+    const stored = await (await manager.store()).read("webllm/config", configUrl);
+    expect(stored?.kind).toBe("bytes");
+    expect(JSON.parse(new TextDecoder().decode((stored as { data: ArrayBuffer }).data)).tokenizer_files).toEqual(["tokenizer.json"]);
+  });
+});

@@ -1,0 +1,212 @@
+/**
+ * A local HTTP server (127.0.0.1 only) serving generated models in MLC layout
+ * for the cache tests and the cache benchmark: `mlc-chat-config.json`,
+ * `tensor-cache.json` (shard names, sizes, md5sum), `params_shard_*.bin`,
+ * `tokenizer.json` and a dummy model library. Shard bytes are generated per
+ * request from a seed (a 256 MB model costs no memory). It counts requests
+ * and can drop a connection mid-shard, corrupt a file once, or be "stopped"
+ * (every request is counted, then its connection destroyed).
+ *
+ * Control API (JSON, CORS open so the page under test can drive it):
+ *   POST /__control/model  {shards?, shardBytes?, tokenizerBytes?, wasmBytes?, md5?}
+ *        → {name, baseUrl, record}   (record: a ModelRecord for this server)
+ *   POST /__control/fault  {name, stopped?, dropFrom?, corruptOnce?: string[]}
+ *   GET  /__control/stats?name=…   → {total, byFile: {file: count}}
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createHash } from "node:crypto";
+import type { AddressInfo } from "node:net";
+
+export interface ModelSpec {
+  shards: number;
+  shardBytes: number;
+  tokenizerBytes: number;
+  wasmBytes: number;
+  /** Declare md5sum per shard in tensor-cache.json (MLC does). */
+  md5: boolean;
+}
+
+interface Fault {
+  stopped: boolean;
+  /** Shards with index ≥ dropFrom send half their body, then the connection drops. */
+  dropFrom: number | null;
+  /** Files served with flipped bytes (same length) on their next request only. */
+  corruptOnce: Set<string>;
+}
+
+interface ServedModel {
+  name: string;
+  spec: ModelSpec;
+  fault: Fault;
+  requests: Map<string, number>;
+  md5s: string[] | null;
+}
+
+export interface ArtifactServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const CHUNK = 1 << 16;
+
+/** Deterministic bytes of shard `index` of `name` in [start, end). */
+function shardChunk(name: string, index: number, start: number, end: number): Buffer {
+  const out = Buffer.alloc(end - start);
+  let seed = 2166136261;
+  for (const ch of `${name}#${index}`) seed = Math.imul(seed ^ ch.charCodeAt(0), 16777619);
+  // A cheap position-keyed mix: any byte can be computed without the ones before it.
+  for (let i = 0; i < out.length; i += 4) {
+    const word = Math.imul((start + i) ^ seed, 0x9e3779b1) ^ ((start + i) >>> 7);
+    out.writeInt32LE(word | 0, i);
+  }
+  return out;
+}
+
+function shardMd5(name: string, index: number, bytes: number): string {
+  const hash = createHash("md5");
+  for (let at = 0; at < bytes; at += 1 << 22) hash.update(shardChunk(name, index, at, Math.min(bytes, at + (1 << 22))));
+  return hash.digest("hex");
+}
+
+function tensorIndex(model: ServedModel): object {
+  const { spec } = model;
+  model.md5s ??= spec.md5 ? Array.from({ length: spec.shards }, (_, i) => shardMd5(model.name, i, spec.shardBytes)) : null;
+  return {
+    metadata: { ParamSize: (spec.shards * spec.shardBytes) / 4, ParamBytes: spec.shards * spec.shardBytes, BitsPerParam: 32 },
+    records: Array.from({ length: spec.shards }, (_, i) => ({
+      dataPath: `params_shard_${i}.bin`,
+      format: "raw-shard",
+      nbytes: spec.shardBytes,
+      records: [{ name: `param_${i}`, shape: [spec.shardBytes / 4], dtype: "float32", format: "raw", nbytes: spec.shardBytes, byteOffset: 0 }],
+      ...(model.md5s ? { md5sum: model.md5s[i] } : {}),
+    })),
+  };
+}
+
+function chatConfig(): object {
+  return { model_type: "llama", quantization: "q0f32", context_window_size: 4096, prefill_chunk_size: 1024, tokenizer_files: ["tokenizer.json"], conv_template: { name: "test" } };
+}
+
+function filler(bytes: number, seed: string): Buffer {
+  return Buffer.from(Array.from({ length: bytes }, (_, i) => seed.charCodeAt(i % seed.length)));
+}
+
+function tokenizerJson(bytes: number): Buffer {
+  const head = '{"version":"1.0","model":{"type":"BPE","vocab":{}},"padding":"';
+  const tail = '"}';
+  return Buffer.concat([Buffer.from(head), filler(Math.max(0, bytes - head.length - tail.length), "x"), Buffer.from(tail)]);
+}
+
+function wasm(bytes: number): Buffer {
+  // The wasm header, then one custom section holding padding.
+  const header = Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+  return Buffer.concat([header, filler(Math.max(0, bytes - header.length), "w")]);
+}
+
+export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
+  const models = new Map<string, ServedModel>();
+  let counter = 0;
+  let url = "";
+
+  const send = (res: ServerResponse, status: number, body: Buffer | string, type = "application/json") => {
+    res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body), "access-control-allow-origin": "*", "cache-control": "no-store" });
+    res.end(body);
+  };
+  const readBody = async (req: IncomingMessage) => {
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    return text ? JSON.parse(text) : {};
+  };
+
+  function control(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) {
+    if (path === "/__control/model" && req.method === "POST") {
+      return readBody(req).then((body: Partial<ModelSpec>) => {
+        const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, ...body };
+        if (spec.shardBytes % 4 !== 0) return send(res, 400, JSON.stringify({ error: "shardBytes must be a multiple of 4" }));
+        const name = `test-model-${Date.now().toString(36)}-${++counter}`;
+        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set() }, requests: new Map(), md5s: null });
+        const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 } };
+        send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
+      });
+    }
+    const model = models.get(query.get("name") ?? "");
+    if (!model) return send(res, 404, JSON.stringify({ error: "unknown model" }));
+    if (path === "/__control/fault" && req.method === "POST") {
+      return readBody(req).then((body: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[] }) => {
+        if (body.stopped !== undefined) model.fault.stopped = body.stopped;
+        if (body.dropFrom !== undefined) model.fault.dropFrom = body.dropFrom;
+        for (const file of body.corruptOnce ?? []) model.fault.corruptOnce.add(file);
+        send(res, 200, "{}");
+      });
+    }
+    if (path === "/__control/stats") {
+      const byFile = Object.fromEntries(model.requests);
+      return send(res, 200, JSON.stringify({ total: [...model.requests.values()].reduce((a, b) => a + b, 0), byFile }));
+    }
+    return send(res, 404, JSON.stringify({ error: "unknown control path" }));
+  }
+
+  async function serveFile(res: ServerResponse, model: ServedModel, file: string) {
+    model.requests.set(file, (model.requests.get(file) ?? 0) + 1);
+    if (model.fault.stopped) return res.socket?.destroy();
+    const corrupt = model.fault.corruptOnce.delete(file);
+    const shard = /^params_shard_(\d+)\.bin$/.exec(file);
+    if (shard) {
+      const index = Number(shard[1]);
+      const { shardBytes } = model.spec;
+      if (index >= model.spec.shards) return send(res, 404, "not found", "text/plain");
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": shardBytes, "access-control-allow-origin": "*", "cache-control": "no-store" });
+      const drop = model.fault.dropFrom !== null && index >= model.fault.dropFrom;
+      const end = drop ? Math.floor(shardBytes / 2) : shardBytes;
+      for (let at = 0; at < end; at += CHUNK) {
+        const chunk = shardChunk(model.name, index, at, Math.min(end, at + CHUNK));
+        if (corrupt && at <= shardBytes / 2 && shardBytes / 2 < at + CHUNK) chunk[shardBytes / 2 - at] ^= 0xff;
+        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+      }
+      if (drop) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        return res.socket?.destroy();
+      }
+      return res.end();
+    }
+    let body: Buffer;
+    if (file === "mlc-chat-config.json") body = Buffer.from(JSON.stringify(chatConfig()));
+    else if (file === "tensor-cache.json") body = Buffer.from(JSON.stringify(tensorIndex(model)));
+    else if (file === "tokenizer.json") body = tokenizerJson(model.spec.tokenizerBytes);
+    else if (file === "model.wasm") body = wasm(model.spec.wasmBytes);
+    else return send(res, 404, "not found", "text/plain");
+    if (corrupt) body[body.length >> 1] ^= 0xff;
+    send(res, 200, body, file.endsWith(".json") ? "application/json" : file.endsWith(".wasm") ? "application/wasm" : "application/octet-stream");
+  }
+
+  const server: Server = createServer((req, res) => {
+    const parsed = new URL(req.url ?? "/", "http://127.0.0.1");
+    const path = parsed.pathname;
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, { "access-control-allow-origin": "*", "access-control-allow-methods": "GET, POST", "access-control-allow-headers": "*" });
+      return res.end();
+    }
+    const handle = async () => {
+      if (path.startsWith("/__control/")) return control(req, res, path, parsed.searchParams);
+      const file = /^\/m\/([^/]+)\/resolve\/main\/([^/]+)$/.exec(path);
+      const lib = /^\/lib\/([^/]+)\.wasm$/.exec(path);
+      const model = models.get(file?.[1] ?? lib?.[1] ?? "");
+      if (!model) return send(res, 404, "not found", "text/plain");
+      return serveFile(res, model, file ? file[2] : "model.wasm");
+    };
+    handle().catch((error) => {
+      if (!res.headersSent) send(res, 500, String(error), "text/plain");
+      else res.socket?.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
