@@ -46,6 +46,8 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
+          // A local server of generated MLC-layout models for the cache tests (URL via inject("artifactServer")).
+          globalSetup: ["test/support/artifact-server-setup.ts"],
           testTimeout: 60_000,
           browser: {
             enabled: true,
