@@ -1,21 +1,344 @@
 /**
- * The real engine: web-llm's MLCEngine, created in this (worker) thread.
- * (Adapter under construction: see issue 2 item 5.)
+ * The real engine: web-llm's MLCEngine, created in this (worker) thread and
+ * driven through its public chat API with messages already shaped by the
+ * family. Works with web-llm 0.2.79 through 0.2.86 (webllm-compat.ts).
+ *
+ * - load → `engine.reload(model_id, {conv_config})` with an appConfig holding
+ *   just this record and the cache backend; progress mapped by webllm-progress.ts.
+ * - generate → streamed `chat.completions.create` (or, to continue a final
+ *   assistant message, which web-llm's chat refuses, `completions.create` with
+ *   the prompt rendered from the model's conversation template). Abort →
+ *   `interruptGenerate()` and the iterator's `return()`, which releases
+ *   web-llm's per-model lock.
+ * - usage: web-llm counts only the prompt tokens it prefilled this round;
+ *   webllm-kv.ts adds back what its KV cache reused (`cachedTokens`).
+ * - reload/unload never run under a generation: the host's queue runs one
+ *   thing at a time, and this adapter keeps no background work.
+ *
+ * web-llm internals read (guarded; absent → graceful fallback):
+ * `loadedModelIdToPipeline` (tokenizer, filledKVCacheLength, logitProcessor)
+ * and `loadedModelIdToChatConfig` (conversation template).
  */
-import { ApiError } from "../protocol/api-error.js";
-import type { Engine } from "./types.js";
+import { ApiError, abortError } from "../protocol/api-error.js";
+import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
+import type { ModelRecord } from "../models/record.js";
+import type { Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
+import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
+import { mapWebLlmError } from "./webllm-errors.js";
+import { KvTracker } from "./webllm-kv.js";
+import { RequestLogitProcessor, type LogitControls } from "./webllm-logits.js";
+import { createProgressMapper, type WebLlmProgressReport } from "./webllm-progress.js";
+import {
+  needsLogitProcessor,
+  renderContinuationPrompt,
+  toChatRequest,
+  toCompletionRequest,
+  usesEnableThinking,
+  WEBLLM_MAX_TOP_LOGPROBS,
+  type ConvTemplate,
+} from "./webllm-request.js";
 
-export function createWebLlmEngine(): Engine & { requiresGpu: true } {
+/** The slice of web-llm's MLCEngine this adapter uses (the same in 0.2.79 and 0.2.86). */
+export interface WebLlmEngineLike {
+  setAppConfig(appConfig: unknown): void;
+  setInitProgressCallback(callback: (report: WebLlmProgressReport) => void): void;
+  setLogitProcessorRegistry?(registry: Map<string, unknown>): void;
+  reload(modelId: string, chatOpts?: unknown): Promise<void>;
+  unload(): Promise<void>;
+  interruptGenerate(): void;
+  resetChat(...args: unknown[]): Promise<void>;
+  getMessage(modelId?: string): Promise<string>;
+  chat: { completions: { create(body: unknown): Promise<AsyncIterable<WebLlmChunk>> } };
+  completions: { create(body: unknown): Promise<AsyncIterable<WebLlmChunk>> };
+}
+
+/** The slice of the web-llm module this adapter uses. */
+export interface WebLlmModule extends WebLlmModuleShape {
+  MLCEngine: new (config?: Record<string, unknown>) => WebLlmEngineLike;
+}
+
+interface WebLlmLogprob {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] | null }>;
+}
+
+/** A streamed chunk of either API. */
+export interface WebLlmChunk {
+  choices: Array<{
+    delta?: { content?: string | null };
+    text?: string;
+    finish_reason?: string | null;
+    logprobs?: { content?: WebLlmLogprob[] | null } | null;
+  }>;
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    extra?: { prefill_tokens_per_s?: number; decode_tokens_per_s?: number; time_to_first_token_s?: number; e2e_latency_s?: number };
+  };
+}
+
+interface Pipeline {
+  tokenizer?: { encode(text: string): ArrayLike<number>; decode(ids: Int32Array): string };
+  filledKVCacheLength?: number;
+  logitProcessor?: unknown;
+}
+
+export interface WebLlmEngineOptions {
+  /** The web-llm module, or how to get it; default `import("@mlc-ai/web-llm")`. */
+  webllm?: WebLlmModule | (() => Promise<WebLlmModule>);
+  /** web-llm's log level; default "WARN". */
+  logLevel?: string;
+}
+
+/** The web-llm engine as the host sees it. */
+export interface WebLlmEngine extends Engine {
+  readonly requiresGpu: true;
+  /** What was detected about the running web-llm (null before the first load). */
+  readonly compat: WebLlmCompat | null;
+}
+
+/** fields of our ModelRecord that web-llm's appConfig understands; the rest (family, our integrity map…) stays out. */
+const WEBLLM_RECORD_FIELDS = ["model", "model_id", "model_lib", "overrides", "vram_required_MB", "low_resource_required", "required_features", "buffer_size_required_bytes", "model_type"];
+
+/** web-llm's `ModelRecord` for one of ours. */
+export function toWebLlmRecord(record: ModelRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of WEBLLM_RECORD_FIELDS) if (record[key] !== undefined) out[key] = record[key];
+  return out;
+}
+
+export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEngine {
+  let module: WebLlmModule | null = null;
+  let engine: WebLlmEngineLike | null = null;
+  let compat: WebLlmCompat | null = null;
+  let loaded: string | null = null;
+  let loadedKey = "";
+  let record: ModelRecord | null = null;
+  /** Older web-llm continues the KV cache after abort/length: reset before the next turn. */
+  let resetBeforeNext = false;
+  const kv = new KvTracker();
+  const registry = new Map<string, RequestLogitProcessor>();
+
+  async function getModule(): Promise<WebLlmModule> {
+    if (module) return module;
+    const given = options.webllm;
+    module = typeof given === "function" ? await given() : (given ?? ((await import("@mlc-ai/web-llm")) as unknown as WebLlmModule));
+    compat = detectWebLlmCompat(module);
+    return module;
+  }
+
+  const internals = () => engine as unknown as { loadedModelIdToPipeline?: Map<string, Pipeline>; loadedModelIdToChatConfig?: Map<string, { conv_template?: ConvTemplate; conv_config?: Partial<ConvTemplate> }> };
+  const pipelineOf = (modelId: string): Pipeline | undefined => internals().loadedModelIdToPipeline?.get(modelId);
+
+  async function load(next: ModelRecord, loadOptions: LoadOptions): Promise<void> {
+    const key = JSON.stringify([next.model_id, next.model, next.model_lib, loadOptions.convConfig ?? null, loadOptions.cacheBackend ?? "indexeddb"]);
+    if (loaded === next.model_id && key === loadedKey) return;
+    if (loadOptions.signal?.aborted) throw abortError();
+    const webllm = await getModule();
+    engine ??= new webllm.MLCEngine({ logLevel: options.logLevel ?? "WARN", logitProcessorRegistry: registry });
+    const processor = registry.get(next.model_id) ?? new RequestLogitProcessor();
+    registry.clear();
+    registry.set(next.model_id, processor);
+    engine.setLogitProcessorRegistry?.(registry);
+    let appCache: Record<string, unknown>;
+    try {
+      appCache = cacheConfig(compat as WebLlmCompat, loadOptions.cacheBackend ?? "indexeddb");
+    } catch (error) {
+      throw new ApiError({ status: 400, code: "unsupported_cache", param: "cache", message: (error as Error).message });
+    }
+    engine.setAppConfig({ model_list: [toWebLlmRecord(next)], ...appCache });
+    const mapProgress = createProgressMapper();
+    engine.setInitProgressCallback((report) => loadOptions.onProgress?.(mapProgress(report)));
+    loaded = null;
+    loadedKey = "";
+    record = null;
+    kv.forget();
+    resetBeforeNext = false;
+    // web-llm's reload has no signal; unload() aborts it and reload then resolves quietly.
+    const onAbort = () => void engine?.unload().catch(() => undefined);
+    loadOptions.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await engine.reload(next.model_id, loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined);
+    } catch (error) {
+      if (loadOptions.signal?.aborted) throw abortError();
+      throw mapWebLlmError(error, "load");
+    } finally {
+      loadOptions.signal?.removeEventListener("abort", onAbort);
+    }
+    if (loadOptions.signal?.aborted) {
+      await engine.unload().catch(() => undefined);
+      throw abortError();
+    }
+    // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
+    const pipeline = pipelineOf(next.model_id);
+    if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
+    loaded = next.model_id;
+    loadedKey = key;
+    record = next;
+  }
+
+  function armProcessor(request: EngineRequest): RequestLogitProcessor | null {
+    if (!needsLogitProcessor(request)) return null;
+    const processor = registry.get(request.model);
+    if (!processor) return null;
+    const pipeline = pipelineOf(request.model);
+    if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = processor;
+    const controls: LogitControls = {
+      topK: request.sampling.top_k,
+      minP: request.sampling.min_p,
+      temperature: request.sampling.temperature,
+    };
+    if ((request.topLogprobs ?? 0) > WEBLLM_MAX_TOP_LOGPROBS) controls.topLogprobs = request.topLogprobs;
+    const { budgetTokens, endMarker, enabled } = request.thinking;
+    if (enabled && budgetTokens !== undefined && endMarker && pipeline?.tokenizer) {
+      controls.budget = { tokens: budgetTokens, endTokens: Array.from(pipeline.tokenizer.encode(endMarker)) };
+    }
+    processor.begin(controls);
+    return processor;
+  }
+
+  function disarmProcessor(request: EngineRequest, processor: RequestLogitProcessor | null): void {
+    if (!processor) return;
+    processor.end();
+    const pipeline = pipelineOf(request.model);
+    if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
+  }
+
+  function continuationPrompt(request: EngineRequest): string {
+    const config = internals().loadedModelIdToChatConfig?.get(request.model);
+    if (!config?.conv_template) {
+      throw new ApiError({ status: 400, code: "unsupported_continuation", param: "messages", message: "This web-llm does not expose the model's conversation template, so a final assistant message cannot be continued. End the conversation with a user message." });
+    }
+    return renderContinuationPrompt({ ...config.conv_template, ...(config.conv_config ?? {}) } as ConvTemplate, request.messages);
+  }
+
+  async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    if (!engine || loaded !== request.model || !record) {
+      throw new ApiError({ status: 500, code: "model_not_loaded", message: `Model ${request.model} is not loaded in the web-llm engine.` });
+    }
+    if (signal.aborted) throw abortError();
+    const live = engine;
+    if (resetBeforeNext) {
+      await live.resetChat();
+      resetBeforeNext = false;
+      kv.forget();
+    }
+    const cachedTokens = request.continueFinalMessage ? 0 : kv.reusedTokens(request);
+    const processor = armProcessor(request);
+    let iterator: AsyncIterator<WebLlmChunk> | null = null;
+    let finished = false;
+    const onAbort = () => live.interruptGenerate();
+    signal.addEventListener("abort", onAbort);
+    try {
+      const stream = request.continueFinalMessage
+        ? await live.completions.create(toCompletionRequest(request, continuationPrompt(request)))
+        : await live.chat.completions.create(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family) }));
+      iterator = stream[Symbol.asyncIterator]();
+      let finish: "stop" | "length" | "abort" = "stop";
+      let usage: WebLlmChunk["usage"];
+      let logprobIndex = 0;
+      const pipeline = pipelineOf(request.model);
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          finished = true;
+          break;
+        }
+        // An interrupt issued before web-llm took its lock is cleared by it: repeat it.
+        if (signal.aborted) live.interruptGenerate();
+        const chunk = next.value;
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        if (choice.finish_reason) finish = choice.finish_reason === "length" ? "length" : choice.finish_reason === "abort" ? "abort" : "stop";
+        const text = choice.delta?.content ?? choice.text ?? "";
+        const entries = choice.logprobs?.content ?? undefined;
+        let logprobs: TokenLogprob[] | undefined;
+        if (request.topLogprobs !== undefined && entries && entries.length > 0) {
+          logprobs = entries.map((entry) => toTokenLogprob(entry, request.topLogprobs as number, processor?.steps[logprobIndex++], pipeline));
+        }
+        if (text || logprobs) yield { type: "text", text, ...(logprobs ? { logprobs } : {}) };
+      }
+      if (finish === "abort" && !signal.aborted) finish = "stop";
+      const promptRound = usage?.prompt_tokens ?? 0;
+      const completionTokens = usage?.completion_tokens ?? 0;
+      const promptTokens = cachedTokens + promptRound;
+      if (request.continueFinalMessage) kv.forget();
+      else {
+        const reply = finish === "stop" ? await live.getMessage(request.model).catch(() => null) : null;
+        if (reply === null) kv.forget();
+        else kv.record(request, reply, finish, promptTokens, completionTokens, pipelineOf(request.model)?.filledKVCacheLength);
+      }
+      if ((finish === "abort" || finish === "length") && !compat?.resetsKvAfterAbort) resetBeforeNext = true;
+      yield {
+        type: "done",
+        finish,
+        usage: {
+          promptTokens,
+          cachedTokens,
+          completionTokens,
+          prefillTokensPerS: usage?.extra?.prefill_tokens_per_s ?? 0,
+          decodeTokensPerS: usage?.extra?.decode_tokens_per_s ?? 0,
+        },
+      };
+    } catch (error) {
+      kv.forget();
+      if (signal.aborted && isAbortLike(error)) throw abortError();
+      const mapped = mapWebLlmError(error, "generate");
+      if (mapped.code === "device_lost") {
+        loaded = null;
+        loadedKey = "";
+      }
+      throw mapped;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      disarmProcessor(request, processor);
+      // Leaving early (consumer stopped, error) must still release web-llm's model lock.
+      if (iterator && !finished) await iterator.return?.().catch(() => undefined);
+    }
+  }
+
   return {
     requiresGpu: true,
-    loadedModel: null,
-    async load() {
-      throw new ApiError({ status: 503, message: "The web-llm engine adapter is not built yet." });
+    get compat() {
+      return compat;
     },
-    // eslint-disable-next-line require-yield
-    async *generate() {
-      throw new ApiError({ status: 503, message: "The web-llm engine adapter is not built yet." });
+    get loadedModel() {
+      return loaded;
     },
-    async unload() {},
+    load,
+    generate,
+    async unload() {
+      loaded = null;
+      loadedKey = "";
+      record = null;
+      kv.forget();
+      resetBeforeNext = false;
+      await engine?.unload().catch(() => undefined);
+    },
   };
+}
+
+function isAbortLike(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: string }).name === "AbortError";
+}
+
+const encoder = new TextEncoder();
+
+/** One web-llm logprob entry → ours, with `top` alternatives (from the LogitProcessor when above 5). */
+function toTokenLogprob(entry: WebLlmLogprob, top: number, step: { top: Array<{ id: number; logprob: number }> } | undefined, pipeline: Pipeline | undefined): TokenLogprob {
+  const bytes = entry.bytes ?? [...encoder.encode(entry.token)];
+  let alternatives: TopLogprob[];
+  if (top > WEBLLM_MAX_TOP_LOGPROBS && step && pipeline?.tokenizer) {
+    const tokenizer = pipeline.tokenizer;
+    alternatives = step.top.map(({ id, logprob }) => {
+      const token = tokenizer.decode(new Int32Array([id]));
+      return { token, logprob, bytes: [...encoder.encode(token)] };
+    });
+  } else {
+    alternatives = (entry.top_logprobs ?? []).slice(0, top).map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes ?? [...encoder.encode(t.token)] }));
+  }
+  return { token: entry.token, logprob: entry.logprob, bytes, top_logprobs: alternatives };
 }

@@ -1,0 +1,115 @@
+/**
+ * EngineRequest → the request bodies web-llm's chat and completion APIs take.
+ * Pure: tested in Node.
+ *
+ * - Sampling fields web-llm knows are copied; unset ones stay unset so the
+ *   model's own defaults (mlc-chat-config.json) apply, as in web-llm.
+ * - `top_k`, `min_p`, `top_logprobs` above 5 and the reasoning budget are not
+ *   web-llm's: the LogitProcessor does them (webllm-logits.ts); web-llm gets at
+ *   most 5 alternatives.
+ * - `enable_thinking: false` only for Qwen3-style templates, where web-llm's
+ *   empty `<think>\n\n</think>\n\n` block is the model's own "thinking off"
+ *   form; on other templates it would inject junk.
+ */
+import type { EngineMessage, EngineRequest } from "./types.js";
+
+/** web-llm validates `top_logprobs` in 0..5. */
+export const WEBLLM_MAX_TOP_LOGPROBS = 5;
+
+/** Whether web-llm's `extra_body.enable_thinking` is the right switch for this model (Qwen3 and Qwen3.5 templates). */
+export function usesEnableThinking(modelId: string, family?: string): boolean {
+  return /^qwen3/i.test(modelId) || /^qwen3/i.test(family ?? "");
+}
+
+/** Whether the request needs the worker's LogitProcessor. */
+export function needsLogitProcessor(request: EngineRequest): boolean {
+  return (
+    request.sampling.top_k !== undefined ||
+    request.sampling.min_p !== undefined ||
+    (request.topLogprobs ?? 0) > WEBLLM_MAX_TOP_LOGPROBS ||
+    (request.thinking.enabled && request.thinking.budgetTokens !== undefined && request.thinking.endMarker !== undefined)
+  );
+}
+
+function samplingFields(request: EngineRequest): Record<string, unknown> {
+  const s = request.sampling;
+  const out: Record<string, unknown> = { max_tokens: s.max_tokens };
+  for (const key of ["temperature", "top_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed"] as const) {
+    if (s[key] !== undefined) out[key] = s[key];
+  }
+  if (s.logit_bias && Object.keys(s.logit_bias).length > 0) out.logit_bias = s.logit_bias;
+  if (s.stop.length > 0) out.stop = s.stop;
+  if (request.topLogprobs !== undefined) {
+    out.logprobs = true;
+    // web-llm records logprobs only when top_logprobs ≥ 1; the sampled token's own logprob is wanted even for 0.
+    out.top_logprobs = Math.min(Math.max(request.topLogprobs, 1), WEBLLM_MAX_TOP_LOGPROBS);
+  }
+  return out;
+}
+
+/** The streamed `engine.chat.completions.create` body for a request. */
+export function toChatRequest(request: EngineRequest, options: { enableThinkingSwitch: boolean }): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...samplingFields(request),
+  };
+  if (request.responseFormat) body.response_format = request.responseFormat;
+  if (options.enableThinkingSwitch && !request.thinking.enabled) body.extra_body = { enable_thinking: false };
+  return body;
+}
+
+/** The streamed `engine.completions.create` body that continues a rendered prompt. */
+export function toCompletionRequest(request: EngineRequest, prompt: string): Record<string, unknown> {
+  return { prompt, stream: true, stream_options: { include_usage: true }, ...samplingFields(request) };
+}
+
+/** The conversation-template fields of an mlc-chat-config.json that rendering reads. */
+export interface ConvTemplate {
+  system_template: string;
+  system_message: string;
+  roles: Record<string, string>;
+  role_templates?: Record<string, string>;
+  seps: string[];
+  role_content_sep?: string;
+  add_role_after_system_message?: boolean;
+  render_empty_system_message?: boolean;
+}
+
+const PLACEHOLDER: Record<string, string> = { user: "{user_message}", assistant: "{assistant_message}", tool: "{tool_message}" };
+
+/**
+ * Renders messages ending with an assistant message as one prompt that the
+ * model continues, the way web-llm's Conversation renders a chat (mlc
+ * conv_template: system_template, role strings, role_templates, separators
+ * alternating by message index) but with the final assistant message left
+ * open: no separator after it. web-llm refuses such a chat request, so the
+ * adapter sends this text to its completion API.
+ */
+export function renderContinuationPrompt(template: ConvTemplate, messages: EngineMessage[]): string {
+  if (template.seps.length === 0) throw new Error("The conversation template has no separators.");
+  let system = template.system_message;
+  let rest = messages;
+  if (messages[0]?.role === "system") {
+    system = textOf(messages[0]);
+    rest = messages.slice(1);
+  }
+  const sysText = system === "" && template.render_empty_system_message === false ? "" : template.system_template.replace("{system_message}", system);
+  const contentSep = template.role_content_sep ?? ": ";
+  let out = sysText;
+  rest.forEach((m, i) => {
+    const roleStr = template.roles[m.role];
+    if (roleStr === undefined) throw new Error(`Role is not supported: ${m.role}`);
+    const text = textOf(m);
+    const body = template.role_templates?.[m.role]?.replace(PLACEHOLDER[m.role] ?? "", text).replace("{function_string}", "") ?? text;
+    const prefix = template.add_role_after_system_message === false && sysText !== "" && i === 0 ? "" : roleStr + contentSep;
+    const open = i === rest.length - 1 && m.role === "assistant";
+    out += prefix + body + (open ? "" : template.seps[i % template.seps.length]);
+  });
+  return out;
+}
+
+function textOf(message: EngineMessage): string {
+  return typeof message.content === "string" ? message.content : message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
