@@ -22,6 +22,8 @@ export const MAX_N = 8;
 /** Media limits (413 above them). */
 export const MAX_IMAGES = 8;
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+/** Deepest nesting accepted in a JSON Schema (tool parameters, response_format): deeper ones overflow the stack when serialized. */
+export const MAX_SCHEMA_DEPTH = 64;
 
 export interface NormalizedMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -101,6 +103,8 @@ export function validateRequest(raw: unknown): NormalizedRequest {
   const toolChoice = validateToolChoice(body.tool_choice, tools);
   const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
   const continueFinalMessage = messages[messages.length - 1].role === "assistant";
+  // Validated even when a continuation forces thinking off, so a bad value is never silently accepted.
+  const reasoningEffort = validateReasoning(body);
 
   return {
     model,
@@ -123,7 +127,7 @@ export function validateRequest(raw: unknown): NormalizedRequest {
     toolChoice,
     parallelToolCalls,
     responseFormat: validateResponseFormat(body.response_format),
-    reasoningEffort: continueFinalMessage ? "none" : validateReasoning(body),
+    reasoningEffort: continueFinalMessage ? "none" : reasoningEffort,
     cacheKey: optionalString(body, "prompt_cache_key") ?? optionalString(body, "user"),
     provider: validateProvider(body.provider),
     n,
@@ -267,6 +271,19 @@ function validateProvider(v: unknown): ProviderPreferences | undefined {
   return v as ProviderPreferences;
 }
 
+/** 400 when `value` nests objects/arrays deeper than MAX_SCHEMA_DEPTH. Iterative: it must not overflow on what it rejects. */
+function checkSchemaDepth(value: unknown, param: string): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > MAX_SCHEMA_DEPTH) {
+      throw invalidParam(param, `\`${param}\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema (use $defs and $ref for recursive shapes).`, "schema_too_deep");
+    }
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
 // ── response_format ────────────────────────────────────────────────────────
 
 /** Any JSON object: what web-llm needs for plain JSON mode (it cannot compile a missing schema). */
@@ -286,6 +303,7 @@ function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
       const schema = spec.schema;
       if (isAbsent(schema)) return { type: "json_object", schema: ANY_OBJECT_SCHEMA };
       if (!isObject(schema)) throw invalidParam("response_format.json_schema.schema", "`response_format.json_schema.schema` must be a JSON Schema object.", "invalid_type");
+      checkSchemaDepth(schema, "response_format.json_schema.schema");
       return { type: "json_object", schema: JSON.stringify(schema) };
     }
     default:
@@ -318,6 +336,7 @@ function validateTools(v: unknown): FunctionTool[] {
     if (!isAbsent(fn.parameters) && !isObject(fn.parameters)) {
       throw invalidParam(`${param}.function.parameters`, `\`${param}.function.parameters\` must be a JSON Schema object.`, "invalid_type");
     }
+    if (isObject(fn.parameters)) checkSchemaDepth(fn.parameters, `${param}.function.parameters`);
     if (isObject(fn.parameters) && !isAbsent(fn.parameters.type) && fn.parameters.type !== "object") {
       throw invalidParam(`${param}.function.parameters.type`, `\`${param}.function.parameters\` must describe an object (\"type\": \"object\").`);
     }
