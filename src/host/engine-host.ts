@@ -32,6 +32,8 @@ import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
+import { composeProgress } from "../cache/progress.js";
+import type { CacheManager, CachedModel, CacheUsage } from "../cache/manager.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -388,15 +390,50 @@ export class EngineHost {
     const engine = await this.engineFor(record);
     if (engine.loadedModel === record.model_id) return;
     const family = familyOf(record);
+    const emit = (progress: LoadProgress) => {
+      this.options.onProgress?.(progress);
+      onProgress?.(progress);
+    };
+    // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
+    const download = (engine as { requiresGpu?: boolean }).requiresGpu === true && !record.scripted;
+    const phases = download ? composeProgress(emit) : null;
+    if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
     await engine.load(record, {
       signal,
       convConfig: family.convConfig,
       cacheBackend: this.options.cache,
-      onProgress: (progress) => {
-        this.options.onProgress?.(progress);
-        onProgress?.(progress);
-      },
+      onProgress: phases ? phases.engine : emit,
     });
+  }
+
+  private async cacheManager(): Promise<CacheManager> {
+    const { cacheManager } = await import("../cache/manager.js");
+    return cacheManager(this.options.cache ?? "indexeddb");
+  }
+
+  // ── weight cache (client.cache.*) ────────────────────────────────────────
+
+  /** Cached models of this host's backend: id, bytes, complete, lastUsed. */
+  async cacheList(): Promise<CachedModel[]> {
+    return (await this.cacheManager()).list();
+  }
+
+  /** Removes every file of a model (by id or alias) from web-llm's cache. */
+  async cacheDelete(id: string): Promise<{ id: string; deleted: boolean }> {
+    const catalog = await this.catalog();
+    const record = catalog.find(id) ?? (await this.features().then((features) => catalog.resolve(id, features)).catch(() => undefined));
+    const modelId = record?.model_id ?? id;
+    return { id: modelId, deleted: await (await this.cacheManager()).delete(modelId, record) };
+  }
+
+  /** Empties web-llm's cache for this backend. */
+  async cacheClear(): Promise<void> {
+    await (await this.cacheManager()).clear();
+  }
+
+  /** Per-model bytes, the origin's usage and quota, and whether storage is persistent. */
+  async cacheUsage(): Promise<CacheUsage> {
+    return (await this.cacheManager()).usage();
   }
 
   private async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
