@@ -13,7 +13,9 @@ export interface InterceptOptions {
 /**
  * Patches `globalThis.fetch`. Calling the returned function undoes it; if
  * another library patched fetch after us, our layer turns into a plain
- * pass-through instead of dropping theirs.
+ * pass-through instead of dropping theirs. Call it before constructing SDK
+ * clients: some (the OpenAI SDK among them) read `globalThis.fetch` once, when
+ * they are created.
  */
 export function interceptFetch(client: Pick<Client, "fetch">, { baseURL }: InterceptOptions): () => void {
   const original = globalThis.fetch;
