@@ -7,6 +7,7 @@ import type { EngineHost, EngineHostOptions } from "../host/engine-host.js";
 import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
+import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
@@ -20,6 +21,10 @@ export interface Backend {
   gpuInfo(): Promise<GpuProbe>;
   loadModel(model: string, options: { onProgress?: (p: LoadProgress) => void; signal?: AbortSignal }): Promise<{ model: string }>;
   queueState(): Promise<{ waiting: number; running: boolean }>;
+  cacheList(): Promise<CachedModel[]>;
+  cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
+  cacheClear(): Promise<void>;
+  cacheUsage(): Promise<CacheUsage>;
   terminate(): void;
 }
 
@@ -34,6 +39,10 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     gpuInfo: async () => (await host()).gpuInfo(),
     loadModel: async (model, opts) => (await host()).loadModel(model, opts),
     queueState: async () => (await host()).queueState(),
+    cacheList: async () => (await host()).cacheList(),
+    cacheDelete: async (id) => (await host()).cacheDelete(id),
+    cacheClear: async () => (await host()).cacheClear(),
+    cacheUsage: async () => (await host()).cacheUsage(),
     terminate() {},
   };
 }
@@ -169,6 +178,26 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       const state = start();
       await state.ready;
       return state.api.queueState();
+    },
+    cacheList: async () => {
+      const state = start();
+      await state.ready;
+      return state.api.cacheList();
+    },
+    cacheDelete: async (id) => {
+      const state = start();
+      await state.ready;
+      return state.api.cacheDelete(id);
+    },
+    cacheClear: async () => {
+      const state = start();
+      await state.ready;
+      return state.api.cacheClear();
+    },
+    cacheUsage: async () => {
+      const state = start();
+      await state.ready;
+      return state.api.cacheUsage();
     },
     terminate() {
       if (current) crash(current, "The client was terminated.");

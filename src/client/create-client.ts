@@ -7,6 +7,7 @@ import type { ChatCompletion, ChatCompletionCreateParams, ModelList, ModelObject
 import type { Engine, LoadProgress } from "../engine/types.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { ModelRecord } from "../models/record.js";
+import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { ScriptedEngine } from "../engine/scripted.js";
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
@@ -71,6 +72,17 @@ export interface Client {
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Requests waiting and running (tests, diagnostics). */
   queueState(): Promise<{ waiting: number; running: boolean }>;
+  /** The weight cache of the `cache` backend (web-llm's own cache, filled by our downloader). */
+  cache: {
+    /** Cached models: id, bytes, complete, lastUsed (most recent first). */
+    list(): Promise<CachedModel[]>;
+    /** Removes every file of the model (weights, tensor-cache.json, tokenizer, config, wasm). */
+    delete(id: string): Promise<{ id: string; deleted: boolean }>;
+    /** Removes every cached model of this backend. */
+    clear(): Promise<void>;
+    /** Bytes per model, the origin's usage and quota, and whether the browser granted persistent storage. */
+    usage(): Promise<CacheUsage>;
+  };
   /** Stops the worker; in-flight requests fail with 503 and the next request starts a fresh worker. */
   terminate(): void;
 }
@@ -105,6 +117,12 @@ export function createClient(options: ClientOptions = {}): Client {
     gpu: { info: () => backend.gpuInfo() },
     fetch: undefined as unknown as Client["fetch"],
     queueState: () => backend.queueState(),
+    cache: {
+      list: () => backend.cacheList(),
+      delete: (id) => backend.cacheDelete(id),
+      clear: () => backend.cacheClear(),
+      usage: () => backend.cacheUsage(),
+    },
     terminate: () => backend.terminate(),
   };
   client.fetch = createFetchHandler(client);

@@ -60,6 +60,10 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
         .finally(() => port.close());
     },
     queueState: () => ready().queueState(),
+    cacheList: () => ready().cacheList(),
+    cacheDelete: (id) => ready().cacheDelete(id),
+    cacheClear: () => ready().cacheClear(),
+    cacheUsage: () => ready().cacheUsage(),
   };
   Comlink.expose(api, endpoint);
 }

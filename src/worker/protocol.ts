@@ -7,6 +7,7 @@ import type { ApiErrorInit } from "../protocol/api-error.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
+import type { CachedModel, CacheUsage } from "../cache/manager.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
@@ -41,4 +42,8 @@ export interface WorkerApi {
   gpuInfo(): Promise<GpuProbe>;
   loadModel(model: string, port: MessagePort, onProgress?: (progress: LoadProgress) => void): Promise<{ model: string }>;
   queueState(): { waiting: number; running: boolean };
+  cacheList(): Promise<CachedModel[]>;
+  cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
+  cacheClear(): Promise<void>;
+  cacheUsage(): Promise<CacheUsage>;
 }
