@@ -6,6 +6,7 @@
 import type { EngineMessage, EngineResponseFormat } from "../engine/types.js";
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { FunctionTool, ToolChoice } from "../protocol/types.js";
+import type { OutputFormat } from "../parsers/index.js";
 import type { OutputParser } from "../parsers/types.js";
 
 export interface PromptContext {
@@ -30,13 +31,37 @@ export interface ReasoningShape {
   defaultOn: boolean;
   /** The prompt already opened the reasoning block (only `close` is generated). */
   promptOpened: boolean;
+  /**
+   * Thinking can be turned off for a request. False for models that always
+   * think (DeepSeek-R1 distills): a request's "off" then only hides nothing.
+   */
+  switchable: boolean;
+  /**
+   * What the official template appends to the generation prompt when thinking
+   * is off (Qwen3/Qwen3.5: an empty think block). The chat API cannot append
+   * to the generation prompt; web-llm's `enable_thinking: false` inserts
+   * exactly `<think>\n\n</think>\n\n` there, so an engine uses it when this is
+   * set. Undefined: the switch lives in the messages (shapeMessages does it).
+   */
+  offPrefill?: string;
+}
+
+/** What a family can do; reported by `models.list` and used by the host. */
+export interface FamilyCapabilities {
+  /** The model may emit several calls in one reply (the official template renders several). */
+  parallelToolCalls: boolean;
+  /** The model's template accepts a system turn (else the tool text goes into the first user turn). */
+  systemRole: boolean;
 }
 
 export interface Family {
   readonly name: string;
   /** `native`: the model was trained on a call format; `prompted`: we teach one in the system text. */
   readonly tools: "native" | "prompted";
+  /** The tool-call grammar of the model's output (the parser to use). */
+  readonly format: OutputFormat;
   readonly reasoning: ReasoningShape | null;
+  readonly capabilities: FamilyCapabilities;
   /** web-llm `chatOpts.conv_config` applied at load (e.g. a `tool` role). */
   readonly convConfig?: Record<string, unknown>;
   /** Messages as the engine gets them: tools in the system text, calls and results in the family's format. */

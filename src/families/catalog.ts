@@ -1,0 +1,26 @@
+/**
+ * Every family this library knows, as data: output format, reasoning shape,
+ * capabilities. The prompt side of each format lives in its own module
+ * (styles/); `define.ts` assembles a Family from a spec and a style.
+ */
+import type { ReasoningShape } from "./types.js";
+
+const think = (over: Partial<ReasoningShape>): ReasoningShape => ({
+  open: "<think>",
+  close: "</think>",
+  defaultOn: true,
+  promptOpened: false,
+  switchable: true,
+  ...over,
+});
+
+/** Qwen3 hybrid thinking: the model writes `<think>…</think>`; off = the template's empty block. */
+export const QWEN3_REASONING = think({ offPrefill: "<think>\n\n</think>\n\n" });
+/** Qwen3.5: the conversation template opens `<think>\n`; the model writes only `</think>`. */
+export const QWEN35_REASONING = think({ promptOpened: true, offPrefill: "<think>\n\n</think>\n\n" });
+/** DeepSeek-R1 distills always think; web-llm's templates do not open the block, the model does. */
+export const R1_REASONING = think({ switchable: false });
+/** Ministral-3-Reasoning: `[THINK]…[/THINK]`, asked for by its default system prompt. */
+export const MINISTRAL_REASONING: ReasoningShape = { open: "[THINK]", close: "[/THINK]", defaultOn: true, promptOpened: false, switchable: true };
+/** Gemma 4: `<|think|>` in the system turn turns it on; output `<|channel>thought\n…<channel|>`. */
+export const GEMMA4_REASONING: ReasoningShape = { open: "<|channel>thought", close: "<channel|>", defaultOn: false, promptOpened: false, switchable: true };
