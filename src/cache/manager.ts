@@ -107,6 +107,7 @@ export class CacheManager {
   }
 
   async list(): Promise<CachedModel[]> {
+    await this.store(); // an unusable backend is refused here too, not only on download
     return (await allMetadata(this.backend)).map(({ id, bytes, complete, lastUsed }) => ({ id, bytes, complete, lastUsed })).sort((a, b) => b.lastUsed - a.lastUsed);
   }
 
