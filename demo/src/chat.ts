@@ -1,0 +1,229 @@
+/**
+ * The chat: streams replies with `client.chat.completions.create({ stream: true })`,
+ * splits `reasoning_content` from `content`, runs the tool loop (the model's
+ * tool_calls run in the page and go back as `role: "tool"` messages), and
+ * offers stop, regenerate and edit.
+ */
+import type { ChatMessage, Client, Stream, ToolCall, Usage, WebGpuStats } from "../../src/index.js";
+import { AssistantView, type AssistantTurn, type ReplyMetrics } from "./assistant-view.js";
+import { h, replace } from "./dom.js";
+import type { ChatSettings } from "./settings.js";
+import { runTool } from "./tools.js";
+
+/** A model that keeps calling tools is stopped after this many rounds. */
+const MAX_TOOL_ROUNDS = 5;
+
+export interface Chat {
+  element: HTMLElement;
+  /** The conversation so far, without the system prompt (the drop-in view replays it). */
+  messages(): ChatMessage[];
+}
+
+export function createChat(client: Client, settings: ChatSettings, currentModel: () => string): Chat {
+  /** What the model has seen: user, assistant and tool messages, in order. */
+  let messages: ChatMessage[] = [];
+  /** Per assistant message: how its reply went. */
+  const metrics = new WeakMap<ChatMessage, ReplyMetrics>();
+  let running: Stream | null = null;
+  let busy = false;
+  /** The last request's failure, shown under the conversation until the next request. */
+  let failure: string | null = null;
+
+  const log = h("div", { class: "log", role: "log", "aria-live": "polite" });
+  const input = h("textarea", { id: "prompt", rows: 2, placeholder: "Message the model — Enter to send, Shift+Enter for a new line, Esc to stop", "aria-label": "Message" });
+  const send = h("button", { id: "send", class: "primary", type: "submit" }, "Send");
+  const stop = h("button", { id: "stop", type: "button", disabled: true, onclick: () => running?.controller.abort() }, "Stop");
+  const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, stop));
+  const element = h("section", { class: "chat", "aria-label": "Chat" }, log, form, settings.element);
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text || busy) return;
+    input.value = "";
+    messages.push({ role: "user", content: text });
+    void respond();
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && running) running.controller.abort();
+  });
+
+  function setBusy(value: boolean) {
+    busy = value;
+    send.disabled = value;
+    stop.disabled = !value;
+    element.classList.toggle("busy", value);
+  }
+
+  /** Answers the last user message, running tools until the model replies without calling one. */
+  async function respond(): Promise<void> {
+    setBusy(true);
+    failure = null;
+    render();
+    try {
+      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+        const reply = await streamOneReply();
+        messages.push(reply.message);
+        metrics.set(reply.message, reply.metrics);
+        if (reply.aborted || !reply.message.tool_calls?.length) break;
+        for (const call of reply.message.tool_calls) {
+          messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(runTool(call.function.name, call.function.arguments)) });
+        }
+        render();
+      }
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+    } finally {
+      running = null;
+      setBusy(false);
+      render();
+      input.focus();
+    }
+  }
+
+  async function streamOneReply(): Promise<{ message: ChatMessage; metrics: ReplyMetrics; aborted: boolean }> {
+    const view = new AssistantView();
+    const turn: AssistantTurn = { reasoning: "", content: "", toolCalls: [], results: new Map(), metrics: null, streaming: true };
+    log.append(view.element);
+    view.update(turn);
+
+    const system = settings.systemPrompt();
+    const sent = performance.now();
+    const stream = await client.chat.completions.create({
+      model: currentModel(),
+      messages: system ? [{ role: "system", content: system }, ...messages] : messages,
+      ...settings.requestFields(),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    running = stream;
+
+    let firstTokenAt: number | null = null;
+    let usage: Usage | null = null;
+    let stats: WebGpuStats | null = null;
+    let finish = "aborted";
+    let frame = 0;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      if (chunk.x_webgpu) stats = chunk.x_webgpu;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      const { delta } = choice;
+      if (firstTokenAt === null && (delta.content || delta.reasoning_content || delta.tool_calls)) firstTokenAt = performance.now();
+      turn.reasoning += delta.reasoning_content ?? "";
+      turn.content += delta.content ?? "";
+      for (const part of delta.tool_calls ?? []) mergeToolCallDelta(turn.toolCalls, part);
+      if (choice.finish_reason) finish = choice.finish_reason;
+      // Repaint at most once per frame however fast the deltas come.
+      frame ||= requestAnimationFrame(() => {
+        frame = 0;
+        view.update(turn);
+      });
+    }
+    cancelAnimationFrame(frame);
+    const aborted = stream.controller.signal.aborted;
+    const decodeSeconds = firstTokenAt === null ? 0 : (performance.now() - firstTokenAt) / 1000;
+    const replyMetrics: ReplyMetrics = {
+      ttftMs: firstTokenAt === null ? null : firstTokenAt - sent,
+      // The engine's own decode speed when it reports one; otherwise what the page measured.
+      tokensPerS: stats?.decode_tokens_per_s || (usage && decodeSeconds > 0 ? usage.completion_tokens / decodeSeconds : null),
+      promptTokens: usage?.prompt_tokens ?? null,
+      cachedTokens: usage?.prompt_tokens_details.cached_tokens ?? null,
+      completionTokens: usage?.completion_tokens ?? null,
+      finish: aborted ? "stopped" : finish,
+    };
+    view.element.remove();
+    const message: ChatMessage = {
+      role: "assistant",
+      content: turn.content || null,
+      ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}),
+      ...(turn.toolCalls.length > 0 && !aborted ? { tool_calls: turn.toolCalls } : {}),
+    };
+    return { message, metrics: replyMetrics, aborted };
+  }
+
+  /** Drops the last reply (and its tool rounds) and asks again. */
+  function regenerate() {
+    const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+    if (lastUser < 0 || busy) return;
+    messages = messages.slice(0, lastUser + 1);
+    void respond();
+  }
+
+  /** Rewrites a user message and answers again from there; later turns are dropped. */
+  function edit(index: number, bubble: HTMLElement) {
+    if (busy) return;
+    const original = String(messages[index].content ?? "");
+    const editor = h("textarea", { class: "edit-box", rows: 3, "aria-label": "Edit message" }, original);
+    const save = () => {
+      const text = editor.value.trim();
+      if (!text) return;
+      messages = [...messages.slice(0, index), { role: "user", content: text }];
+      void respond();
+    };
+    editor.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        save();
+      } else if (event.key === "Escape") {
+        event.stopPropagation();
+        render();
+      }
+    });
+    replace(bubble, editor, h("div", { class: "actions" }, h("button", { class: "primary", onclick: save }, "Save & resend"), h("button", { onclick: render }, "Cancel")));
+    editor.focus();
+  }
+
+  /** Redraws the finished part of the conversation from `messages`. */
+  function render() {
+    const results = new Map(messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id ?? "", String(m.content ?? "")]));
+    const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
+    const views = messages.map((message, index) => {
+      if (message.role === "user") {
+        const bubble = h("article", { class: "msg user", "aria-label": "You" }, h("div", { class: "content" }, String(message.content ?? "")));
+        bubble.append(h("div", { class: "actions" }, h("button", { class: "link", disabled: busy, onclick: () => edit(index, bubble) }, "Edit")));
+        return bubble;
+      }
+      if (message.role !== "assistant") return null; // tool results show on their call's card
+      const view = new AssistantView();
+      view.update({
+        reasoning: message.reasoning_content ?? "",
+        content: String(message.content ?? ""),
+        toolCalls: message.tool_calls ?? [],
+        results,
+        metrics: metrics.get(message) ?? null,
+        streaming: false,
+      });
+      if (index === lastAssistant && !busy) view.setActions(h("button", { class: "link regenerate", onclick: regenerate }, "Regenerate"));
+      return view.element;
+    });
+    replace(log, ...(messages.length === 0 ? [emptyState()] : views), failure ? h("div", { class: "error", role: "alert" }, failure) : null);
+    log.scrollTop = log.scrollHeight;
+  }
+
+  render();
+  return { element, messages: () => messages };
+}
+
+/** Streamed tool calls arrive in pieces: the first names the call, later ones append arguments. */
+function mergeToolCallDelta(calls: ToolCall[], part: { index: number; id?: string; function?: { name?: string; arguments?: string } }) {
+  const call = (calls[part.index] ??= { id: part.id ?? `call_${part.index}`, type: "function", function: { name: "", arguments: "" } });
+  if (part.id) call.id = part.id;
+  if (part.function?.name) call.function.name += part.function.name;
+  if (part.function?.arguments) call.function.arguments += part.function.arguments;
+}
+
+function emptyState(): HTMLElement {
+  return h(
+    "div",
+    { class: "empty" },
+    h("p", {}, "Ask anything. Try: "),
+    h("ul", {}, h("li", {}, "What is 17.5% of 2,340? (calculator)"), h("li", {}, "Convert 26.2 miles to km (units)"), h("li", {}, "What does shader-f16 do? (search)")),
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * The demo page. Everything it does goes through the public API:
+ *
+ *   const client = createClient({ models });   // models: extra records, e.g. from ?catalog=
+ *   await client.gpu.info();                    // adapter, features, limits
+ *   await client.models.list();                 // the catalog, with family, size and capabilities
+ *   await client.models.load(id, { onProgress, signal });
+ *   await client.chat.completions.create({ model, messages, stream: true, tools });
+ *   client.cache.*                              // the weights the browser holds
+ *
+ * URL parameters: `?catalog=<url>` adds model records (a JSON array of
+ * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model.
+ */
+import { createClient, type ModelRecord } from "../../src/index.js";
+import { cacheOf } from "./cache-api.js";
+import { createChat } from "./chat.js";
+import { h, replace } from "./dom.js";
+import { createDropIn } from "./dropin.js";
+import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
+import { modelEntries } from "./model-entries.js";
+import { createModelsPanel } from "./models-panel.js";
+import { createSettings } from "./settings.js";
+import { installThemeToggle } from "./theme.js";
+
+/** The smallest model with both tools and reasoning; the library picks its f16 or f32 variant. */
+const DEFAULT_MODEL = "Qwen3-0.6B";
+
+async function loadCatalog(url: string | null): Promise<ModelRecord[]> {
+  if (!url) return [];
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`?catalog=${url} answered ${response.status}.`);
+  const records: unknown = await response.json();
+  if (!Array.isArray(records)) throw new Error(`?catalog=${url} must be a JSON array of model records.`);
+  return records as ModelRecord[];
+}
+
+async function main() {
+  const root = document.getElementById("app")!;
+  const params = new URLSearchParams(location.search);
+  const header = h("header", { class: "top" }, h("h1", {}, "webgpu-openai"), h("span", { class: "tagline" }, "OpenAI's API, served by a model in your GPU"), installThemeToggle());
+  replace(root, header, h("p", { class: "loading" }, "Looking for a GPU…"));
+
+  let records: ModelRecord[];
+  try {
+    records = await loadCatalog(params.get("catalog"));
+  } catch (error) {
+    replace(root, header, h("p", { class: "error", role: "alert" }, String(error instanceof Error ? error.message : error)));
+    return;
+  }
+  const client = createClient({ models: records });
+  const gpu = await client.gpu.info();
+  if (!gpu.available) {
+    replace(root, header, noWebGpuPage(gpu.reason));
+    return;
+  }
+
+  const { data: models } = await client.models.list();
+  const entries = modelEntries(models, gpu);
+  const modelsPanel = createModelsPanel(client, cacheOf(client), entries, params.get("model") ?? DEFAULT_MODEL);
+  const settings = createSettings();
+  const chat = createChat(client, settings, modelsPanel.selected);
+  const dropIn = createDropIn(client, chat.messages, modelsPanel.selected);
+
+  replace(
+    root,
+    header,
+    h(
+      "div",
+      { class: "layout" },
+      h("aside", { class: "sidebar" }, modelsPanel.element, gpuPanel(gpu.info, entries)),
+      h("main", { class: "main" }, tabs([["Chat", chat.element], ["OpenAI SDK drop-in", dropIn]])),
+    ),
+  );
+  document.getElementById("prompt")?.focus();
+}
+
+/** Accessible tabs: arrow keys move between them, as the WAI-ARIA pattern says. */
+function tabs(panels: [string, HTMLElement][]): HTMLElement {
+  const buttons = panels.map(([label], i) => h("button", { role: "tab", id: `tab-${i}`, "aria-controls": `panel-${i}`, class: "tab" }, label));
+  const bodies = panels.map(([, body], i) => h("div", { role: "tabpanel", id: `panel-${i}`, "aria-labelledby": `tab-${i}`, class: "tabpanel" }, body));
+  const show = (index: number) => {
+    buttons.forEach((b, i) => {
+      b.setAttribute("aria-selected", String(i === index));
+      b.tabIndex = i === index ? 0 : -1;
+      bodies[i].hidden = i !== index;
+    });
+  };
+  buttons.forEach((button, i) => {
+    button.addEventListener("click", () => show(i));
+    button.addEventListener("keydown", (event) => {
+      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      const next = (i + step + buttons.length) % buttons.length;
+      show(next);
+      buttons[next].focus();
+    });
+  });
+  show(0);
+  return h("div", { class: "tabs" }, h("div", { role: "tablist", class: "tablist" }, ...buttons), ...bodies);
+}
+
+void main().catch((error: unknown) => {
+  document.getElementById("app")!.append(h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
+});

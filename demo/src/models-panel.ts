@@ -1,0 +1,181 @@
+/**
+ * The models panel: a picker grouped by family, a download with progress in
+ * bytes and ETA (pause, resume, cancel) through `client.models.load`, and the
+ * cache manager (`client.cache`: list, delete, clear, usage vs quota,
+ * persistent storage).
+ */
+import type { Client, LoadProgress } from "../../src/index.js";
+import type { CachedModel, DemoCache } from "./cache-api.js";
+import { h, replace } from "./dom.js";
+import { formatBytes, formatContext, formatEta } from "./format.js";
+import type { ModelEntry } from "./model-entries.js";
+
+export interface ModelsPanel {
+  element: HTMLElement;
+  selected(): string;
+}
+
+export function createModelsPanel(client: Client, cache: DemoCache | null, entries: Map<string, ModelEntry[]>, initial: string): ModelsPanel {
+  const all = [...entries.values()].flat();
+  let selected = all.find((e) => e.alias.toLowerCase() === initial.toLowerCase()) ?? all[0];
+  let cached: CachedModel[] = [];
+  let download: { controller: AbortController; alias: string } | null = null;
+
+  const select = h("select", { id: "model-select", "aria-label": "Model" });
+  const details = h("div", { class: "model-details", id: "model-details" });
+  const progressBar = h("progress", { id: "download-progress", max: 1, value: 0 });
+  const progressText = h("div", { class: "progress-text", id: "download-text" });
+  const progress = h("div", { class: "download", hidden: true }, progressBar, progressText);
+  const buttons = h("div", { class: "actions" });
+  const cacheSection = h("section", { class: "cache", id: "cache-manager", "aria-labelledby": "cache-title" });
+
+  select.addEventListener("change", () => {
+    selected = all.find((e) => e.alias === select.value) ?? selected;
+    renderDetails();
+  });
+
+  function cacheState(entry: ModelEntry): "cached" | "partial" | "not downloaded" {
+    const hit = cached.find((c) => entry.variants.some((v) => v.id === c.id));
+    return !hit ? "not downloaded" : hit.complete ? "cached" : "partial";
+  }
+
+  function renderPicker() {
+    replace(
+      select,
+      ...[...entries].map(([family, list]) =>
+        h(
+          "optgroup",
+          { label: family },
+          ...list.map((e) => {
+            const caps = Object.entries(e.variant.capabilities).filter(([, on]) => on).map(([name]) => name);
+            const size = e.variant.vram_required_mb === null ? "" : ` · ${formatBytes(e.variant.vram_required_mb * 1024 * 1024)}`;
+            const state = cacheState(e);
+            const label = `${e.alias}${size} · ${formatContext(e.variant.context_window)} · ${caps.join(", ")}${state === "not downloaded" ? "" : ` · ${state}`}${e.fit.ok ? "" : " · won't fit"}`;
+            return h("option", { value: e.alias, selected: e === selected }, label);
+          }),
+        ),
+      ),
+    );
+  }
+
+  function renderDetails() {
+    const e = selected;
+    const caps = (["tools", "reasoning", "vision"] as const).map((c) => h("span", { class: `cap ${e.variant.capabilities[c] ? "on" : "off"}` }, c));
+    replace(
+      details,
+      h("div", { class: "kv" }, h("dt", {}, "Variant"), h("dd", {}, h("code", { id: "model-variant" }, e.variant.id))),
+      h("div", { class: "kv" }, h("dt", {}, "Memory"), h("dd", {}, e.variant.vram_required_mb === null ? "unknown" : `${e.variant.vram_required_mb} MB`)),
+      h("div", { class: "kv" }, h("dt", {}, "Context"), h("dd", {}, `${e.variant.context_window} tokens`)),
+      h("div", { class: "kv" }, h("dt", {}, "Fits"), h("dd", { class: e.fit.ok ? "yes" : "no" }, e.fit.reason)),
+      h("div", { class: "kv" }, h("dt", {}, "Cache"), h("dd", { id: "model-cache-state" }, cacheState(e))),
+      h("div", { class: "caps" }, ...caps),
+    );
+    renderButtons();
+  }
+
+  function renderButtons() {
+    if (download) {
+      replace(
+        buttons,
+        h("button", { id: "download-pause", onclick: () => download?.controller.abort("pause") }, "Pause"),
+        h("button", { id: "download-cancel", onclick: () => download?.controller.abort("cancel") }, "Cancel"),
+      );
+    } else {
+      const state = cacheState(selected);
+      replace(buttons, h("button", { id: "download", class: "primary", onclick: () => void startDownload() }, state === "cached" ? "Load into GPU" : state === "partial" ? "Resume download" : "Download"));
+    }
+  }
+
+  function showProgress(p: LoadProgress, started: number) {
+    progress.hidden = false;
+    progressBar.value = p.fraction;
+    const seconds = (performance.now() - started) / 1000;
+    // The library's ETA when it has one; otherwise extrapolate from the bytes so far.
+    const eta = p.etaS ?? (p.fraction > 0 ? (seconds * (1 - p.fraction)) / p.fraction : null);
+    progressText.textContent = `${p.phase}: ${formatBytes(p.loadedBytes)} / ${formatBytes(p.totalBytes)} · ${Math.floor(p.fraction * 100)}% · ${p.fraction >= 1 ? "done" : formatEta(eta)}`;
+  }
+
+  async function startDownload() {
+    const entry = selected;
+    const controller = new AbortController();
+    download = { controller, alias: entry.alias };
+    renderButtons();
+    const started = performance.now();
+    showProgress({ phase: "download", loadedBytes: 0, totalBytes: 0, fraction: 0, etaS: null, file: null }, started);
+    try {
+      const { model } = await client.models.load(entry.alias, { signal: controller.signal, onProgress: (p) => showProgress(p, started) });
+      progressBar.value = 1;
+      progressText.textContent = `${model} is ready · 100% · ${((performance.now() - started) / 1000).toFixed(1)} s`;
+    } catch (error) {
+      const reason = controller.signal.reason;
+      if (reason === "cancel") {
+        await cache?.delete(entry.variant.id).catch(() => undefined);
+        progress.hidden = true;
+      } else if (reason === "pause") {
+        progressText.textContent += " · paused: Resume continues with the missing files only";
+      } else {
+        progressText.textContent = error instanceof Error ? error.message : String(error);
+      }
+    } finally {
+      download = null;
+      await refreshCache();
+    }
+  }
+
+  async function refreshCache() {
+    if (!cache) {
+      replace(cacheSection, h("h2", { id: "cache-title" }, "Cache"), h("p", { class: "muted" }, "This client has no cache manager (client.cache)."));
+      renderPicker();
+      renderDetails();
+      return;
+    }
+    const [list, usage] = await Promise.all([cache.list().catch(() => [] as CachedModel[]), cache.usage().catch(() => null)]);
+    cached = list;
+    const total = list.reduce((sum, m) => sum + m.bytes, 0);
+    replace(
+      cacheSection,
+      h("h2", { id: "cache-title" }, "Cache"),
+      usage && usage.quota
+        ? h("div", { class: "usage" }, h("meter", { min: 0, max: usage.quota, value: usage.usage ?? 0 }), h("small", {}, `${formatBytes(usage.usage ?? 0)} used of ${formatBytes(usage.quota)} quota · models ${formatBytes(total)}`))
+        : null,
+      h(
+        "div",
+        { class: "kv" },
+        h("dt", {}, "Persistent"),
+        h("dd", { id: "cache-persisted" }, usage?.persisted === true ? "yes: the browser keeps the weights" : usage?.persisted === false ? "no: the browser may evict them " : "unknown"),
+        usage?.persisted === false ? h("button", { class: "link", onclick: () => void navigator.storage.persist().then(refreshCache) }, "Ask to persist") : null,
+      ),
+      list.length === 0
+        ? h("p", { class: "muted", id: "cache-empty" }, "No models downloaded yet.")
+        : h(
+            "ul",
+            { class: "cache-list", id: "cache-list" },
+            ...list.map((m) =>
+              h(
+                "li",
+                { dataset: { model: m.id } },
+                h("code", {}, m.id),
+                h("small", {}, `${formatBytes(m.bytes)}${m.complete ? "" : " · incomplete"}${m.lastUsed ? ` · used ${new Date(m.lastUsed).toLocaleString()}` : ""}`),
+                h("button", { class: "delete", "aria-label": `Delete ${m.id}`, onclick: () => void cache.delete(m.id).then(refreshCache) }, "Delete"),
+              ),
+            ),
+          ),
+      list.length > 1 ? h("button", { onclick: () => void cache.clear().then(refreshCache) }, "Delete all") : null,
+    );
+    renderPicker();
+    renderDetails();
+  }
+
+  const element = h(
+    "section",
+    { class: "panel models", id: "models-panel", "aria-labelledby": "models-title" },
+    h("h2", { id: "models-title" }, "Model"),
+    select,
+    details,
+    buttons,
+    progress,
+    cacheSection,
+  );
+  void refreshCache();
+  return { element, selected: () => selected.alias };
+}
