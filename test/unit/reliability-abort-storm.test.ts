@@ -7,8 +7,8 @@
  * unhandled, and the next request gets exactly its own answer.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createClient, type Client } from "../../src/index.js";
-import { createScriptedEngine, type EngineRequest } from "../../src/testing.js";
+import { createClient, type Client, type EngineRequest } from "../../src/index.js";
+import { createScriptedEngine } from "../../src/testing.js";
 import { seededRandom } from "./support/malformed-requests.js";
 
 const MODES = ["before", "queued", "prefill", "after-open", "mid-stream", "between-chunks", "non-stream", "fetch-mid-sse", "none"] as const;
