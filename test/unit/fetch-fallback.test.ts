@@ -57,6 +57,7 @@ function gpuLessClient(fallback?: ClientOptions["fallback"]) {
 }
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: "Qwen3-0.6B", messages: [user(content)], ...extra });
+const askStream = (content: string, extra: Record<string, unknown> = {}) => ({ ...ask(content, extra), stream: true as const });
 
 describe("fallback: JS API", () => {
   it("a request the device cannot serve is answered by the remote server", async () => {
@@ -73,7 +74,7 @@ describe("fallback: JS API", () => {
   it("streams: chunks parsed from the remote SSE, usage included", async () => {
     const { client } = gpuLessClient({ baseURL: remoteURL, model: (m) => `Qwen/${m}` });
     remote.received.length = 0;
-    const stream = await client.chat.completions.create(ask("stream please", { stream: true, stream_options: { include_usage: true } }));
+    const stream = await client.chat.completions.create(askStream("stream please", { stream_options: { include_usage: true } }));
     let text = "";
     let finish: string | null = null;
     let usage: unknown = null;
@@ -108,7 +109,7 @@ describe("fallback: JS API", () => {
     const { client } = gpuLessClient({ baseURL: remoteURL, model: "no-such-remote-model" });
     await expect(client.chat.completions.create(ask("hi"))).rejects.toMatchObject({ status: 404, code: "model_not_found" });
     const streaming = gpuLessClient({ baseURL: remoteURL }).client;
-    const stream = await streaming.chat.completions.create(ask("break mid-stream", { stream: true }));
+    const stream = await streaming.chat.completions.create(askStream("break mid-stream"));
     let text = "";
     const error = await (async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
@@ -127,7 +128,7 @@ describe("fallback: JS API", () => {
 
   it("aborting a fallback stream ends it and stops the remote generation", async () => {
     const { client } = gpuLessClient({ baseURL: remoteURL });
-    const stream = await client.chat.completions.create(ask("long", { stream: true }));
+    const stream = await client.chat.completions.create(askStream("long"));
     let n = 0;
     for await (const _chunk of stream) if (++n === 3) break;
     expect(n).toBe(3);
