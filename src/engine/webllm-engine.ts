@@ -97,6 +97,13 @@ export interface WebLlmEngine extends Engine {
   readonly requiresGpu: true;
   /** What was detected about the running web-llm (null before the first load). */
   readonly compat: WebLlmCompat | null;
+  /**
+   * Whether this web-llm reads the cache layout our downloader writes
+   * (`tensor-cache.json`, `mlc-chat-config.json` stored as bytes: 0.2.80 on).
+   * ≤ 0.2.79 reads `ndarray-cache.json` and a parsed config object, so the
+   * host skips its downloader there and web-llm fetches the files itself.
+   */
+  acceptsPrefetch(): Promise<boolean>;
 }
 
 /** fields of our ModelRecord that web-llm's appConfig understands; the rest (family, our integrity map…) stays out. */
@@ -307,6 +314,10 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     },
     get loadedModel() {
       return loaded;
+    },
+    async acceptsPrefetch() {
+      await getModule();
+      return compat?.cacheOption === "cacheBackend" && compat.tensorCacheFile === "tensor-cache.json";
     },
     load,
     generate,

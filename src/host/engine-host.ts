@@ -265,7 +265,8 @@ export class EngineHost {
         throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
       }
       if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
-      throw error;
+      // An engine's plain Error reaches in-process callers as a 500 ApiError, as it does through the worker.
+      throw isAbortError(error) ? error : ApiError.from(error);
     } finally {
       clearTimeout(timer);
       outerSignal?.removeEventListener("abort", onOuterAbort);

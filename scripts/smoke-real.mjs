@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+/**
+ * Real-engine smoke run: our library + the real web-llm engine in its worker,
+ * a real MLC model folder, headless Chromium with WebGPU on SwiftShader.
+ *
+ *   npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79|0.2.86]
+ *                         [--max-tokens 2] [--only multiturn,abort,tools,sdk] [--port 0] [--timeout-s 3600]
+ *
+ * <folder> is an MLC model folder whose files sit in <folder>/resolve/main/
+ * (web-llm appends resolve/main/ to a model URL), e.g. one built by the
+ * shared real-model tool (random weights for a prebuilt Qwen2-0.5B library).
+ * The page (test/real/) is built with Vite, web-llm aliased to the version
+ * asked for (0.2.79 = the `webllm-0279` dev dependency); the folder and the
+ * library are served from 127.0.0.1 with a request counter; a fresh browser
+ * profile makes the first load a network one. Prints ONE JSON report on
+ * stdout (progress lines go to stderr); exits 1 when a check fails.
+ */
+import { build } from "vite";
+import { chromium } from "playwright";
+import { createServer } from "node:http";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { extname, join, resolve, normalize } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json", ".wasm": "application/wasm", ".bin": "application/octet-stream", ".css": "text/css" };
+/** web-llm version → the package the page imports as `@mlc-ai/web-llm`. */
+const ALIAS = { "0.2.79": "webllm-0279", "0.2.86": "@mlc-ai/web-llm" };
+
+const root = resolve(fileURLToPath(import.meta.url), "../..");
+const args = parseArgs(process.argv.slice(2));
+const modelDir = args["model-dir"] && resolve(args["model-dir"]);
+const modelLib = args["model-lib"] && resolve(args["model-lib"]);
+const webllm = args.webllm ?? "0.2.86";
+const maxTokens = Number(args["max-tokens"] ?? 2);
+const timeoutS = Number(args["timeout-s"] ?? 3600);
+const modelId = args["model-id"] ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
+const only = args.only ? String(args.only).split(",") : undefined;
+const log = (...a) => console.error("[smoke-real]", ...a);
+
+if (!modelDir || !modelLib) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79]");
+if (!existsSync(join(modelDir, "resolve/main/mlc-chat-config.json"))) fail(`${modelDir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
+if (!existsSync(modelLib)) fail(`${modelLib} not found.`);
+if (!ALIAS[webllm]) fail(`--webllm must be one of ${Object.keys(ALIAS).join(", ")}`);
+
+const report = { webllm, modelDir, modelLib, modelId, maxTokens, startedAt: new Date().toISOString() };
+const outDir = join(root, "node_modules/.cache/smoke-real", webllm);
+const profile = mkdtempSync(join(tmpdir(), "webgpu-openai-smoke-"));
+let server;
+let context;
+const watchdog = setTimeout(() => fail(`timed out after ${timeoutS} s`), timeoutS * 1000);
+try {
+  // 1. build the page (our library from source, web-llm aliased)
+  const t0 = Date.now();
+  await build({
+    configFile: false,
+    root: join(root, "test/real"),
+    logLevel: "warn",
+    resolve: { alias: webllm === "0.2.86" ? [] : [{ find: /^@mlc-ai\/web-llm$/, replacement: ALIAS[webllm] }] },
+    worker: { format: "es" },
+    build: { outDir, emptyOutDir: true, target: "es2022", minify: false, sourcemap: false, chunkSizeWarningLimit: 100_000 },
+  });
+  report.buildMs = Date.now() - t0;
+  log(`built the page with web-llm ${webllm} in ${report.buildMs} ms`);
+
+  // 2. serve page + model folder + library from 127.0.0.1, counting model requests
+  let modelRequests = 0;
+  server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (path === "/__counters") return send(res, 200, "application/json", JSON.stringify({ modelRequests }));
+    let file;
+    if (path.startsWith("/model/")) file = safeJoin(modelDir, path.slice("/model/".length));
+    else if (path === "/lib/model.wasm") file = modelLib;
+    else file = safeJoin(outDir, path === "/" ? "index.html" : path.slice(1));
+    if (path.startsWith("/model/") || path.startsWith("/lib/")) modelRequests++;
+    if (!file || !existsSync(file) || !statSync(file).isFile()) return send(res, 404, "text/plain", "not found");
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": statSync(file).size, "cache-control": "no-store" });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((ok) => server.listen(Number(args.port ?? 0), "127.0.0.1", ok));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+
+  // 3. headless Chromium with the flags the browser tests use, a fresh profile
+  context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: chromiumArgs() });
+  const page = await context.newPage();
+  const consoleTail = [];
+  const keep = (line) => {
+    consoleTail.push(line);
+    if (consoleTail.length > 60) consoleTail.shift();
+  };
+  page.on("console", (m) => keep(`[${m.type()}] ${m.text().slice(0, 300)}`));
+  page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
+  page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
+  await page.goto(`${origin}/`);
+  await page.waitForFunction(() => window.smokeReady === true, null, { timeout: 60_000 });
+  log(`page ready at ${origin}; running (slow on SwiftShader: many minutes)`);
+  const t1 = Date.now();
+  report.result = await page.evaluate((o) => window.smoke(o), { modelId, countersUrl: `${origin}/__counters`, maxTokens, only });
+  report.runMs = Date.now() - t1;
+  report.consoleTail = consoleTail.slice(-25);
+  report.checks = checks(report.result);
+} catch (error) {
+  report.error = String(error?.stack ?? error);
+} finally {
+  clearTimeout(watchdog);
+  await context?.close().catch(() => undefined);
+  server?.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(report, null, 1));
+process.exit(report.error || Object.values(report.checks ?? {}).some((c) => c === false) ? 1 : 0);
+
+/** The pass/fail summary the test and the reader look at first. */
+function checks(r) {
+  const c = {};
+  const net = r.loadFromNetwork;
+  const idb = r.loadFromIndexedDB;
+  c.loadedFromNetwork = !net.error && net.modelRequests > 0;
+  c.loadedFromIndexedDBWithZeroRequests = !idb.error && idb.modelRequests === 0;
+  c.progressMonotonicToOne = net.fractionMonotonic && idb.fractionMonotonic && net.lastProgress?.fraction === 1 && idb.lastProgress?.fraction === 1;
+  const s = r.stream;
+  c.streamedWithUsageAndTimings = !s.error && s.contentChunks >= 1 && s.usage?.completion_tokens >= 1 && s.x_webgpu?.prefill_tokens_per_s > 0;
+  if (r.multiTurn) {
+    const m = r.multiTurn;
+    c.firstTurnStopped = m.turn1.finish_reason === "stop";
+    c.secondTurnReusedKv = !m.turn2.error && m.cachedTokens > 0 && m.cachedTokens >= m.turn1.usage?.prompt_tokens && m.webllmPrefilledThisTurn < m.turn1.usage?.prompt_tokens;
+  }
+  if (r.abort) {
+    c.abortEndedStream = !r.abort.aborted.error || r.abort.aborted.error.name === "AbortError";
+    c.requestAfterAbortSucceeded = !r.abort.after.error && r.abort.after.usage?.completion_tokens >= 1;
+  }
+  if (r.tools) {
+    c.toolsAccepted = !r.tools.error;
+    c.toolMessageAccepted = !r.toolMessage.error;
+  }
+  if (r.sdk) {
+    c.sdkStreamed = !r.sdk.streamed.error && r.sdk.streamed.chunks >= 2;
+    c.sdkNonStreamed = !r.sdk.nonStreamed.error && !!r.sdk.nonStreamed.completion?.choices;
+  }
+  return c;
+}
+
+/** chromiumArgs from vite.config.ts, so the smoke run and the browser tests use the same flags. */
+function chromiumArgs() {
+  const text = readFileSync(join(root, "vite.config.ts"), "utf8");
+  const block = /export const chromiumArgs = \[([\s\S]*?)\]/.exec(text);
+  if (!block) fail("chromiumArgs not found in vite.config.ts");
+  return [...block[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+}
+
+function safeJoin(base, rel) {
+  const full = normalize(join(base, rel));
+  return full.startsWith(base) ? full : null;
+}
+
+function send(res, status, type, body) {
+  res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
+  res.end(body);
+}
+
+function parseArgs(list) {
+  const out = {};
+  for (let i = 0; i < list.length; i++) {
+    const m = /^--([^=]+)(?:=(.*))?$/.exec(list[i]);
+    if (!m) continue;
+    out[m[1]] = m[2] ?? (list[i + 1] && !list[i + 1].startsWith("--") ? list[++i] : "true");
+  }
+  return out;
+}
+
+function fail(message) {
+  console.error(`[smoke-real] ${message}`);
+  process.exit(2);
+}
