@@ -1,10 +1,25 @@
 /**
  * One entry point for every output format's parser. Families (src/families/)
- * pick a format and a reasoning shape; this builds the parser for them.
- * (Format parsers land in this folder, one file per format.)
+ * pick a format and a reasoning shape; this builds the parser for them:
+ * reasoning splitter first, then the format's tool-call parser, both writing
+ * into one event sink (whitespace and undeclared-tool policies).
  */
 import type { FunctionTool } from "../protocol/types.js";
 import type { OutputParser, ParseEvent } from "./types.js";
+import { EventSink } from "./event-sink.js";
+import type { FormatParser } from "./marker-parser.js";
+import { PlainParser } from "./plain.js";
+import { ReasoningSplitter } from "./reasoning.js";
+import { createHermesParser } from "./hermes.js";
+import { createSmollmParser } from "./smollm.js";
+import { createPhi4Parser } from "./phi4.js";
+import { createMistralParser } from "./mistral.js";
+import { createMinistralParser } from "./ministral.js";
+import { createLlamaJsonParser } from "./llama-json.js";
+import { createPythonicParser } from "./pythonic.js";
+import { createQwenXmlParser } from "./qwen-xml.js";
+import { createGemma4Parser } from "./gemma4.js";
+import { createDeepseekR1Parser } from "./deepseek-r1.js";
 
 /** The tool-call grammars models emit (tool-and-reasoning-formats.md §0). */
 export type OutputFormat =
@@ -32,14 +47,81 @@ export interface ParserOptions {
   reasoningOpen: boolean;
   /** Declared tools (a bare JSON call counts only if it names one of them); empty: no tool parsing. */
   tools: FunctionTool[];
+  /**
+   * Thinking is off for this request: a reasoning block the model emits anyway
+   * (or the empty one web-llm injects) is removed rather than shown. Default false.
+   */
+  discardReasoning?: boolean;
 }
 
+/** Markers that end reasoning when the model forgets the close marker (DESIGN: Qwen3.5 `<tool_call>`). */
+const IMPLICIT_REASONING_ENDS: Partial<Record<OutputFormat, string[]>> = {
+  "qwen-xml": ["<tool_call>"],
+  gemma4: ["<|tool_call>"],
+};
+
+/** Labels written right after an open marker that are not reasoning. */
+const REASONING_LABELS: Record<string, string> = { "<|channel>": "thought" };
+
+function createFormatParser(format: OutputFormat, sink: EventSink, tools: FunctionTool[]): FormatParser {
+  if (tools.length === 0) return new PlainParser(sink);
+  const declared = new Set(tools.map((t) => t.function.name));
+  switch (format) {
+    case "hermes":
+      return createHermesParser(sink, declared);
+    case "smollm":
+      return createSmollmParser(sink);
+    case "qwen-xml":
+      return createQwenXmlParser(sink, tools);
+    case "llama-json":
+      return createLlamaJsonParser(sink, declared);
+    case "pythonic":
+      return createPythonicParser(sink);
+    case "mistral":
+      return createMistralParser(sink);
+    case "ministral":
+      return createMinistralParser(sink);
+    case "phi4":
+      return createPhi4Parser(sink);
+    case "gemma4":
+      return createGemma4Parser(sink);
+    case "deepseek-r1":
+      return createDeepseekR1Parser(sink);
+  }
+}
+
+/** A fresh incremental parser for one choice of one request. */
 export function createOutputParser(options: ParserOptions): OutputParser {
-  // Placeholder until the format parsers land: everything is content.
-  void options;
+  const sink = new EventSink(options.tools.map((t) => t.function.name));
+  const format = createFormatParser(options.format, sink, options.tools);
+  const splitter = options.reasoning
+    ? new ReasoningSplitter(sink, format, {
+        open: options.reasoning.open,
+        close: options.reasoning.close,
+        startOpen: options.reasoningOpen,
+        discard: options.discardReasoning ?? false,
+        implicitEnds: IMPLICIT_REASONING_ENDS[options.format] ?? [],
+        label: REASONING_LABELS[options.reasoning.open],
+      })
+    : null;
+  let done = false;
   return {
-    inReasoning: false,
-    push: (text: string): ParseEvent[] => (text ? [{ type: "content", text }] : []),
-    finish: (): ParseEvent[] => [],
+    get inReasoning() {
+      return splitter?.inReasoning ?? false;
+    },
+    push(text: string): ParseEvent[] {
+      if (done || !text) return [];
+      if (splitter) splitter.push(text);
+      else format.push(text);
+      return sink.take();
+    },
+    finish(): ParseEvent[] {
+      if (done) return [];
+      done = true;
+      if (splitter) splitter.finish();
+      else format.finish();
+      sink.finish();
+      return sink.take();
+    },
   };
 }

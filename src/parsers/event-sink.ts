@@ -1,0 +1,92 @@
+/**
+ * Where format parsers put what they recognise. It applies the two policies
+ * that are the same for every format:
+ *
+ * - Whitespace next to structure is not content. Trailing whitespace of
+ *   content is held back until the next text decides it: dropped when a call
+ *   or the end of a reasoning block follows or precedes it with no prose on
+ *   the other side, kept between two pieces of prose ("Mars. <call> In this…"
+ *   keeps both spaces). Plain replies keep their whitespace exactly.
+ * - Calls to tools the request did not declare are dropped (their text is
+ *   not content either); the parser still consumes their text.
+ */
+import type { ParseEvent } from "./types.js";
+import { isWs } from "./partial-marker.js";
+
+export class EventSink {
+  private events: ParseEvent[] = [];
+  private pendingWs = "";
+  private emittedProse = false;
+  private boundarySinceProse = false;
+  private nextIndex = 0;
+  private readonly declared: Set<string>;
+
+  constructor(toolNames: readonly string[]) {
+    this.declared = new Set(toolNames);
+  }
+
+  /** Events collected since the last call. */
+  take(): ParseEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+
+  reasoning(text: string): void {
+    if (text) this.events.push({ type: "reasoning", text });
+  }
+
+  content(text: string): void {
+    if (!text) return;
+    // Split off trailing whitespace: it waits for what follows.
+    let end = text.length;
+    while (end > 0 && isWs(text.charCodeAt(end - 1))) end--;
+    if (end === 0) {
+      this.pendingWs += text;
+      return;
+    }
+    let lead = this.pendingWs;
+    if (this.boundarySinceProse && !this.emittedProse) lead = "";
+    this.pendingWs = text.slice(end);
+    let body = text.slice(0, end);
+    if (this.boundarySinceProse && !this.emittedProse) body = body.replace(/^\s+/, "");
+    this.push({ type: "content", text: lead + body });
+    this.emittedProse = true;
+    this.boundarySinceProse = false;
+  }
+
+  /** Structure (a call, the end of reasoning) sits here. */
+  boundary(): void {
+    if (this.boundarySinceProse) return;
+    this.boundarySinceProse = true;
+    if (!this.emittedProse) this.pendingWs = "";
+  }
+
+  /** A call whose name is complete. Returns its index, or -1 when the tool is undeclared (the call is dropped). */
+  startCall(name: string): number {
+    this.boundary();
+    if (!this.declared.has(name)) return -1;
+    const index = this.nextIndex++;
+    this.events.push({ type: "tool_call", index, name });
+    return index;
+  }
+
+  args(index: number, text: string): void {
+    if (index < 0 || !text) return;
+    const last = this.events[this.events.length - 1];
+    if (last && last.type === "tool_args" && last.index === index) last.text += text;
+    else this.events.push({ type: "tool_args", index, text });
+  }
+
+  /** End of output: whitespace after the last prose stays only if no structure followed it. */
+  finish(): void {
+    if (this.pendingWs && !this.boundarySinceProse) this.push({ type: "content", text: this.pendingWs });
+    this.pendingWs = "";
+  }
+
+  private push(event: ParseEvent): void {
+    const last = this.events[this.events.length - 1];
+    if (event.type === "content" && last && last.type === "content") last.text += event.text;
+    else this.events.push(event);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The shell shared by formats whose calls start with a marker: prose is
+ * passed on as content up to the first marker (a tail that could start one
+ * is held back), the marker's body parser takes over, then an optional
+ * closing marker is consumed and prose resumes. Input is processed once:
+ * only a short undecided tail is carried to the next delta.
+ */
+import type { CallBody } from "./call-writer.js";
+import type { EventSink } from "./event-sink.js";
+import { findFirstMarker, isWs, partialMarkerLength } from "./partial-marker.js";
+
+export interface Opener {
+  marker: string;
+  body: (sink: EventSink) => CallBody;
+  /** Closing marker consumed after the body (whitespace before it allowed). */
+  close?: string;
+  /** A control token: when no call follows it, drop it rather than show it as content. */
+  dropOnFail?: boolean;
+}
+
+/** Everything a format parser does after reasoning is split off. */
+export interface FormatParser {
+  push(text: string): void;
+  finish(): void;
+}
+
+export class MarkerParser implements FormatParser {
+  private carry = "";
+  private body: CallBody | null = null;
+  private opener: Opener | null = null;
+  private raw = "";
+  private closing: string | null = null;
+  private readonly markers: string[];
+
+  constructor(protected readonly sink: EventSink, private readonly openers: Opener[]) {
+    this.markers = openers.map((o) => o.marker);
+  }
+
+  push(text: string): void {
+    this.run(this.carry + text, false);
+  }
+
+  finish(): void {
+    this.run(this.carry, true);
+    this.carry = "";
+    if (this.body) {
+      this.body.finish();
+      this.afterBody(this.body.status === "fail" ? this.raw : "", true);
+    }
+  }
+
+  /** Plain text outside calls; formats override to look for more than literal markers. */
+  protected prose(text: string, from: number, end: boolean): number {
+    const hit = findFirstMarker(text, this.markers, from);
+    if (!hit) {
+      const keep = end ? 0 : partialMarkerLength(text.slice(Math.max(from, text.length - 64)), this.markers);
+      this.sink.content(text.slice(from, text.length - keep));
+      return text.length - keep;
+    }
+    this.sink.content(text.slice(from, hit.at));
+    this.open(this.openers[this.markers.indexOf(hit.marker)]);
+    return hit.at + hit.marker.length;
+  }
+
+  /** Start a body (formats that detect calls without a literal marker call this too). */
+  protected open(opener: Opener): void {
+    this.sink.boundary();
+    this.opener = opener;
+    this.body = opener.body(this.sink);
+    this.raw = "";
+  }
+
+  private run(text: string, end: boolean): void {
+    this.carry = "";
+    let i = 0;
+    while (i < text.length) {
+      if (this.body) {
+        const body = this.body;
+        const next = body.feed(text, i, end);
+        if (!body.named) this.raw += text.slice(i, next);
+        i = next;
+        if (body.status === "more") {
+          if (end) return; // finish() settles it
+          this.carry = text.slice(i);
+          return;
+        }
+        const redo = body.status === "fail" ? this.raw : "";
+        this.afterBody(redo, false);
+        if (redo) {
+          text = redo + text.slice(i);
+          i = 0;
+        }
+        continue;
+      }
+      if (this.closing !== null) {
+        let j = i;
+        while (j < text.length && isWs(text.charCodeAt(j))) j++;
+        const rest = text.slice(j, j + this.closing.length);
+        if (rest === this.closing) {
+          i = j + this.closing.length;
+          this.closing = null;
+          continue;
+        }
+        if (this.closing.startsWith(rest)) {
+          // Undecided (or a truncated closing marker at the very end, which is dropped).
+          if (!end) this.carry = text.slice(i);
+          return;
+        }
+        this.closing = null;
+        continue;
+      }
+      i = this.prose(text, i, end);
+      if (!end && i < text.length && !this.body && this.closing === null) {
+        this.carry = text.slice(i);
+        return;
+      }
+    }
+  }
+
+  private afterBody(redo: string, atEnd: boolean): void {
+    const opener = this.opener!;
+    const failed = this.body!.status === "fail";
+    this.body = null;
+    this.opener = null;
+    this.raw = "";
+    if (failed) {
+      if (!opener.dropOnFail) this.sink.content(opener.marker);
+      if (atEnd && redo) this.run(redo, true);
+      return;
+    }
+    this.closing = opener.close ?? null;
+  }
+}
