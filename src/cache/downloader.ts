@@ -44,6 +44,19 @@ export interface DownloadResult {
   sizes: Map<string, number>;
   /** URLs whose cached record was unreadable by web-llm 0.2.86 and was fetched again. */
   healed: string[];
+  /** Most bytes of file buffers held at once (downloaded, not yet committed). */
+  peakBufferedBytes: number;
+}
+
+/** Bytes held in download buffers, for the memory bound the benchmark reports. */
+interface BufferGauge {
+  current: number;
+  peak: number;
+}
+
+function hold(gauge: BufferGauge, bytes: number): void {
+  gauge.current += bytes;
+  gauge.peak = Math.max(gauge.peak, gauge.current);
 }
 
 /** A failed check of a file's bytes (retried; distinct from network errors). */
@@ -66,6 +79,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   let fetchedBytes = 0;
   const healed: string[] = [];
   const sizes = new Map<string, number>();
+  const gauge: BufferGauge = { current: 0, peak: 0 };
 
   // 1. Config and tensor index: from the cache when web-llm can read them there, else fetched into memory.
   const manifest = manifestArtifacts(record);
@@ -76,7 +90,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   else {
     // web-llm ≤0.2.79 stored the config as a parsed object; 0.2.86 decodes bytes and fails on it.
     if (configValue?.kind === "json") healed.push(manifest.config.url);
-    configBytes = await fetchWithRetries(manifest.config, signal, retries, null, (n) => (fetchedBytes += n));
+    configBytes = await fetchWithRetries(manifest.config, signal, retries, null, (n) => (fetchedBytes += n), gauge);
     pending.push({ artifact: manifest.config, bytes: configBytes });
   }
   const config = parseJson(configBytes, manifest.config.url) as ChatConfigFiles;
@@ -89,7 +103,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     index = parseTensorIndex(parsed, manifest.index.url);
     indexSize = indexValue.kind === "json" ? new TextEncoder().encode(JSON.stringify(parsed)).byteLength : indexValue.data.byteLength;
   } else {
-    const bytes = await fetchWithRetries(manifest.index, signal, retries, null, (n) => (fetchedBytes += n));
+    const bytes = await fetchWithRetries(manifest.index, signal, retries, null, (n) => (fetchedBytes += n), gauge);
     index = parseTensorIndex(parseJson(bytes, manifest.index.url), manifest.index.url);
     indexSize = bytes.byteLength;
     pending.push({ artifact: manifest.index, bytes });
@@ -115,6 +129,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   // 3. Write the manifest files first, so an interrupted download resumes without them.
   for (const { artifact, bytes } of pending) {
     await writeArtifact(store, artifact, bytes, record.model_id);
+    hold(gauge, -bytes.buffer.byteLength);
     sizes.set(artifact.url, bytes.byteLength);
     progress.add(bytes.byteLength, artifact.name, true);
     await options.onStored?.(artifact, bytes.byteLength);
@@ -131,8 +146,12 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
         // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
         if (current.bytes === null) progress.grow(n);
         progress.add(n, current.name);
-      }, (n) => (fetchedBytes += n));
-      await writeArtifact(store, artifact, bytes, record.model_id);
+      }, (n) => (fetchedBytes += n), gauge);
+      try {
+        await writeArtifact(store, artifact, bytes, record.model_id);
+      } finally {
+        hold(gauge, -bytes.buffer.byteLength);
+      }
       sizes.set(artifact.url, bytes.byteLength);
       progress.add(0, artifact.name, true);
       await options.onStored?.(artifact, bytes.byteLength);
@@ -154,7 +173,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   progress.report(null);
   let totalBytes = 0;
   for (const size of sizes.values()) totalBytes += size;
-  return { plan, fetchedBytes, totalBytes, sizes, healed };
+  return { plan, fetchedBytes, totalBytes, sizes, healed, peakBufferedBytes: gauge.peak };
 }
 
 /** Commits one file; a quota failure becomes 507. */
@@ -174,7 +193,7 @@ async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Ui
  * Fetches and verifies one file, retrying network errors and failed checks.
  * `onBytes` sees bytes as they stream (and a negative count when an attempt is discarded).
  */
-async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries: number, onBytes: ((n: number) => void) | null, onFetched: (n: number) => void): Promise<Uint8Array> {
+async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries: number, onBytes: ((n: number) => void) | null, onFetched: (n: number) => void, gauge: BufferGauge): Promise<Uint8Array> {
   let lastError: unknown;
   for (let attempt = 0; attempt <= retries; attempt++) {
     if (signal.aborted) throw abortError();
@@ -184,7 +203,7 @@ async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries
         received += n;
         onFetched(n);
         onBytes?.(n);
-      });
+      }, gauge);
       return bytes;
     } catch (error) {
       if (received > 0) onBytes?.(-received);
@@ -203,7 +222,8 @@ async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries
   });
 }
 
-async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: number) => void): Promise<Uint8Array> {
+/** One attempt. The returned bytes stay counted in `gauge` until the caller releases them. */
+async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: number) => void, gauge: BufferGauge): Promise<Uint8Array> {
   // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
   const response = await fetch(artifact.url, { signal, cache: "no-store" });
   if (!response.ok) {
@@ -214,6 +234,7 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
   const declared = artifact.bytes ?? (Number(response.headers.get("content-length")) || null);
   const md5 = artifact.md5 ? new Md5() : null;
   let buffer = new Uint8Array(declared ?? 1 << 16);
+  hold(gauge, buffer.byteLength);
   let length = 0;
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   try {
@@ -224,6 +245,7 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
         if (artifact.bytes !== null) throw new IntegrityMismatch(`${artifact.name}: the server sent more than the declared ${artifact.bytes} bytes`);
         const grown = new Uint8Array(Math.max(buffer.byteLength * 2, length + value.byteLength));
         grown.set(buffer.subarray(0, length));
+        hold(gauge, grown.byteLength - buffer.byteLength);
         buffer = grown;
       }
       buffer.set(value, length);
@@ -231,13 +253,17 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
       md5?.update(value);
       onBytes(value.byteLength);
     }
+    const bytes = length === buffer.byteLength ? buffer : buffer.subarray(0, length);
+    const problem = await integrityProblem(artifact, bytes, md5 ? md5.hex() : null);
+    if (problem) throw new IntegrityMismatch(problem);
+    return bytes;
+  } catch (error) {
+    hold(gauge, -buffer.byteLength);
+    await reader.cancel().catch(() => undefined);
+    throw error;
   } finally {
     reader.releaseLock();
   }
-  const bytes = length === buffer.byteLength ? buffer : buffer.subarray(0, length);
-  const problem = await integrityProblem(artifact, bytes, md5 ? md5.hex() : null);
-  if (problem) throw new IntegrityMismatch(problem);
-  return bytes;
 }
 
 function parseJson(bytes: Uint8Array, url: string): unknown {

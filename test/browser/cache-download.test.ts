@@ -161,6 +161,29 @@ describe("downloads that go wrong (indexeddb)", () => {
     expect(waited.length).toBeGreaterThan(0);
   });
 
+  it("a page and a worker loading the same model at once request each file once", async () => {
+    const model = await serveModel(server, { shards: 8, shardBytes: 256 * 1024 });
+    // Slow shards, so the page's download is surely still running when the worker asks.
+    await model.fault({ delayMs: 100 });
+    const worker = new Worker(new URL("../support/cache-worker.ts", import.meta.url), { type: "module" });
+    try {
+      await new Promise((resolve) => (worker.onmessage = resolve));
+      const inWorker = new Promise<{ ok: boolean; fetchedBytes: number; message?: string }>((resolve) => (worker.onmessage = (event) => resolve(event.data)));
+      worker.postMessage({ record: model.record });
+      const inPage = new CacheManager("indexeddb").ensure(model.record);
+      const [page, other] = await Promise.all([inPage, inWorker]);
+      expect(other.ok, other.message).toBe(true);
+      const stats = await model.stats();
+      expect(Object.keys(stats.byFile).length).toBe(12);
+      expect(Object.values(stats.byFile).every((count) => count === 1)).toBe(true);
+      // One of the two fetched the model; the other found it cached.
+      expect(Math.min(page.fetchedBytes, other.fetchedBytes)).toBe(0);
+      expect(Math.max(page.fetchedBytes, other.fetchedBytes)).toBeGreaterThan(model.totalBytes);
+    } finally {
+      worker.terminate();
+    }
+  });
+
   it("heals a mlc-chat-config.json cached as a JSON object by web-llm ≤0.2.79, which 0.2.86 cannot read", async () => {
     const model = await serveModel(server, { shards: 2, shardBytes: 64 * 1024 });
     const configUrl = `${model.baseUrl}mlc-chat-config.json`;

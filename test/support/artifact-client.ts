@@ -8,7 +8,7 @@ export interface ServedModelHandle {
   record: ModelRecord;
   /** Bytes of all weight shards. */
   totalBytes: number;
-  fault(fault: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[] }): Promise<void>;
+  fault(fault: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[]; delayMs?: number }): Promise<void>;
   stats(): Promise<{ total: number; byFile: Record<string, number> }>;
 }
 

@@ -10,7 +10,7 @@
  * Control API (JSON, CORS open so the page under test can drive it):
  *   POST /__control/model  {shards?, shardBytes?, tokenizerBytes?, wasmBytes?, md5?}
  *        → {name, baseUrl, record}   (record: a ModelRecord for this server)
- *   POST /__control/fault  {name, stopped?, dropFrom?, corruptOnce?: string[]}
+ *   POST /__control/fault?name=…  {stopped?, dropFrom?, corruptOnce?: string[], delayMs?}
  *   GET  /__control/stats?name=…   → {total, byFile: {file: count}}
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -32,6 +32,8 @@ interface Fault {
   dropFrom: number | null;
   /** Files served with flipped bytes (same length) on their next request only. */
   corruptOnce: Set<string>;
+  /** Wait before answering each shard request (makes a download last long enough to overlap another). */
+  delayMs: number;
 }
 
 interface ServedModel {
@@ -124,7 +126,7 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
         const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, ...body };
         if (spec.shardBytes % 4 !== 0) return send(res, 400, JSON.stringify({ error: "shardBytes must be a multiple of 4" }));
         const name = `test-model-${Date.now().toString(36)}-${++counter}`;
-        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set() }, requests: new Map(), md5s: null });
+        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0 }, requests: new Map(), md5s: null });
         const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 } };
         send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
       });
@@ -132,8 +134,9 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
     const model = models.get(query.get("name") ?? "");
     if (!model) return send(res, 404, JSON.stringify({ error: "unknown model" }));
     if (path === "/__control/fault" && req.method === "POST") {
-      return readBody(req).then((body: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[] }) => {
+      return readBody(req).then((body: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[]; delayMs?: number }) => {
         if (body.stopped !== undefined) model.fault.stopped = body.stopped;
+        if (body.delayMs !== undefined) model.fault.delayMs = body.delayMs;
         if (body.dropFrom !== undefined) model.fault.dropFrom = body.dropFrom;
         for (const file of body.corruptOnce ?? []) model.fault.corruptOnce.add(file);
         send(res, 200, "{}");
@@ -155,6 +158,7 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
       const index = Number(shard[1]);
       const { shardBytes } = model.spec;
       if (index >= model.spec.shards) return send(res, 404, "not found", "text/plain");
+      if (model.fault.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, model.fault.delayMs));
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": shardBytes, "access-control-allow-origin": "*", "cache-control": "no-store" });
       const drop = model.fault.dropFrom !== null && index >= model.fault.dropFrom;
       const end = drop ? Math.floor(shardBytes / 2) : shardBytes;
