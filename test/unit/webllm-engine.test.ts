@@ -1,0 +1,196 @@
+/**
+ * The adapter's own logic around web-llm, with a stand-in MLCEngine that
+ * behaves as web-llm's documented API does (reference/webllm-0.2.86.md):
+ * streamed chunks, a usage chunk counting only this round's prefill, an
+ * engine-wide interrupt flag checked between decode steps, errors told apart
+ * by `name`. The real web-llm runs in webllm-real-smoke.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { createWebLlmEngine, toWebLlmRecord, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm-engine.js";
+import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
+import type { ModelRecord } from "../../src/models/record.js";
+
+const record: ModelRecord = { model: "http://127.0.0.1/m/", model_id: "Qwen3-0.6B-q4f32_1-MLC", model_lib: "http://127.0.0.1/m.wasm", family: "qwen3", integrity: { "tokenizer.json": "sha256-x" } };
+
+interface Call {
+  api: "chat" | "completion";
+  body: Record<string, unknown>;
+}
+
+function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string } = {}) {
+  const calls: Call[] = [];
+  const log: string[] = [];
+  let interrupt = false;
+  let round = 0;
+  let message = "";
+  class MLCEngine {
+    chat = { completions: { create: async (body: Record<string, unknown>) => this.stream("chat", body) } };
+    completions = { create: async (body: Record<string, unknown>) => this.stream("completion", body) };
+    constructor(readonly config: Record<string, unknown>) {}
+    setAppConfig(appConfig: unknown) {
+      log.push(`appConfig ${JSON.stringify(appConfig)}`);
+    }
+    setInitProgressCallback(cb: (r: { progress: number; timeElapsed: number; text: string }) => void) {
+      this.progress = cb;
+    }
+    progress: ((r: { progress: number; timeElapsed: number; text: string }) => void) | null = null;
+    setLogitProcessorRegistry() {}
+    async reload(id: string, chatOpts: unknown) {
+      log.push(`reload ${id} ${JSON.stringify(chatOpts ?? null)}`);
+      this.progress?.({ progress: 1, timeElapsed: 1, text: "Finish loading on WebGPU - test" });
+    }
+    async unload() {
+      log.push("unload");
+    }
+    interruptGenerate() {
+      interrupt = true;
+    }
+    async resetChat() {
+      log.push("resetChat");
+    }
+    async getMessage() {
+      return message;
+    }
+    async *stream(api: "chat" | "completion", body: Record<string, unknown>): AsyncGenerator<WebLlmChunk> {
+      calls.push({ api, body });
+      interrupt = false; // web-llm clears the flag when it takes the model lock
+      const prompt = options.promptTokens?.[round] ?? 10;
+      round++;
+      if (options.throwName) {
+        const error = new Error("boom");
+        error.name = options.throwName;
+        throw error;
+      }
+      let out = "";
+      let finish = "stop";
+      let n = 0;
+      try {
+        for (const token of options.tokens ?? ["A", "B"]) {
+          if (interrupt) {
+            finish = "abort";
+            break;
+          }
+          if (n >= (body.max_tokens as number)) {
+            finish = "length";
+            break;
+          }
+          n++;
+          out += token;
+          yield api === "chat" ? { choices: [{ delta: { content: token }, finish_reason: null }] } : { choices: [{ text: token, finish_reason: null }] };
+          await new Promise((r) => setTimeout(r, 1));
+        }
+        message = out;
+        yield { choices: [{ delta: {}, finish_reason: finish }] };
+        yield { choices: [], usage: { prompt_tokens: prompt, completion_tokens: n, extra: { prefill_tokens_per_s: 100, decode_tokens_per_s: 20 } } };
+      } finally {
+        log.push(`released ${api}`);
+      }
+    }
+  }
+  const prebuiltAppConfig = options.legacy ? { useIndexedDBCache: false, model_list: [] } : { cacheBackend: "cache", model_list: [] };
+  const preparePrefillInput = options.legacy ? function () {} : function (this: { pipeline: { getFinishReason(): string } }) { return this.pipeline.getFinishReason(); };
+  Object.assign(MLCEngine.prototype, { preparePrefillInput });
+  const module = { MLCEngine, prebuiltAppConfig, modelVersion: options.legacy ? "v0_2_48" : "v0_2_86/base", ...(options.legacy ? {} : { TENSOR_CACHE_MANIFEST_FILENAME: "tensor-cache.json" }) } as unknown as WebLlmModule;
+  return { module, calls, log };
+}
+
+const request = (over: Partial<EngineRequest> = {}): EngineRequest => ({
+  model: record.model_id,
+  messages: [{ role: "user", content: "Hi" }],
+  sampling: { stop: [], max_tokens: 8 },
+  thinking: { enabled: true },
+  continueFinalMessage: false,
+  ...over,
+});
+
+async function run(engine: ReturnType<typeof createWebLlmEngine>, req: EngineRequest, signal = new AbortController().signal): Promise<EngineEvent[]> {
+  const events: EngineEvent[] = [];
+  for await (const e of engine.generate(req, signal)) events.push(e);
+  return events;
+}
+
+describe("the web-llm adapter around MLCEngine", () => {
+  it("loads with an appConfig of just this record in web-llm's fields, the cache dialect of its version, and conv_config", async () => {
+    for (const legacy of [false, true]) {
+      const { module, log } = standIn({ legacy });
+      const engine = createWebLlmEngine({ webllm: module });
+      const progress: number[] = [];
+      await engine.load(record, { convConfig: { roles: { tool: "x" } }, onProgress: (p) => progress.push(p.fraction) });
+      expect(engine.loadedModel).toBe(record.model_id);
+      const app = JSON.parse(log[0].slice("appConfig ".length));
+      expect(app.model_list).toEqual([{ model: record.model, model_id: record.model_id, model_lib: record.model_lib }]);
+      expect(legacy ? app.useIndexedDBCache : app.cacheBackend).toBe(legacy ? true : "indexeddb");
+      expect(log[1]).toBe(`reload ${record.model_id} {"conv_config":{"roles":{"tool":"x"}}}`);
+      expect(progress.at(-1)).toBe(1);
+      expect(await engine.acceptsPrefetch()).toBe(!legacy);
+    }
+    expect(toWebLlmRecord(record)).not.toHaveProperty("family");
+  });
+
+  it("streams text deltas then one done with usage; the next turn's cached tokens are added back to web-llm's round-only prompt count", async () => {
+    const { module } = standIn({ promptTokens: [10, 4] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    const first = await run(engine, request());
+    expect(first.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["A", "B", "stop"]);
+    expect(first.at(-1)).toMatchObject({ usage: { promptTokens: 10, cachedTokens: 0, completionTokens: 2, prefillTokensPerS: 100, decodeTokensPerS: 20 } });
+    const second = await run(engine, request({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "AB" }, { role: "user", content: "More" }] }));
+    // 10 prompt + 2 generated − the last sampled token, which web-llm never feeds back
+    expect(second.at(-1)).toMatchObject({ usage: { promptTokens: 11 + 4, cachedTokens: 11 } });
+  });
+
+  it("abort: interruptGenerate between decode steps, done with finish abort, lock released", async () => {
+    const { module, log } = standIn({ tokens: ["a", "b", "c", "d", "e"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    const controller = new AbortController();
+    const events: EngineEvent[] = [];
+    for await (const e of engine.generate(request(), controller.signal)) {
+      events.push(e);
+      if (e.type === "text") controller.abort();
+    }
+    expect(events.at(-1)).toMatchObject({ type: "done", finish: "abort" });
+    expect(events.filter((e) => e.type === "text").length).toBeLessThan(5);
+    expect(log).toContain("released chat");
+  });
+
+  it("a consumer that stops early still releases web-llm's model lock (iterator return)", async () => {
+    const { module, log } = standIn({ tokens: ["a", "b", "c"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    for await (const e of engine.generate(request(), new AbortController().signal)) if (e.type === "text") break;
+    expect(log).toContain("released chat");
+  });
+
+  it("web-llm ≤0.2.79 does not reset the KV cache after length/abort: the adapter resets it before the next turn", async () => {
+    const { module, log } = standIn({ legacy: true, tokens: ["a", "b", "c"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    await run(engine, request({ sampling: { stop: [], max_tokens: 1 } }));
+    expect(log).not.toContain("resetChat");
+    await run(engine, request());
+    expect(log).toContain("resetChat");
+  });
+
+  it("thinking off sends enable_thinking:false to Qwen3; a final assistant message goes to the completion API", async () => {
+    const { module, calls } = standIn();
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    await run(engine, request({ thinking: { enabled: false } }));
+    expect(calls[0]).toMatchObject({ api: "chat", body: { extra_body: { enable_thinking: false }, stream: true, stream_options: { include_usage: true } } });
+    // the stand-in exposes no conversation template: the adapter says what to do instead
+    await expect(run(engine, request({ continueFinalMessage: true, messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "He" }] }))).rejects.toMatchObject({ status: 400, param: "messages" });
+  });
+
+  it("errors are mapped by name; a lost device forgets the loaded model so the host reloads it", async () => {
+    const { module } = standIn({ throwName: "ModelNotLoadedError" });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    await expect(run(engine, request())).rejects.toMatchObject({ status: 503, code: "device_lost" });
+    expect(engine.loadedModel).toBeNull();
+    const tooLong = standIn({ throwName: "ContextWindowSizeExceededError" });
+    const engine2 = createWebLlmEngine({ webllm: tooLong.module });
+    await engine2.load(record, {});
+    await expect(run(engine2, request())).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
+  });
+});
