@@ -12,7 +12,6 @@
  * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model.
  */
 import { createClient, type ModelRecord } from "../../src/index.js";
-import { cacheOf } from "./cache-api.js";
 import { createChat } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { createDropIn } from "./dropin.js";
@@ -56,7 +55,7 @@ async function main() {
 
   const { data: models } = await client.models.list();
   const entries = modelEntries(models, gpu);
-  const modelsPanel = createModelsPanel(client, cacheOf(client), entries, params.get("model") ?? DEFAULT_MODEL);
+  const modelsPanel = createModelsPanel(client, entries, params.get("model") ?? DEFAULT_MODEL);
   const settings = createSettings();
   const chat = createChat(client, settings, modelsPanel.selected);
   const dropIn = createDropIn(client, chat.messages, modelsPanel.selected);

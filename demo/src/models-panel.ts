@@ -4,8 +4,7 @@
  * cache manager (`client.cache`: list, delete, clear, usage vs quota,
  * persistent storage).
  */
-import type { Client, LoadProgress } from "../../src/index.js";
-import type { CachedModel, DemoCache } from "./cache-api.js";
+import type { CachedModel, CacheUsage, Client, LoadProgress } from "../../src/index.js";
 import { h, replace } from "./dom.js";
 import { formatBytes, formatContext, formatEta } from "./format.js";
 import type { ModelEntry } from "./model-entries.js";
@@ -15,7 +14,7 @@ export interface ModelsPanel {
   selected(): string;
 }
 
-export function createModelsPanel(client: Client, cache: DemoCache | null, entries: Map<string, ModelEntry[]>, initial: string): ModelsPanel {
+export function createModelsPanel(client: Client, entries: Map<string, ModelEntry[]>, initial: string): ModelsPanel {
   const all = [...entries.values()].flat();
   let selected = all.find((e) => e.alias.toLowerCase() === initial.toLowerCase()) ?? all[0];
   let cached: CachedModel[] = [];
@@ -23,9 +22,14 @@ export function createModelsPanel(client: Client, cache: DemoCache | null, entri
 
   const select = h("select", { id: "model-select", "aria-label": "Model" });
   const details = h("div", { class: "model-details", id: "model-details" });
-  const progressBar = h("progress", { id: "download-progress", max: 1, value: 0 });
+  // Two bars: the download in bytes (what takes minutes), and the whole load
+  // (download, then web-llm reading the cache into the GPU and compiling).
+  const progressBar = h("progress", { id: "download-progress", max: 1, value: 0, "aria-label": "Download" });
   const progressText = h("div", { class: "progress-text", id: "download-text" });
-  const progress = h("div", { class: "download", hidden: true }, progressBar, progressText);
+  const overallBar = h("progress", { id: "load-progress", max: 1, value: 0, "aria-label": "Whole load" });
+  const overallText = h("div", { class: "progress-text", id: "load-text" });
+  const status = h("div", { class: "progress-text", id: "download-status", role: "status" });
+  const progress = h("div", { class: "download", hidden: true }, progressBar, progressText, overallBar, overallText, status);
   const buttons = h("div", { class: "actions" });
   const cacheSection = h("section", { class: "cache", id: "cache-manager", "aria-labelledby": "cache-title" });
 
@@ -88,11 +92,15 @@ export function createModelsPanel(client: Client, cache: DemoCache | null, entri
 
   function showProgress(p: LoadProgress, started: number) {
     progress.hidden = false;
-    progressBar.value = p.fraction;
+    overallBar.value = p.fraction;
+    overallText.textContent = `${p.phase === "download" ? "Whole load" : p.phase === "load" ? "Loading into the GPU" : "Compiling shaders"}: ${Math.floor(p.fraction * 100)}%`;
+    if (p.phase !== "download" || p.totalBytes === 0) return;
+    const share = p.loadedBytes / p.totalBytes;
+    progressBar.value = share;
     const seconds = (performance.now() - started) / 1000;
     // The library's ETA when it has one; otherwise extrapolate from the bytes so far.
-    const eta = p.etaS ?? (p.fraction > 0 ? (seconds * (1 - p.fraction)) / p.fraction : null);
-    progressText.textContent = `${p.phase}: ${formatBytes(p.loadedBytes)} / ${formatBytes(p.totalBytes)} · ${Math.floor(p.fraction * 100)}% · ${p.fraction >= 1 ? "done" : formatEta(eta)}`;
+    const eta = p.etaS ?? (share > 0 ? (seconds * (1 - share)) / share : null);
+    progressText.textContent = `Download: ${formatBytes(p.loadedBytes)} / ${formatBytes(p.totalBytes)} · ${Math.floor(share * 100)}% · ${share >= 1 ? "done" : formatEta(eta)}`;
   }
 
   async function startDownload() {
@@ -101,20 +109,25 @@ export function createModelsPanel(client: Client, cache: DemoCache | null, entri
     download = { controller, alias: entry.alias };
     renderButtons();
     const started = performance.now();
+    progressText.textContent = "Download: starting…";
+    status.textContent = "";
+    status.classList.remove("no");
     showProgress({ phase: "download", loadedBytes: 0, totalBytes: 0, fraction: 0, etaS: null, file: null }, started);
     try {
       const { model } = await client.models.load(entry.alias, { signal: controller.signal, onProgress: (p) => showProgress(p, started) });
-      progressBar.value = 1;
-      progressText.textContent = `${model} is ready · 100% · ${((performance.now() - started) / 1000).toFixed(1)} s`;
+      overallBar.value = 1;
+      status.textContent = `${model} is loaded and ready (${((performance.now() - started) / 1000).toFixed(1)} s).`;
     } catch (error) {
       const reason = controller.signal.reason;
       if (reason === "cancel") {
-        await cache?.delete(entry.variant.id).catch(() => undefined);
+        // Cancel, unlike pause, drops what was downloaded so far.
+        await client.cache.delete(entry.variant.id).catch(() => undefined);
         progress.hidden = true;
       } else if (reason === "pause") {
-        progressText.textContent += " · paused: Resume continues with the missing files only";
+        status.textContent = "Paused: Resume fetches only the files still missing.";
       } else {
-        progressText.textContent = error instanceof Error ? error.message : String(error);
+        status.textContent = error instanceof Error ? error.message : String(error);
+        status.classList.add("no");
       }
     } finally {
       download = null;
@@ -123,47 +136,53 @@ export function createModelsPanel(client: Client, cache: DemoCache | null, entri
   }
 
   async function refreshCache() {
-    if (!cache) {
-      replace(cacheSection, h("h2", { id: "cache-title" }, "Cache"), h("p", { class: "muted" }, "This client has no cache manager (client.cache)."));
+    let usage: CacheUsage;
+    try {
+      // usage() lists the models too, with the origin's usage, quota and persistence.
+      usage = await client.cache.usage();
+    } catch (error) {
+      replace(cacheSection, h("h2", { id: "cache-title" }, "Cache"), h("p", { class: "no" }, error instanceof Error ? error.message : String(error)));
       renderPicker();
       renderDetails();
       return;
     }
-    const [list, usage] = await Promise.all([cache.list().catch(() => [] as CachedModel[]), cache.usage().catch(() => null)]);
-    cached = list;
-    const total = list.reduce((sum, m) => sum + m.bytes, 0);
+    cached = usage.models;
+    const { storage } = usage;
     replace(
       cacheSection,
       h("h2", { id: "cache-title" }, "Cache"),
-      usage && usage.quota
-        ? h("div", { class: "usage" }, h("meter", { min: 0, max: usage.quota, value: usage.usage ?? 0 }), h("small", {}, `${formatBytes(usage.usage ?? 0)} used of ${formatBytes(usage.quota)} quota · models ${formatBytes(total)}`))
+      storage.quota
+        ? h(
+            "div",
+            { class: "usage" },
+            h("meter", { min: 0, max: storage.quota, value: storage.usage ?? 0, "aria-label": "Storage used" }),
+            h("small", { id: "cache-usage" }, `${formatBytes(storage.usage ?? 0)} used of ${formatBytes(storage.quota)} quota · models ${formatBytes(usage.totalBytes)}`),
+          )
         : null,
       h(
         "div",
         { class: "kv" },
         h("dt", {}, "Persistent"),
-        h("dd", { id: "cache-persisted" }, usage?.persisted === true ? "yes: the browser keeps the weights" : usage?.persisted === false ? "no: the browser may evict them " : "unknown"),
-        usage?.persisted === false ? h("button", { class: "link", onclick: () => void navigator.storage.persist().then(refreshCache) }, "Ask to persist") : null,
+        h("dd", { id: "cache-persisted" }, storage.persisted === true ? "yes: the browser keeps the weights" : storage.persisted === false ? "no: the browser may evict them" : "not asked yet"),
+        storage.persisted !== true ? h("button", { class: "link", onclick: () => void navigator.storage.persist().then(refreshCache) }, "Ask") : null,
       ),
-      list.length === 0
+      cached.length === 0
         ? h("p", { class: "muted", id: "cache-empty" }, "No models downloaded yet.")
-        : h(
-            "ul",
-            { class: "cache-list", id: "cache-list" },
-            ...list.map((m) =>
-              h(
-                "li",
-                { dataset: { model: m.id } },
-                h("code", {}, m.id),
-                h("small", {}, `${formatBytes(m.bytes)}${m.complete ? "" : " · incomplete"}${m.lastUsed ? ` · used ${new Date(m.lastUsed).toLocaleString()}` : ""}`),
-                h("button", { class: "delete", "aria-label": `Delete ${m.id}`, onclick: () => void cache.delete(m.id).then(refreshCache) }, "Delete"),
-              ),
-            ),
-          ),
-      list.length > 1 ? h("button", { onclick: () => void cache.clear().then(refreshCache) }, "Delete all") : null,
+        : h("ul", { class: "cache-list", id: "cache-list" }, ...cached.map(cacheRow)),
+      cached.length > 1 ? h("button", { onclick: () => void client.cache.clear().then(refreshCache) }, "Delete all") : null,
     );
     renderPicker();
     renderDetails();
+  }
+
+  function cacheRow(m: CachedModel): HTMLElement {
+    return h(
+      "li",
+      { dataset: { model: m.id } },
+      h("code", {}, m.id),
+      h("small", {}, `${formatBytes(m.bytes)}${m.complete ? "" : " · incomplete"} · used ${new Date(m.lastUsed).toLocaleString()}`),
+      h("button", { class: "delete", "aria-label": `Delete ${m.id}`, onclick: () => void client.cache.delete(m.id).then(refreshCache) }, "Delete"),
+    );
   }
 
   const element = h(
