@@ -72,6 +72,7 @@ describe("openai v7 in the page, host in the worker", () => {
           type: "function",
           function: {
             name: "add",
+            description: "Adds two numbers.",
             parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
             parse: (input: string) => JSON.parse(input) as { a: number; b: number },
             function: ({ a, b }: { a: number; b: number }) => String(a + b),
