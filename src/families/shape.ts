@@ -39,6 +39,8 @@ export interface PromptStyle {
    * `keep` it, `drop` it, or drop it only before the last user query (Qwen3).
    */
   historyReasoning: "keep" | "drop" | "drop-before-last-user";
+  /** Between text put before the first user message and that message (default a blank line). */
+  userPrefixSeparator?: string;
 }
 
 const textOf = (m: NormalizedMessage): string =>
@@ -87,7 +89,7 @@ export function shapeMessages(messages: NormalizedMessage[], context: PromptCont
     if (prefix === undefined) return out.push({ role: "user", content });
     const p = prefix;
     prefix = undefined;
-    if (typeof content === "string") return out.push({ role: "user", content: joinParts("\n\n", p, content) });
+    if (typeof content === "string") return out.push({ role: "user", content: joinParts(style.userPrefixSeparator ?? "\n\n", p, content) });
     return out.push({ role: "user", content: [{ type: "text", text: p }, ...content] });
   };
 

@@ -101,7 +101,7 @@ export const hermesToolBlock = (tools: import("../../protocol/types.js").Functio
   "Here are the available tools: <tools> " +
   tools.map(hermesTool).join("\n") +
   " </tools>" +
-  'Use the following pydantic model json schema for each tool call you will make: {"properties": {"name": {"title": "Name", "type": "string"}, "arguments": {"title": "Arguments", "type": "object"}}, "required": ["name", "arguments"], "title": "FunctionCall", "type": "object"}\n' +
+  'Use the following pydantic model json schema for each tool call you will make: {"properties": {"name": {"title": "Name", "type": "string"}, "arguments": {"title": "Arguments", "type": "object"}}, "required": ["name", "arguments"], "title": "FunctionCall", "type": "object"}}\n' +
   "For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags as follows:\n" +
   '<tool_call>\n{"name": <function-name>, "arguments": <args-dict>}\n</tool_call>';
 
