@@ -398,7 +398,7 @@ export class EngineHost {
     // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
     // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
     const prefetch = (engine as { acceptsPrefetch?: () => Promise<boolean> }).acceptsPrefetch;
-    const download = (engine as { requiresGpu?: boolean }).requiresGpu === true && !record.scripted && (prefetch ? await prefetch.call(engine) : true);
+    const download = (engine as { requiresGpu?: boolean }).requiresGpu === true && (prefetch ? await prefetch.call(engine) : true);
     const phases = download ? composeProgress(emit) : null;
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
     await engine.load(record, {
