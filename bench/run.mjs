@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: starts a Vite dev server on 127.0.0.1, opens
+ * bench/pipeline.html in headless Chromium (Debian's, with the flags of
+ * vite.config.ts), runs every measurement in that one page, prints a table and
+ * writes bench/results.json. Every figure is a ratio or a side-by-side pair
+ * from the same run: these machines are noisy, absolute numbers are not
+ * comparable between runs.
+ *
+ * Options (environment): BENCH_TOKENS (20000), BENCH_RUNS (5), BENCH_TTFT (200),
+ * BENCH_SKIP=cache,parsers,ttft,pipeline.
+ */
+import { writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
+import { dirname, resolve } from "node:path";
+import { createServer } from "vite";
+import { chromium } from "playwright";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const TOKENS = Number(process.env.BENCH_TOKENS ?? 20_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
+const skip = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+
+const log = (...args) => console.error("[bench]", ...args);
+const fmt = (n, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? "—" : Number(n).toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const pct = (ratio) => `${fmt(ratio * 100, 1)} %`;
+
+async function main() {
+  const server = await createServer({
+    root,
+    configFile: resolve(root, "vite.config.ts"),
+    // A cache of its own, so the bench never re-optimizes under a running vitest.
+    cacheDir: resolve(root, "node_modules/.vite-bench"),
+    logLevel: "warn",
+    clearScreen: false,
+    server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+    // Pre-bundle up front: a dependency discovered mid-run would reload the page.
+    optimizeDeps: { entries: ["bench/pipeline.html", "bench/*.ts"], include: ["@mlc-ai/web-llm", "comlink", "idb-keyval", "openai-v7"] },
+  });
+  await server.listen();
+  const base = server.resolvedUrls.local[0].replace(/\/$/, "");
+  const { chromiumArgs } = await server.ssrLoadModule("/vite.config.ts");
+  log(`vite on ${base}`);
+
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: [...chromiumArgs, "--enable-precise-memory-info"] });
+  const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, node: process.version, chromium: browser.version() }, tokens: TOKENS, runs: RUNS };
+  const rows = [];
+  let artifactServer = null;
+  try {
+    const page = await browser.newPage();
+    page.on("pageerror", (error) => log("page error:", error.message));
+    page.setDefaultTimeout(0);
+    await page.goto(`${base}/bench/pipeline.html`);
+    await page.waitForFunction(() => window.bench?.ready === true, null, { timeout: 300_000 });
+
+    // ── 1. pipeline ceiling ────────────────────────────────────────────────
+    if (!skip.has("pipeline")) {
+      log(`pipeline: ${TOKENS} tokens × ${RUNS} runs per variant…`);
+      const p = await page.evaluate((options) => window.bench.pipeline(options), { tokens: TOKENS, runs: RUNS });
+      const t = p.tokensPerS;
+      results.pipeline = {
+        ...p,
+        ratios: {
+          workerVsBaseline: t.worker / t.baseline,
+          workerVsWebllm: t.worker / t.webllm,
+          sdkVsWorker: t.sdk / t.worker,
+          inProcessVsBaseline: t.inProcess / t.baseline,
+        },
+        goals: {
+          "worker ≥ 95 % of bare postMessage": t.worker >= 0.95 * t.baseline,
+          "worker faster than web-llm's protocol": t.worker > t.webllm,
+          "SDK over client.fetch ≥ 80 % of worker stream": t.sdk >= 0.8 * t.worker,
+        },
+        webllmNote: "web-llm 0.2.86's real WebWorkerMLCEngine ↔ WebWorkerMLCEngineHandler; the handler's MLCEngine is replaced by a stand-in whose reload() loads nothing and whose chatCompletion() yields the same scripted tokens as chunks (bench/webllm-worker.ts)",
+      };
+      const r = results.pipeline.ratios;
+      rows.push(["Pipeline ceiling (tokens/s reaching the consumer, median)", "", ""]);
+      rows.push(["  bare postMessage per token (worker → page)", `${fmt(t.baseline)} tok/s`, "baseline"]);
+      rows.push(["  web-llm WebWorkerMLCEngine protocol (1 round trip/chunk)", `${fmt(t.webllm)} tok/s`, pct(t.webllm / t.baseline)]);
+      rows.push(["  (a) in-process client (EngineHost in this thread)", `${fmt(t.inProcess)} tok/s`, pct(r.inProcessVsBaseline)]);
+      rows.push(["  (b) worker + createClient stream", `${fmt(t.worker)} tok/s`, pct(r.workerVsBaseline)]);
+      rows.push(["  (c) client.fetch + SSE + openai SDK v7", `${fmt(t.sdk)} tok/s`, `${pct(r.sdkVsWorker)} of (b)`]);
+      rows.push(["  goal (b) ≥ 95 % of bare", pct(r.workerVsBaseline), results.pipeline.goals["worker ≥ 95 % of bare postMessage"] ? "met" : "MISSED"]);
+      rows.push(["  goal (b) faster than web-llm protocol", `${fmt(r.workerVsWebllm, 2)}×`, results.pipeline.goals["worker faster than web-llm's protocol"] ? "met" : "MISSED"]);
+      rows.push(["  goal (c) ≥ 80 % of (b)", pct(r.sdkVsWorker), results.pipeline.goals["SDK over client.fetch ≥ 80 % of worker stream"] ? "met" : "MISSED"]);
+    }
+
+    // ── 2. time to first token ─────────────────────────────────────────────
+    if (!skip.has("ttft")) {
+      log(`ttft: ${TTFT_REQUESTS} requests in-process and through the worker…`);
+      const t = await page.evaluate((requests) => window.bench.ttft({ requests }), TTFT_REQUESTS);
+      results.ttft = { ...t, workerOverheadMs: t.workerMs - t.inProcessMs };
+      rows.push([`Time to first token, zero-delay engine (median of ${t.requests})`, "", ""]);
+      rows.push(["  in-process: create() → first chunk", `${fmt(t.inProcessMs, 2)} ms`, `p90 ${fmt(t.inProcessP90Ms, 2)} ms`]);
+      rows.push(["  worker: create() → first chunk", `${fmt(t.workerMs, 2)} ms`, `p90 ${fmt(t.workerP90Ms, 2)} ms`]);
+      rows.push(["  worker overhead", `+${fmt(results.ttft.workerOverheadMs, 2)} ms`, ""]);
+    }
+
+    // ── 3. parsers ─────────────────────────────────────────────────────────
+    if (!skip.has("parsers")) {
+      rows.push(["Parsers: 1-char deltas vs one delta, 256 KB tool-call reply", "", ""]);
+      if (!existsSync(resolve(root, "bench/parser-ratio.ts"))) {
+        results.parsers = { available: false };
+        rows.push(["  measureParserRatio()", "not available yet", ""]);
+      } else {
+        log("parsers: measureParserRatio()…");
+        try {
+          const value = await page.evaluate(() => window.bench.callExport("/bench/parser-ratio.ts", "measureParserRatio"));
+          results.parsers = { available: true, result: value };
+          for (const [label, figure, note] of describeResult(value, "ratio", (ratio) => (ratio <= 3 ? "≤ 3: met" : "> 3: MISSED"))) rows.push([`  ${label}`, figure, note]);
+        } catch (error) {
+          results.parsers = { available: true, error: String(error?.message ?? error) };
+          rows.push(["  measureParserRatio()", "failed", String(error?.message ?? error).slice(0, 80)]);
+        }
+      }
+    }
+
+    // ── 4. cache ───────────────────────────────────────────────────────────
+    if (!skip.has("cache")) {
+      rows.push(["Weight cache (generated model from a loopback server)", "", ""]);
+      if (!existsSync(resolve(root, "bench/cache.ts")) || !existsSync(resolve(root, "test/support/artifact-server.ts"))) {
+        results.cache = { available: false };
+        rows.push(["  benchCache()", "not available yet", ""]);
+      } else {
+        log("cache: benchCache()…");
+        try {
+          const { startArtifactServer } = await server.ssrLoadModule("/test/support/artifact-server.ts");
+          artifactServer = await startArtifactServer();
+          const cacheRows = await page.evaluate((serverUrl) => window.bench.callExport("/bench/cache.ts", "benchCache", { serverUrl }), artifactServer.url);
+          results.cache = { available: true, rows: cacheRows };
+          for (const row of cacheRows) {
+            const mb = (bytes) => (bytes === null ? "—" : `${fmt(bytes / 1024 / 1024, 1)} MB`);
+            rows.push([`  ${row.backend}: download / write / read`, `${fmt(row.downloadMBps)} / ${fmt(row.writeMBps)} / ${fmt(row.readMBps)} MB/s`, `model ${mb(row.modelBytes)}`]);
+            rows.push([`  ${row.backend}: peak JS heap / peak buffered`, `${mb(row.peakHeapBytes)} / ${mb(row.peakBufferedBytes)}`, row.peakHeapBytes === null ? "" : `${pct(row.peakHeapBytes / row.modelBytes)} of model`]);
+          }
+        } catch (error) {
+          results.cache = { available: true, error: String(error?.message ?? error) };
+          rows.push(["  benchCache()", "failed", String(error?.message ?? error).slice(0, 80)]);
+        }
+      }
+    }
+  } finally {
+    await artifactServer?.close?.();
+    await browser.close();
+    await server.close();
+  }
+
+  printTable(rows, results);
+  await writeFile(resolve(root, "bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
+  console.log("\nwrote bench/results.json");
+}
+
+/** Table rows for a result of unknown shape: a number, or an object of figures. */
+function describeResult(value, name, judge) {
+  if (typeof value === "number") return [[name, fmt(value, 2), judge(value)]];
+  if (value && typeof value === "object") {
+    return Object.entries(value).map(([key, v]) => [key, typeof v === "number" ? fmt(v, 2) : JSON.stringify(v), typeof v === "number" && /ratio/i.test(key) ? judge(v) : ""]);
+  }
+  return [[name, String(value), ""]];
+}
+
+function printTable(rows, results) {
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (r) => `${String(r[0]).padEnd(widths[0])}  ${String(r[1]).padStart(widths[1])}  ${String(r[2]).padEnd(widths[2])}`.trimEnd();
+  console.log(`\nwebgpu-openai bench — ${results.date} — ${results.machine.cpus} CPUs, Node ${results.machine.node}, Chromium ${results.machine.chromium} (headless)\n`);
+  for (const row of rows) console.log(line(row));
+  if (results.pipeline) console.log(`\nweb-llm protocol: ${results.pipeline.webllmNote}.`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
