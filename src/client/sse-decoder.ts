@@ -25,15 +25,15 @@ export async function* decodeSse(body: ReadableStream<Uint8Array>): AsyncGenerat
       const { value, done } = await reader.read();
       if (done) {
         closed = true;
-        break;
-      }
-      buffer += decoder.decode(value, { stream: true });
+        // Lenient where the spec is strict: a last event the server closed without its blank line still counts.
+        buffer += decoder.decode() + "\n\n";
+      } else buffer += decoder.decode(value, { stream: true });
       // Split into complete lines; a trailing `\r` may be the first half of `\r\n`, so wait for more.
       let start = 0;
       for (;;) {
         newline.lastIndex = start;
         const found = newline.exec(buffer);
-        if (!found || (found[0] === "\r" && found.index === buffer.length - 1)) break;
+        if (!found || (!closed && found[0] === "\r" && found.index === buffer.length - 1)) break;
         const line = buffer.slice(start, found.index);
         start = found.index + found[0].length;
         if (line === "") {
@@ -51,8 +51,8 @@ export async function* decodeSse(body: ReadableStream<Uint8Array>): AsyncGenerat
         else if (field === "event") event = value;
       }
       buffer = buffer.slice(start);
+      if (closed) return;
     }
-    if (data.length > 0) yield { event: event || "message", data: data.join("\n") };
   } finally {
     // A consumer that stops early (abort, break) closes the connection too.
     if (!closed) await reader.cancel().catch(() => undefined);
