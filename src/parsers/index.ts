@@ -63,6 +63,18 @@ const IMPLICIT_REASONING_ENDS: Partial<Record<OutputFormat, string[]>> = {
 /** Labels written right after an open marker that are not reasoning. */
 const REASONING_LABELS: Record<string, string> = { "<|channel>": "thought" };
 
+/**
+ * `<|channel>thought` given as the open marker is the channel token plus its
+ * label: recognise the token alone (a stray `<|channel>…` block is still a
+ * block, e.g. to discard) and strip the label when present.
+ */
+function splitLabel(open: string): { open: string; label?: string } {
+  for (const [token, label] of Object.entries(REASONING_LABELS)) {
+    if (open === token || open === token + label) return { open: token, label };
+  }
+  return { open };
+}
+
 function createFormatParser(format: OutputFormat, sink: EventSink, tools: FunctionTool[]): FormatParser {
   if (tools.length === 0) return new PlainParser(sink);
   const declared = new Set(tools.map((t) => t.function.name));
@@ -96,12 +108,11 @@ export function createOutputParser(options: ParserOptions): OutputParser {
   const format = createFormatParser(options.format, sink, options.tools);
   const splitter = options.reasoning
     ? new ReasoningSplitter(sink, format, {
-        open: options.reasoning.open,
+        ...splitLabel(options.reasoning.open),
         close: options.reasoning.close,
         startOpen: options.reasoningOpen,
         discard: options.discardReasoning ?? false,
         implicitEnds: IMPLICIT_REASONING_ENDS[options.format] ?? [],
-        label: REASONING_LABELS[options.reasoning.open],
       })
     : null;
   let done = false;

@@ -62,6 +62,10 @@ export class MarkerParser implements FormatParser {
     return hit.at + hit.marker.length;
   }
 
+  protected hasBody(): boolean {
+    return this.body !== null;
+  }
+
   /** Start a body (formats that detect calls without a literal marker call this too). */
   protected open(opener: Opener): void {
     this.sink.boundary();

@@ -61,14 +61,15 @@ export class NamedJsonBody implements CallBody {
       if (this.stage === "prefix") {
         while (i < text.length && isWs(text.charCodeAt(i))) i++;
         if (i === text.length) return i;
-        const rest = text.slice(i, i + 8);
+        const rest = text.slice(i, i + 16);
+        // A shorter prefix ("```") must not win while a longer one ("```json") may still follow.
+        if (!end && i + rest.length === text.length && this.options.argsPrefix!.some((p) => rest.length < p.length && isPrefixOf(rest, p))) return i;
         const hit = this.options.argsPrefix!.find((p) => rest.startsWith(p));
         if (hit) {
           i += hit.length;
           this.stage = "args";
           continue;
         }
-        if (!end && this.options.argsPrefix!.some((p) => isPrefixOf(rest, p) && i + rest.length === text.length)) return i;
         this.stage = "args";
         continue;
       }

@@ -21,7 +21,7 @@ interface Message {
 
 /** Parse one chunking; returns the final message and the message rebuilt from the streamed deltas. */
 function run(v: Vector, chunks: string[]): { message: Message; streamed: Message } {
-  const parser = createOutputParser(optionsFor(v));
+  const parser = createOutputParser(optionsFor(v, expectedFor(v).tool_calls));
   let n = 0;
   const builder = new ChoiceBuilder(0, () => `call_${n++}`);
   const deltas: ChunkDelta[] = [];

@@ -15,4 +15,116 @@ export interface PolicyEntry {
   expected: Partial<Vector["expected"]>;
 }
 
-export const POLICY: Record<string, PolicyEntry> = {};
+const BARE = "bare JSON counts only if the whole reply is calls";
+const PROSE = "prose around calls is content";
+const WS = "whitespace between structure and prose is not content";
+const STREAM = "a call started in the stream is never retracted";
+
+export const POLICY: Record<string, PolicyEntry> = {
+  "hermes-03-invalid-json": {
+    rule: STREAM,
+    why:
+      "vLLM re-parses the finished text and, the JSON being cut short, returns it all as content. Streaming cannot do that: " +
+      "the call's name was complete, so its tool_call delta is already out. DESIGN's 'an incomplete call stays content' is " +
+      "applied to calls whose name never completed; a call already started keeps its arguments, closed into valid JSON " +
+      "(here the arguments object itself was complete; only the outer `}` was missing).",
+    expected: { content: null, tool_calls: [{ name: "final_answer", arguments: { trigger: true } }] },
+  },
+  "ministral-04-vllm-truncated-args": {
+    rule: STREAM,
+    why:
+      "vLLM emits the cut-off arguments as invalid JSON. We keep the started call and close its arguments into valid " +
+      "JSON (the open string and object are closed), so clients can always JSON.parse them.",
+    expected: { tool_calls: [{ name: "bash", arguments: { command: "print(\"hello world!\")\nre.compile(r'{}')" } }] },
+  },
+  "hermes-10-unicode-after-think": {
+    rule: WS,
+    why:
+      "vLLM keeps the newline before </think> in reasoning and the blank lines between </think> and <tool_call> as content. " +
+      "We trim whitespace just inside the reasoning markers (as llama.cpp does, vector qwen35-07) and drop whitespace " +
+      "between structure and prose when there is no prose on the other side, so content is empty → null beside a call.",
+    expected: { content: null, reasoning_content: "好的，用户需要5MW燃气轮机参数。" },
+  },
+  "r1-04-leading-newline": {
+    rule: WS,
+    why: "vLLM keeps the newline after </think> in content; whitespace between the end of reasoning and the answer is not content for us.",
+    expected: { content: "This is the rest" },
+  },
+  "pythonic-07-sglang-text-before": {
+    rule: WS,
+    why: "SGLang keeps the space before the call list; trailing whitespace before a call (with no prose after it) is dropped, as in gemma4-02.",
+    expected: { content: "Here's a tool call:" },
+  },
+  "llama-01-surrounding-text": {
+    rule: BARE,
+    why:
+      "vLLM llama3_json finds the object inside prose and drops the prose. DESIGN: a bare JSON call counts only when the " +
+      "whole reply is such a call; with prose around it, the reply is content.",
+    expected: {
+      content: 'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?',
+      tool_calls: [],
+    },
+  },
+  "llama-09-sglang-trailing-text-kept": {
+    rule: BARE,
+    why: "SGLang parses a leading object and keeps the trailing prose. DESIGN's bare-call policy: prose after it makes the whole reply content.",
+    expected: { content: '{"name": "get_weather", "parameters": {}} Some follow-up text', tool_calls: [] },
+  },
+  "llama-11-invalid-then-valid": {
+    rule: BARE,
+    why: "vLLM skips the broken object and takes the inner valid one. The whole reply is not one valid call object, so it is content.",
+    expected: { content: '{"name": "get_weather", "parameters": {{"name": "get_weather", "parameters": {}}', tool_calls: [] },
+  },
+  "mistral-05-trailing-data": {
+    rule: PROSE,
+    why:
+      "vLLM drops the trailing text when not streaming and keeps it when streaming. DESIGN keeps prose after calls as " +
+      "content (its leading newline is whitespace next to a call, not content).",
+    expected: { content: "extra trailing data" },
+  },
+  "phi4mini-04-vllm-functools": {
+    rule: PROSE,
+    why: "vLLM's phi4_mini_json strips all prose. DESIGN keeps prose before and after calls; the blank line between the two pieces of prose stays.",
+    expected: { content: "Let me check the weather for you.\n\nWould you like to know more?" },
+  },
+  "qwen35-08-lcpp-toolcall-inside-reasoning": {
+    rule: "Qwen3.5: <tool_call> inside reasoning ends the reasoning",
+    why:
+      "llama.cpp ends reasoning only at </think>, so the first <tool_call> stays reasoning. DESIGN takes vLLM's and " +
+      "Ollama's side: <tool_call> ends the reasoning (Qwen3.5 often forgets </think>), so both blocks are calls and the " +
+      "stray </think> after the first one is dropped.",
+    expected: {
+      content: null,
+      reasoning_content: "Let's call a tool:",
+      tool_calls: [
+        { name: "python", arguments: { code: 'def hello():\n    print("Not the real call!")\n\nhello()' } },
+        { name: "python", arguments: { code: 'def hello():\n    print("Hello, world!")\n\nhello()' } },
+      ],
+    },
+  },
+  "ministral-15-vllm-end-without-begin": {
+    rule: "Ministral: reasoning needs [THINK] unless the prompt opened it",
+    why:
+      "Older vLLM tests treat text before a lone [/THINK] as reasoning; DESIGN follows the newer vLLM parser: without " +
+      "[THINK] (and our Ministral prompt does not open it) there is no reasoning block, and the text is content as written.",
+    expected: { content: "This is a reasoning section[/THINK]This is the rest", reasoning_content: null },
+  },
+  "r1-02-no-end": {
+    rule: "reasoning is split by the shape our prompt sets up",
+    why:
+      "The vector assumes the HF R1 template, which opens <think> in the prompt. web-llm's deepseek_r1 conversation " +
+      "templates do not (our R1 family: promptOpened false), so the model opens the block itself and text without " +
+      "<think> is the answer.",
+    expected: { content: "This is content", reasoning_content: null },
+  },
+  "qwen2-01-qwen-agent": {
+    rule: "families without a native format use our prompted Hermes format",
+    why:
+      "Qwen2's template has no tools; Qwen-Agent teaches the ✿FUNCTION✿ protocol, but our Qwen2 family teaches the " +
+      "prompted Hermes format (<tool_call>), so ✿FUNCTION✿ text is not a call.",
+    expected: {
+      content: '✿FUNCTION✿: get_current_weather\n✿ARGS✿: {"location": "San Francisco, CA"}',
+      tool_calls: [],
+    },
+  },
+};

@@ -69,7 +69,7 @@ const FAMILIES: Record<string, { format: OutputFormat; reasoning: ReasoningMarke
 };
 
 /** Parser options for a vector: its family's shape, adjusted by the switches its config records. */
-export function optionsFor(v: Vector): ParserOptions {
+export function optionsFor(v: Vector, expectedCalls = v.expected.tool_calls): ParserOptions {
   const family = FAMILIES[v.family];
   if (!family) throw new Error(`vector ${v.id}: no mapping for family ${v.family}`);
   const config = v.config ?? {};
@@ -80,7 +80,7 @@ export function optionsFor(v: Vector): ParserOptions {
   if (config.prompt_ends_with && String(config.prompt_ends_with).endsWith("<think>\n")) reasoningOpen = true;
   if (config.enable_thinking === true && v.family.includes("qwen3.5")) reasoningOpen = true;
   const discardReasoning = config.enable_thinking === false;
-  return { format: family.format, reasoning, reasoningOpen, tools: toolsFor(v), discardReasoning };
+  return { format: family.format, reasoning, reasoningOpen, tools: toolsFor(v, expectedCalls), discardReasoning };
 }
 
 /** The tool names a family's model id should resolve to (for the client-level replay). */
@@ -90,14 +90,14 @@ export function familyKey(v: Vector): string {
 
 /**
  * The tools the request declared. Vectors name them only implicitly: every
- * expected call's tool, plus `config.tools`. Parameter schemas come from
+ * expected call's tool (as our policy expects it), plus `config.tools`. Parameter schemas come from
  * `config.tool_schema` or, failing that, the JSON types of the expected
  * arguments (what a real declaration of that tool would say); Qwen3.5's XML
  * values are typed by them.
  */
-export function toolsFor(v: Vector): FunctionTool[] {
+export function toolsFor(v: Vector, expectedCalls = v.expected.tool_calls): FunctionTool[] {
   const byName = new Map<string, Record<string, unknown>>();
-  for (const call of v.expected.tool_calls) {
+  for (const call of expectedCalls) {
     const properties: Record<string, unknown> = {};
     const schema = v.config?.tool_schema as Record<string, string> | undefined;
     if (schema) for (const [k, t] of Object.entries(schema)) properties[k] = { type: t };
