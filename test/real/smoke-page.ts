@@ -119,6 +119,8 @@ const TOOLS = [{ type: "function", function: { name: "f", description: "Get x.",
 declare global {
   interface Window {
     smoke(options: SmokeOptions): Promise<Json>;
+    /** The report so far: the driver reads it when its time limit hits mid-run. */
+    smokeReport: Json;
     smokeReady: boolean;
   }
 }
@@ -127,6 +129,7 @@ window.smoke = async (options) => {
   const { modelId, countersUrl, maxTokens } = options;
   const want = (step: string) => !options.only || options.only.includes(step);
   const report: Json = { modelId };
+  window.smokeReport = report;
   const base = { model: modelId, temperature: 0, seed: 42 };
   const hi = [SYSTEM, { role: "user", content: "Hi" }];
 
@@ -149,6 +152,7 @@ window.smoke = async (options) => {
     const tokens = (stream1.tokens as string[] | undefined) ?? [];
     const stop = tokens.length >= 2 && tokens[1] !== "" ? [tokens[1]] : undefined;
     const turn1 = await plain(client, { ...base, messages: hi, max_tokens: maxTokens + 1, ...(stop ? { stop } : { logit_bias: { "151645": 100 } }) });
+    report.multiTurn = { stopUsed: stop ?? "logit_bias <|im_end|>", turn1 };
     const reply = (turn1.message as Message | undefined) ?? { role: "assistant", content: "" };
     const turn2 = await plain(client, { ...base, messages: [...hi, { role: "assistant", content: reply.content ?? "" }, { role: "user", content: "Ok" }], max_tokens: 1 });
     const u1 = turn1.usage as { prompt_tokens: number; completion_tokens: number } | undefined;
@@ -163,16 +167,8 @@ window.smoke = async (options) => {
     };
   }
 
-  // 4. abort a stream after its first token, then a request that must succeed
-  if (want("abort")) {
-    const aborted = await streamed(client, { ...base, messages: [SYSTEM, { role: "user", content: "Go" }], max_tokens: 3 }, 1);
-    const after = await plain(client, { ...base, messages: [SYSTEM, { role: "user", content: "Go" }], max_tokens: 1 });
-    report.abort = { aborted, after, queue: await client.queueState() };
-  }
-
-  // 5. tools in the request; a tool message in the history (the template must accept it)
+  // 4. a tool message in the history: the template must accept it (tool role from the family's conv_config)
   if (want("tools")) {
-    report.tools = await plain(client, { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS, max_tokens: 1 });
     report.toolMessage = await plain(client, {
       ...base,
       messages: [
@@ -184,7 +180,15 @@ window.smoke = async (options) => {
     });
   }
 
-  // 6. the same through client.fetch and the unchanged openai SDK
+  // 5. abort a stream after its first token, then a request that must succeed
+  if (want("abort")) {
+    const aborted = await streamed(client, { ...base, messages: [SYSTEM, { role: "user", content: "Go" }], max_tokens: 3 }, 1);
+    report.abort = { aborted };
+    const after = await plain(client, { ...base, messages: [SYSTEM, { role: "user", content: "Go" }], max_tokens: 1 });
+    report.abort = { aborted, after, queue: await client.queueState() };
+  }
+
+  // 6. the same through client.fetch and the unchanged openai SDK (streamed; one prefill)
   if (want("sdk")) {
     const openai = new OpenAI({ apiKey: "unused", baseURL: "http://webgpu.local/v1", fetch: client.fetch, dangerouslyAllowBrowser: true });
     const sdk: Json = {};
@@ -197,15 +201,11 @@ window.smoke = async (options) => {
     } catch (error) {
       sdk.streamed = { error: errorOf(error) };
     }
-    const t1 = performance.now();
-    try {
-      const completion = await openai.chat.completions.create({ ...base, messages: hi as never, max_tokens: 1 });
-      sdk.nonStreamed = { ms: Math.round(performance.now() - t1), completion };
-    } catch (error) {
-      sdk.nonStreamed = { error: errorOf(error) };
-    }
     report.sdk = sdk;
   }
+
+  // 7. tools in the request (last: the tool definitions make the longest prompt)
+  if (want("tools")) report.tools = await plain(client, { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS, max_tokens: 1 });
   client.terminate();
   return report;
 };
