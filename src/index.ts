@@ -2,6 +2,7 @@ export { createClient } from "./client/create-client.js";
 export type { Client, ClientOptions, RequestOptions } from "./client/create-client.js";
 export { interceptFetch } from "./client/intercept-fetch.js";
 export type { InterceptOptions } from "./client/intercept-fetch.js";
+export type { FallbackOptions } from "./client/fallback.js";
 export { Stream } from "./client/stream.js";
 export { ApiError } from "./protocol/api-error.js";
 export type * from "./protocol/types.js";
