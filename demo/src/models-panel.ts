@@ -52,7 +52,7 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
           { label: family },
           ...list.map((e) => {
             const caps = Object.entries(e.variant.capabilities).filter(([, on]) => on).map(([name]) => name);
-            const size = e.variant.vram_required_mb === null ? "" : ` · ${formatBytes(e.variant.vram_required_mb * 1024 * 1024)}`;
+            const size = e.variant.vram_required_mb ? ` · ${formatBytes(e.variant.vram_required_mb * 1024 * 1024)}` : "";
             const state = cacheState(e);
             const label = `${e.alias}${size} · ${formatContext(e.variant.context_window)} · ${caps.join(", ")}${state === "not downloaded" ? "" : ` · ${state}`}${e.fit.ok ? "" : " · won't fit"}`;
             return h("option", { value: e.alias, selected: e === selected }, label);
@@ -68,7 +68,7 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     replace(
       details,
       h("div", { class: "kv" }, h("dt", {}, "Variant"), h("dd", {}, h("code", { id: "model-variant" }, e.variant.id))),
-      h("div", { class: "kv" }, h("dt", {}, "Memory"), h("dd", {}, e.variant.vram_required_mb === null ? "unknown" : `${e.variant.vram_required_mb} MB`)),
+      h("div", { class: "kv" }, h("dt", {}, "Memory"), h("dd", {}, e.variant.vram_required_mb === null ? "unknown" : e.variant.vram_required_mb === 0 ? "none" : `${e.variant.vram_required_mb} MB`)),
       h("div", { class: "kv" }, h("dt", {}, "Context"), h("dd", {}, `${e.variant.context_window} tokens`)),
       h("div", { class: "kv" }, h("dt", {}, "Fits"), h("dd", { class: e.fit.ok ? "yes" : "no" }, e.fit.reason)),
       h("div", { class: "kv" }, h("dt", {}, "Cache"), h("dd", { id: "model-cache-state" }, cacheState(e))),
@@ -195,6 +195,8 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     progress,
     cacheSection,
   );
-  void refreshCache();
+  renderPicker();
+  renderDetails();
+  void refreshCache(); // then again with each model's cache state
   return { element, selected: () => selected.alias };
 }

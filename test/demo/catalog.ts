@@ -10,6 +10,8 @@ import type { ModelRecord } from "../../src/models/record.js";
 export const TOOL_TURN = '<think>\nThe user asks for 2+2. I should use the calculator tool rather than guess.\n</think>\n\n<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+2"}}\n</tool_call>';
 /** The answer after the tool result came back. */
 export const ANSWER_TURN = "<think>\nThe calculator returned 4.\n</think>\n\nThe answer is **4**. You can check it in JavaScript:\n\n```js\nconsole.log(2 + 2); // 4\n```";
+/** What the drop-in view gets through the OpenAI SDK. */
+export const HELLO_TURN = "Hello from the unchanged OpenAI SDK.";
 /** Long enough to stop half-way. */
 export const LONG_TURN = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
 
@@ -26,6 +28,7 @@ export function demoCatalog(generated: ModelRecord): ModelRecord[] {
   return [
     scriptedRecord("Qwen3-Demo-Tools", [TOOL_TURN, ANSWER_TURN], 15),
     scriptedRecord("Qwen3-Demo-Long", [LONG_TURN], 40),
+    scriptedRecord("Qwen3-Demo-Hello", [HELLO_TURN], 5),
     { ...generated, vram_required_MB: 1 },
   ];
 }

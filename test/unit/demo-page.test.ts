@@ -88,7 +88,35 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     expect(await page.locator(".msg.assistant .content").last().innerHTML()).not.toContain("<think>");
     expect(await page.locator(".msg.assistant .metrics").last().textContent()).toMatch(/TTFT \d+ ms · [\d.]+ tok\/s/);
     await page.locator(".msg.assistant details.reasoning").first().evaluate((d) => ((d as HTMLDetailsElement).open = true));
+    await page.locator(".chat .log").evaluate((log) => (log.scrollTop = 0));
     await page.screenshot({ path: join(shots, "chat-reasoning-tool-call.png") });
+  });
+
+  it("edits a previous message and answers again from there; regenerate redoes the last answer", async () => {
+    const users = page.locator(".chat .msg.user");
+    const assistants = page.locator(".chat .msg.assistant");
+    await users.first().locator("button", { hasText: "Edit" }).click();
+    await page.locator(".edit-box").fill("What is 3+3, roughly?");
+    await page.locator(".edit-box").press("Enter");
+    await page.locator("#send:not([disabled])").waitFor({ timeout: 20_000 });
+    expect(await users.allTextContents()).toEqual([expect.stringContaining("What is 3+3, roughly?")]);
+    // The scripted model answers again with its tool round and its answer: two assistant turns, not four.
+    await expect.poll(() => assistants.count()).toBe(2);
+
+    await page.locator("button.regenerate").click();
+    await page.locator("#send:not([disabled])").waitFor({ timeout: 20_000 });
+    await expect.poll(() => assistants.count()).toBe(2);
+    expect(await users.count()).toBe(1);
+    expect(await page.locator(".chat .tool-card .tool-result").last().textContent()).toContain('"result": 4');
+  });
+
+  it("runs the conversation through the unchanged OpenAI SDK in the drop-in view", async () => {
+    await page.locator("#model-select").selectOption("Qwen3-Demo-Hello");
+    await page.locator("[role=tab]", { hasText: "OpenAI SDK" }).click();
+    await page.locator("#dropin-run").click();
+    await expect.poll(() => page.locator("#dropin-output").textContent(), { timeout: 15_000 }).toBe("Hello from the unchanged OpenAI SDK.");
+    expect(await page.locator("#dropin pre.snippet").textContent()).toContain("fetch: local.fetch");
+    await page.locator("[role=tab]", { hasText: "Chat" }).click();
   });
 
   it("stops a reply mid-stream", async () => {
