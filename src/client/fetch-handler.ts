@@ -60,7 +60,8 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models">): Fet
 
 /** Method, URL, signal and body from any of the forms fetch accepts; `init` wins over a Request's own fields. */
 function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined): LocalRequest {
-  const source = typeof Request !== "undefined" && input instanceof Request ? input : null;
+  // Duck-typed, so Requests from another realm or a polyfill (node-fetch, undici) work too.
+  const source = typeof input === "object" && !(input instanceof URL) && typeof (input as Request).url === "string" ? (input as Request) : null;
   const href = source ? source.url : input instanceof URL ? input.href : String(input);
   const base = (globalThis as { location?: { href?: string } }).location?.href ?? "http://localhost/";
   const signal = init?.signal ?? source?.signal ?? undefined;

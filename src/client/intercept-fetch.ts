@@ -35,7 +35,7 @@ export function interceptFetch(client: Pick<Client, "fetch">, { baseURL }: Inter
   };
 
   const patched = function fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-    const href = typeof Request !== "undefined" && input instanceof Request ? input.url : input instanceof URL ? input.href : String(input);
+    const href = input instanceof URL ? input.href : typeof input === "object" && typeof (input as Request).url === "string" ? (input as Request).url : String(input);
     if (active && matches(href)) return client.fetch(input, init);
     // Same arguments, same receiver: browsers throw "Illegal invocation" for a fetch called on anything but the global.
     return Reflect.apply(original, globalThis, arguments) as Promise<Response>;

@@ -35,6 +35,13 @@ describe("client.fetch routes", () => {
     expect((await relative.json()).choices[0].message.content).toBe("three");
   });
 
+  it("accepts a Request from another implementation (polyfill, other realm)", async () => {
+    const { client } = scriptedClient(["foreign"]);
+    const foreign = { url: `${BASE}/chat/completions`, method: "POST", headers: {}, signal: null, text: async () => body() };
+    const response = await client.fetch(foreign as unknown as Request);
+    expect((await response.json()).choices[0].message.content).toBe("foreign");
+  });
+
   it("serves GET /models and GET /models/{id}, with vendor-prefixed ids encoded or not", async () => {
     const { client } = scriptedClient([]);
     const list = await (await client.fetch(`${BASE}/models`)).json();
