@@ -10,6 +10,7 @@ const think = (over: Partial<ReasoningShape>): ReasoningShape => ({
   close: "</think>",
   defaultOn: true,
   promptOpened: false,
+  gap: "\n\n",
   switchable: true,
   ...over,
 });
@@ -21,6 +22,6 @@ export const QWEN35_REASONING = think({ promptOpened: true, offPrefill: "<think>
 /** DeepSeek-R1 distills always think; web-llm's templates do not open the block, the model does. */
 export const R1_REASONING = think({ switchable: false });
 /** Ministral-3-Reasoning: `[THINK]…[/THINK]`, asked for by its default system prompt. */
-export const MINISTRAL_REASONING: ReasoningShape = { open: "[THINK]", close: "[/THINK]", defaultOn: true, promptOpened: false, switchable: true };
+export const MINISTRAL_REASONING: ReasoningShape = { open: "[THINK]", close: "[/THINK]", defaultOn: true, promptOpened: false, gap: "", switchable: true };
 /** Gemma 4: `<|think|>` in the system turn turns it on; output `<|channel>thought\n…<channel|>`. */
-export const GEMMA4_REASONING: ReasoningShape = { open: "<|channel>thought", close: "<channel|>", defaultOn: false, promptOpened: false, switchable: true };
+export const GEMMA4_REASONING: ReasoningShape = { open: "<|channel>thought", close: "<channel|>", defaultOn: false, promptOpened: false, gap: "", switchable: true };

@@ -4,7 +4,8 @@
  * tool's tag, `auto` → triggered tags where the format has a trigger,
  * `parallel_tool_calls: false` → stop after the first call. Argument content
  * is the tool's JSON schema, so a call cannot name an undeclared tool nor
- * break its schema.
+ * break its schema. A forced call must come first in the output, so when the
+ * model thinks, the grammar lets its reasoning block come before it.
  */
 import type { EngineResponseFormat } from "../engine/types.js";
 import type { FunctionTool } from "../protocol/types.js";
@@ -57,7 +58,13 @@ export function toolGrammar(context: PromptContext, style: GrammarStyle, family:
     tags = [{ begin: style.wrapper.begin, content: inner, end: style.wrapper.end }];
   }
   const trigger = style.trigger ?? commonPrefix(tags.map((t) => t.begin));
-  const format: TagFormat = { type: "triggered_tags", triggers: [trigger], tags, at_least_one: forced, stop_after_first: single };
+  let format: TagFormat = { type: "triggered_tags", triggers: [trigger], tags, at_least_one: forced, stop_after_first: single };
+  const reasoning = family.reasoning;
+  if (forced && reasoning && context.thinking) {
+    // Free text inside the reasoning block, then the call. (`auto` needs nothing: text is free before a trigger.)
+    const thinking: TagItem = { begin: reasoning.promptOpened ? "" : reasoning.open, content: { type: "any_text" }, end: reasoning.close + reasoning.gap };
+    format = { type: "sequence", elements: [{ type: "tag", ...thinking }, format] };
+  }
   return { type: "structural_tag", structural_tag: { type: "structural_tag", format } };
 }
 

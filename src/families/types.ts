@@ -31,6 +31,8 @@ export interface ReasoningShape {
   defaultOn: boolean;
   /** The prompt already opened the reasoning block (only `close` is generated). */
   promptOpened: boolean;
+  /** What the model writes right after `close` before its answer (Qwen: a blank line). */
+  gap: string;
   /**
    * Thinking can be turned off for a request. False for models that always
    * think (DeepSeek-R1 distills): a request's "off" then only hides nothing.

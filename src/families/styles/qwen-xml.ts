@@ -32,12 +32,35 @@ function assistant(content: string, calls: ToolCall[]): string {
   return content.trim() ? content + "\n\n" + rendered : content + rendered;
 }
 
+/**
+ * The tool schema for xgrammar's qwen_xml_parameter. web-xgrammar 0.1.27
+ * writes a string `enum`/`const` there as JSON string literals (quotes
+ * included: `<parameter=unit>"celsius"</parameter>`), which is not what
+ * Qwen3.5 writes; a top-level string enum/const becomes the equivalent
+ * `pattern`, with the newlines Qwen3.5 puts around values allowed.
+ */
+function xmlSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!properties) return schema;
+  const escape = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const fixed = Object.fromEntries(
+    Object.entries(properties).map(([k, p]) => {
+      const values = Array.isArray(p.enum) ? p.enum : p.const !== undefined ? [p.const] : undefined;
+      if (!values || !values.every((v): v is string => typeof v === "string")) return [k, p];
+      const { enum: _enum, const: _const, ...rest } = p;
+      return [k, { ...rest, type: "string", pattern: `^\\n?(${values.map(escape).join("|")})\\n?$` }];
+    }),
+  );
+  return { ...schema, properties: fixed };
+}
+
 const grammar: GrammarStyle = {
   trigger: "<tool_call>\n<function=",
   callTag: (tool) => ({
     begin: `<tool_call>\n<function=${tool.function.name}>\n`,
-    content: { type: "qwen_xml_parameter", json_schema: parametersSchema(tool) },
-    end: "</function>\n</tool_call>",
+    // xgrammar's qwen_xml_parameter takes `<parameter=k>\nv\n</parameter>` items separated by newlines, without a trailing one.
+    content: { type: "qwen_xml_parameter", json_schema: xmlSchema(parametersSchema(tool)) },
+    end: "\n</function>\n</tool_call>",
   }),
 };
 
