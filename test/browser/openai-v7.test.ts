@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import OpenAI from "openai-v7";
-import { createClient, type Client } from "../../src/index.js";
+import { createClient, interceptFetch, type Client } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 
 const BASE = "http://localhost.webgpu/v1";
@@ -125,5 +125,23 @@ describe("openai v7 in the page, host in the worker", () => {
     expect(attempts).toHaveLength(2);
     controller.abort();
     await blocker;
+  });
+
+  it("interceptFetch: an SDK without a fetch option is served locally; the page's other requests reach the network", async () => {
+    const client = createClient({ engine: createScriptedEngine({ replies: ["Intercepted."] }) });
+    clients.push(client);
+    const original = globalThis.fetch;
+    const restore = interceptFetch(client, { baseURL: BASE });
+    try {
+      const openai = new OpenAI({ baseURL: BASE, apiKey: "local", dangerouslyAllowBrowser: true });
+      const completion = await openai.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("hi")] });
+      expect(completion.choices[0].message.content).toBe("Intercepted.");
+      const page = await fetch(location.href);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    } finally {
+      restore();
+    }
+    expect(globalThis.fetch).toBe(original);
   });
 });
