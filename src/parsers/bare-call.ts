@@ -70,9 +70,9 @@ export function parseBareCalls(text: string, declared: Set<string>): { name: str
     if (body[i] !== "{") return null;
     const stream = new JsonValueStream();
     const start = i;
-    const r = stream.feed(body, i, body.length);
+    stream.feed(body, i, body.length);
     if (!stream.done) return null;
-    i = r.next;
+    i = stream.next;
     const call = callFromObject(body.slice(start, i), declared);
     if (!call) return null;
     calls.push(call);

@@ -13,6 +13,9 @@
 import type { ParseEvent } from "./types.js";
 import { isWs } from "./partial-marker.js";
 
+/** Returned for "no events" so a delta that decides nothing allocates nothing. Never mutated. */
+const NONE: ParseEvent[] = [];
+
 export class EventSink {
   private events: ParseEvent[] = [];
   private pendingWs = "";
@@ -28,6 +31,7 @@ export class EventSink {
   /** Events collected since the last call. */
   take(): ParseEvent[] {
     const out = this.events;
+    if (out.length === 0) return NONE;
     this.events = [];
     return out;
   }
@@ -73,8 +77,10 @@ export class EventSink {
 
   args(index: number, text: string): void {
     if (index < 0 || !text) return;
-    const last = this.events[this.events.length - 1];
-    if (last && last.type === "tool_args" && last.index === index) last.text += text;
+    // Length checked first: reading index -1 takes V8's slow path (it is a property name).
+    const n = this.events.length;
+    const last = n > 0 ? this.events[n - 1] : undefined;
+    if (last !== undefined && last.type === "tool_args" && last.index === index) last.text += text;
     else this.events.push({ type: "tool_args", index, text });
   }
 
@@ -85,8 +91,9 @@ export class EventSink {
   }
 
   private push(event: ParseEvent): void {
-    const last = this.events[this.events.length - 1];
-    if (event.type === "content" && last && last.type === "content") last.text += event.text;
+    const n = this.events.length;
+    const last = n > 0 ? this.events[n - 1] : undefined;
+    if (event.type === "content" && last !== undefined && last.type === "content") last.text += event.text;
     else this.events.push(event);
   }
 }

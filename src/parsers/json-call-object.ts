@@ -29,9 +29,9 @@ export class JsonCallObject {
     let i = from;
     while (i < text.length && this.state !== "done" && this.state !== "fail") {
       if (this.value) {
-        const r = this.value.feed(text, i, text.length);
-        i = r.next;
-        this.onValueText(r.out);
+        const out = this.value.feed(text, i, text.length);
+        i = this.value.next;
+        this.onValueText(out);
         if (this.value.failed) {
           this.fail();
           break;

@@ -36,44 +36,58 @@ export class JsonValueStream {
    * character that cannot continue it. Returns the index reached and the
    * newly stable text.
    */
-  feed(text: string, from: number, to: number): { next: number; out: string } {
-    let out = "";
-    let runStart = from;
+  /** Index reached by the last `feed`. */
+  next = 0;
+  private out = "";
+  private runStart = 0;
+
+  /** Text[i] is not stable yet: hold it (what was stable before it is emitted). */
+  private unstable(text: string, i: number): void {
+    if (this.held === "") this.out += text.slice(this.runStart, i);
+    this.held += text[i];
+    this.runStart = i + 1;
+  }
+
+  /** What was held is final: emit it; text from i on is a stable run. */
+  private flush(i: number): void {
+    if (this.held === "") return;
+    this.out += this.held;
+    this.held = "";
+    this.commaHeld = false;
+    this.runStart = i;
+  }
+
+  /**
+   * Scans `text[from, to)`, stopping right after the value completes or at a
+   * character that cannot continue it. Returns the newly stable text; `next`
+   * is the index reached.
+   */
+  feed(text: string, from: number, to: number): string {
+    this.out = "";
+    this.runStart = from;
     let i = from;
-    const unstable = () => {
-      if (this.held === "") out += text.slice(runStart, i);
-      this.held += text[i];
-      runStart = i + 1;
-    };
-    const flush = () => {
-      if (this.held === "") return;
-      out += this.held;
-      this.held = "";
-      this.commaHeld = false;
-      runStart = i;
-    };
     loop: for (; i < to; i++) {
       const c = text.charCodeAt(i);
       if (this.inString) {
         if (this.escape === 1) {
           if (c === 117) {
             this.escape = 2;
-            unstable();
+            this.unstable(text, i);
           } else {
             this.escape = 0;
-            flush();
+            this.flush(i);
           }
         } else if (this.escape >= 2) {
           if (this.escape === 5) {
             this.escape = 0;
-            flush();
+            this.flush(i);
           } else {
             this.escape++;
-            unstable();
+            this.unstable(text, i);
           }
         } else if (c === 92) {
           this.escape = 1;
-          unstable();
+          this.unstable(text, i);
         } else if (c === 34) {
           this.inString = false;
           this.expect = this.stringIsKey ? "colon" : "after";
@@ -88,7 +102,7 @@ export class JsonValueStream {
       if (this.literal !== "") {
         if ((c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 46 || c === 43 || c === 45 || c === 69) {
           this.literal += text[i];
-          unstable();
+          this.unstable(text, i);
           continue;
         }
         if (!isJsonLiteral(this.literal)) {
@@ -96,7 +110,7 @@ export class JsonValueStream {
           break;
         }
         this.literal = "";
-        flush();
+        this.flush(i);
         this.expect = "after";
         if (this.stack.length === 0) {
           this.done = true;
@@ -104,7 +118,7 @@ export class JsonValueStream {
         }
       }
       if (isWs(c)) {
-        unstable();
+        this.unstable(text, i);
         continue;
       }
       if (c === 44) {
@@ -112,7 +126,7 @@ export class JsonValueStream {
           this.failed = true;
           break;
         }
-        unstable();
+        this.unstable(text, i);
         this.commaHeld = true;
         this.expect = this.stack[this.stack.length - 1] === 123 ? "key" : "value";
         continue;
@@ -121,7 +135,7 @@ export class JsonValueStream {
         case 123:
         case 91:
           if (this.expect !== "value") break loop;
-          flush();
+          this.flush(i);
           this.stack.push(c);
           this.expect = c === 123 ? "key" : "value";
           break;
@@ -132,7 +146,7 @@ export class JsonValueStream {
             ((c === 125 && top === 123 && (this.expect === "key" || this.expect === "after")) ||
               (c === 93 && top === 91 && (this.expect === "value" || this.expect === "after")));
           if (!ok) break loop;
-          flush();
+          this.flush(i);
           this.stack.pop();
           this.expect = "after";
           if (this.stack.length === 0) {
@@ -144,25 +158,28 @@ export class JsonValueStream {
         }
         case 58:
           if (this.expect !== "colon") break loop;
-          flush();
+          this.flush(i);
           this.expect = "value";
           break;
         case 34:
           if (this.expect !== "value" && this.expect !== "key") break loop;
-          flush();
+          this.flush(i);
           this.inString = true;
           this.stringIsKey = this.expect === "key";
           break;
         default:
           if (this.expect !== "value" || !(c === 45 || (c >= 48 && c <= 57) || c === 116 || c === 102 || c === 110)) break loop;
-          flush();
+          this.flush(i);
           this.literal = text[i];
-          unstable();
+          this.unstable(text, i);
       }
     }
     if (i < to && !this.done) this.failed = true;
-    if (this.held === "") out += text.slice(runStart, i);
-    return { next: i, out };
+    if (this.held === "") this.out += text.slice(this.runStart, i);
+    this.next = i;
+    const out = this.out;
+    this.out = "";
+    return out;
   }
 
   /**

@@ -84,9 +84,8 @@ export class NamedJsonBody implements CallBody {
         }
         this.stream = new JsonValueStream();
       }
-      const r = this.stream.feed(text, i, text.length);
-      this.call.write(r.out);
-      i = r.next;
+      this.call.write(this.stream.feed(text, i, text.length));
+      i = this.stream.next;
       if (this.stream.failed) {
         this.call.write(this.stream.close());
         this.call.end();

@@ -6,11 +6,15 @@
 
 /** Length of the longest suffix of `text` that is a proper prefix of one of `markers`. */
 export function partialMarkerLength(text: string, markers: readonly string[]): number {
+  // Compares in place (no slices): this runs on every delta.
   let best = 0;
+  const len = text.length;
   for (const marker of markers) {
-    const max = Math.min(marker.length - 1, text.length);
-    for (let n = max; n > best; n--) {
-      if (text.endsWith(marker.slice(0, n))) {
+    for (let n = Math.min(marker.length - 1, len); n > best; n--) {
+      let k = 0;
+      const base = len - n;
+      while (k < n && text.charCodeAt(base + k) === marker.charCodeAt(k)) k++;
+      if (k === n) {
         best = n;
         break;
       }
