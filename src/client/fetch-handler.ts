@@ -43,7 +43,7 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models">): Fet
       }
       if (request.method === "GET" && path.endsWith("/models")) return json(await client.models.list(), requestId);
       const modelMatch = /\/models\/([^/]+(?:\/[^/]+)?)$/.exec(path);
-      if (request.method === "GET" && modelMatch) return json(await client.models.retrieve(decodeURIComponent(modelMatch[1])), requestId);
+      if (request.method === "GET" && modelMatch) return json(await client.models.retrieve(safeDecode(modelMatch[1])), requestId);
       throw new ApiError({
         status: 404,
         code: "unknown_route",
@@ -76,6 +76,15 @@ function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined
       return source ? source.text() : "";
     },
   };
+}
+
+/** A malformed escape is looked up as written (and then not found), not a 500. */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function parseJson(text: string): unknown {

@@ -53,6 +53,7 @@ describe("client.fetch routes", () => {
     expect(await encoded.json()).toMatchObject({ id: "Qwen/Qwen3-0.6B", object: "model" });
     const plain = await client.fetch(`${BASE}/models/Qwen/Qwen3-0.6B`);
     expect(await plain.json()).toMatchObject({ id: "Qwen/Qwen3-0.6B" });
+    expect((await client.fetch(`${BASE}/models/bad%E0escape`)).status).toBe(404);
     const unknown = await client.fetch(`${BASE}/models/no-such-model`);
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error).toMatchObject({ code: "model_not_found" });
