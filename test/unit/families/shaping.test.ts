@@ -160,7 +160,7 @@ describe("through the client (scripted engine)", () => {
     expect(engine.requests[1].responseFormat).toBeUndefined();
 
     await client.chat.completions.create({ model: "Llama-3.2-1B-Instruct-q4f16_1-MLC", messages: [user("Weather?")], tools, tool_choice: "required" });
-    const format = engine.requests[2].responseFormat as { structural_tag: { format: { at_least_one: boolean } } };
+    const format = engine.requests[2].responseFormat as unknown as { structural_tag: { format: { at_least_one: boolean } } };
     expect(format.structural_tag.format.at_least_one).toBe(true);
     expect(familyOf({ model_id: "Llama-3.2-1B-Instruct-q4f16_1-MLC" }).name).toBe("llama-3.1");
   });
