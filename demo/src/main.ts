@@ -17,7 +17,7 @@ import { h, replace } from "./dom.js";
 import { createDropIn } from "./dropin.js";
 import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
 import { modelEntries } from "./model-entries.js";
-import { createModelsPanel } from "./models-panel.js";
+import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
 import { createSettings } from "./settings.js";
 import { installThemeToggle } from "./theme.js";
 
@@ -46,7 +46,9 @@ async function main() {
     replace(root, header, h("p", { class: "error", role: "alert" }, String(error instanceof Error ? error.message : error)));
     return;
   }
-  const client = createClient({ models: records });
+  // Loads the chat starts itself (first message to a model) show in the models panel too.
+  let modelsPanel: ModelsPanel | null = null;
+  const client = createClient({ models: records, onProgress: (progress) => modelsPanel?.showLoad(progress) });
   const gpu = await client.gpu.info();
   if (!gpu.available) {
     replace(root, header, noWebGpuPage(gpu.reason));
@@ -55,10 +57,11 @@ async function main() {
 
   const { data: models } = await client.models.list();
   const entries = modelEntries(models, gpu);
-  const modelsPanel = createModelsPanel(client, entries, params.get("model") ?? DEFAULT_MODEL);
+  const panel = createModelsPanel(client, entries, params.get("model") ?? DEFAULT_MODEL);
+  modelsPanel = panel;
   const settings = createSettings();
-  const chat = createChat(client, settings, modelsPanel.selected);
-  const dropIn = createDropIn(client, chat.messages, modelsPanel.selected);
+  const chat = createChat(client, settings, panel.selected);
+  const dropIn = createDropIn(client, chat.messages, panel.selected);
 
   replace(
     root,
@@ -66,7 +69,7 @@ async function main() {
     h(
       "div",
       { class: "layout" },
-      h("aside", { class: "sidebar" }, modelsPanel.element, gpuPanel(gpu.info, entries)),
+      h("aside", { class: "sidebar" }, panel.element, gpuPanel(gpu.info, entries)),
       h("main", { class: "main" }, tabs([["Chat", chat.element], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );

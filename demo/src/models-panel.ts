@@ -12,6 +12,11 @@ import type { ModelEntry } from "./model-entries.js";
 export interface ModelsPanel {
   element: HTMLElement;
   selected(): string;
+  /**
+   * Progress of a load the panel did not start: the first chat request to a
+   * model not yet loaded downloads and loads it (createClient's onProgress).
+   */
+  showLoad(progress: LoadProgress): void;
 }
 
 export function createModelsPanel(client: Client, entries: Map<string, ModelEntry[]>, initial: string): ModelsPanel {
@@ -95,6 +100,7 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     overallBar.value = p.fraction;
     overallText.textContent = `${p.phase === "download" ? "Whole load" : p.phase === "load" ? "Loading into the GPU" : "Compiling shaders"}: ${Math.floor(p.fraction * 100)}%`;
     if (p.phase !== "download" || p.totalBytes === 0) return;
+    progressBar.hidden = progressText.hidden = false;
     const share = p.loadedBytes / p.totalBytes;
     progressBar.value = share;
     const seconds = (performance.now() - started) / 1000;
@@ -109,7 +115,8 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     download = { controller, alias: entry.alias };
     renderButtons();
     const started = performance.now();
-    progressText.textContent = "Download: starting…";
+    // The download bar appears with the first bytes; a cached model goes straight to loading.
+    progressBar.hidden = progressText.hidden = true;
     status.textContent = "";
     status.classList.remove("no");
     showProgress({ phase: "download", loadedBytes: 0, totalBytes: 0, fraction: 0, etaS: null, file: null }, started);
@@ -198,5 +205,21 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
   renderPicker();
   renderDetails();
   void refreshCache(); // then again with each model's cache state
-  return { element, selected: () => selected.alias };
+  let implicitStart: number | null = null;
+  function showLoad(p: LoadProgress) {
+    if (download) return; // the panel's own download reports through its onProgress
+    if (implicitStart === null) {
+      implicitStart = performance.now();
+      progressBar.hidden = progressText.hidden = true;
+      status.textContent = "";
+    }
+    showProgress(p, implicitStart);
+    if (p.fraction >= 1) {
+      implicitStart = null;
+      status.textContent = "Loaded for the chat.";
+      void refreshCache();
+    }
+  }
+
+  return { element, selected: () => selected.alias, showLoad };
 }
