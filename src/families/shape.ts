@@ -39,6 +39,8 @@ export interface PromptStyle {
    * `keep` it, `drop` it, or drop it only before the last user query (Qwen3).
    */
   historyReasoning: "keep" | "drop" | "drop-before-last-user";
+  /** The template keeps the whitespace that follows a dropped reasoning block (DeepSeek-R1 does). */
+  keepGapAfterReasoning?: boolean;
   /** Between text put before the first user message and that message (default a blank line). */
   userPrefixSeparator?: string;
 }
@@ -51,15 +53,17 @@ export function joinParts(separator: string, ...parts: (string | undefined)[]): 
   return parts.filter((p): p is string => p !== undefined && p !== "").join(separator);
 }
 
-/** `raw` without its reasoning block (and the whitespace after it). */
-export function withoutReasoning(raw: string, reasoning: ReasoningShape): string {
+/** `raw` without its reasoning block (and, with `trim`, the whitespace after it). */
+export function withoutReasoning(raw: string, reasoning: ReasoningShape, trim = true): string {
   const close = raw.indexOf(reasoning.close);
   if (close < 0) return raw;
   const open = raw.lastIndexOf(reasoning.open, close);
   // Prompt-opened blocks have no opener in the output: everything before the close is reasoning.
   const start = open < 0 ? (reasoning.promptOpened ? 0 : -1) : open;
   if (start < 0) return raw;
-  return (raw.slice(0, start) + raw.slice(close + reasoning.close.length).replace(/^\s+/, "")).replace(/^\s+/, "");
+  const rest = raw.slice(close + reasoning.close.length);
+  const text = raw.slice(0, start) + (trim ? rest.replace(/^\s+/, "") : rest);
+  return trim ? text.replace(/^\s+/, "") : text;
 }
 
 export function shapeMessages(messages: NormalizedMessage[], context: PromptContext, style: PromptStyle, family: Family): EngineMessage[] {
@@ -133,5 +137,5 @@ function assistantText(m: NormalizedMessage, beforeLastUser: boolean, context: P
   const raw = context.rawAssistantText(m);
   if (raw === undefined) return style.assistant(textOf(m), m.toolCalls);
   const drop = style.historyReasoning === "drop" || (style.historyReasoning === "drop-before-last-user" && beforeLastUser);
-  return drop && family.reasoning ? withoutReasoning(raw, family.reasoning) : raw;
+  return drop && family.reasoning ? withoutReasoning(raw, family.reasoning, !style.keepGapAfterReasoning) : raw;
 }

@@ -142,6 +142,6 @@ export const prompted: FamilyStyle = {
 
 /** DeepSeek-R1 distills: prompted tools; the template strips reasoning from every earlier turn. */
 export const deepseek: FamilyStyle = {
-  prompt: { ...prompted.prompt, historyReasoning: "drop" },
+  prompt: { ...prompted.prompt, historyReasoning: "drop", keepGapAfterReasoning: true },
   grammar: hermesGrammar,
 };

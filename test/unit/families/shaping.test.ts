@@ -135,7 +135,7 @@ describe("family specifics", () => {
   it("DeepSeek-R1: reasoning dropped from every earlier turn, as its template does", () => {
     const messages = normalize([user("one"), { role: "assistant", content: "A." }, user("two"), { role: "assistant", content: "B." }, user("three")]);
     const shaped = FAMILIES["deepseek-r1"].shapeMessages(messages, context({ raw: (m) => (m.role === "assistant" ? `<think>\nhmm\n</think>\n\n${m.content as string}` : undefined) }));
-    expect(shaped.filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["A.", "B."]);
+    expect(shaped.filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["\n\nA.", "\n\nB."]);
   });
 
   it("Llama-3.1: tools in the first user message, system told about ipython", () => {

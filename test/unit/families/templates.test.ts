@@ -200,4 +200,24 @@ describe("prompt text matches the official templates", () => {
     expect(rendered).toContain(shaped[1].content as string);
     expect(rendered).toContain(shaped[2].content as string);
   });
+
+  // Families without a template tool format get our prompted text: their templates must still accept the shaped turns.
+  it.each([
+    ["gemma", "google-gemma-2-2b-it.jinja"],
+    ["prompted", "microsoft-Phi-3.5-mini-instruct.jinja"],
+  ] as const)("%s: the shaped conversation renders through %s (no system turn where it has none), tool text included", (family, file) => {
+    const { shaped } = shape(family, conversation());
+    const template = new Template(readFileSync(TEMPLATES + file, "utf8"));
+    // Alternating turns, as these templates demand: the tool results are a user turn after the assistant's calls.
+    const rendered = template.render({ messages: shaped, add_generation_prompt: true, bos_token: "<bos>", eos_token: "<eos>" });
+    for (const m of shaped) expect(rendered).toContain((m.content as string).trim());
+    expect(rendered).toContain("# Tools");
+  });
+
+  it("DeepSeek-R1-Distill: earlier turns lose their reasoning exactly as the official template cuts it", () => {
+    const messages: Msg[] = [{ role: "user", content: "one" }, { role: "assistant", content: "<think>\nhmm\n</think>\n\nFirst." }, { role: "user", content: "two" }];
+    const rendered = new Template(readFileSync(TEMPLATES + "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "utf8")).render({ messages, add_generation_prompt: true, bos_token: "" });
+    const { shaped } = shape("deepseek-r1", messages, { tools: [], raw: (m) => (m.role === "assistant" ? (m.content as string) : undefined) });
+    expect(rendered).toContain(`<｜Assistant｜>${shaped[1].content as string}<｜end▁of▁sentence｜>`);
+  });
 });
