@@ -54,6 +54,27 @@ interface BufferGauge {
   peak: number;
 }
 
+/**
+ * Shard buffers for reuse: once a shard is committed its buffer takes the
+ * next one, so a download allocates about `concurrency` buffers in all
+ * instead of one per shard left for the garbage collector (which, measured,
+ * let the heap grow to the whole model's size).
+ */
+class BufferPool {
+  private readonly free = new Map<number, ArrayBuffer[]>();
+
+  take(size: number): ArrayBuffer | null {
+    return this.free.get(size)?.pop() ?? null;
+  }
+
+  give(buffer: ArrayBuffer): void {
+    if (buffer.byteLength === 0 || (buffer as { detached?: boolean }).detached) return;
+    const list = this.free.get(buffer.byteLength) ?? [];
+    list.push(buffer);
+    this.free.set(buffer.byteLength, list);
+  }
+}
+
 function hold(gauge: BufferGauge, bytes: number): void {
   gauge.current += bytes;
   gauge.peak = Math.max(gauge.peak, gauge.current);
@@ -80,6 +101,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const healed: string[] = [];
   const sizes = new Map<string, number>();
   const gauge: BufferGauge = { current: 0, peak: 0 };
+  const pool = new BufferPool();
 
   // 1. Config and tensor index: from the cache when web-llm can read them there, else fetched into memory.
   const manifest = manifestArtifacts(record);
@@ -146,12 +168,14 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
         // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
         if (current.bytes === null) progress.grow(n);
         progress.add(n, current.name);
-      }, (n) => (fetchedBytes += n), gauge);
+      }, (n) => (fetchedBytes += n), gauge, pool);
       try {
         await writeArtifact(store, artifact, bytes, record.model_id);
       } finally {
         hold(gauge, -bytes.buffer.byteLength);
       }
+      // Every backend has copied or consumed the bytes once the write resolved.
+      if (bytes.byteLength === bytes.buffer.byteLength) pool.give(bytes.buffer as ArrayBuffer);
       sizes.set(artifact.url, bytes.byteLength);
       progress.add(0, artifact.name, true);
       await options.onStored?.(artifact, bytes.byteLength);
@@ -193,7 +217,7 @@ async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Ui
  * Fetches and verifies one file, retrying network errors and failed checks.
  * `onBytes` sees bytes as they stream (and a negative count when an attempt is discarded).
  */
-async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries: number, onBytes: ((n: number) => void) | null, onFetched: (n: number) => void, gauge: BufferGauge): Promise<Uint8Array> {
+async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries: number, onBytes: ((n: number) => void) | null, onFetched: (n: number) => void, gauge: BufferGauge, pool: BufferPool | null = null): Promise<Uint8Array> {
   let lastError: unknown;
   for (let attempt = 0; attempt <= retries; attempt++) {
     if (signal.aborted) throw abortError();
@@ -203,7 +227,7 @@ async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries
         received += n;
         onFetched(n);
         onBytes?.(n);
-      }, gauge);
+      }, gauge, pool);
       return bytes;
     } catch (error) {
       if (received > 0) onBytes?.(-received);
@@ -223,7 +247,7 @@ async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries
 }
 
 /** One attempt. The returned bytes stay counted in `gauge` until the caller releases them. */
-async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: number) => void, gauge: BufferGauge): Promise<Uint8Array> {
+async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: number) => void, gauge: BufferGauge, pool: BufferPool | null): Promise<Uint8Array> {
   // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
   const response = await fetch(artifact.url, { signal, cache: "no-store" });
   if (!response.ok) {
@@ -233,10 +257,13 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
   }
   const declared = artifact.bytes ?? (Number(response.headers.get("content-length")) || null);
   const md5 = artifact.md5 ? new Md5() : null;
+  const body = response.body as ReadableStream<Uint8Array>;
+  const byob = artifact.bytes !== null ? byobReader(body) : null;
+  if (byob) return readInto(byob, artifact, artifact.bytes as number, md5, onBytes, gauge, pool?.take(artifact.bytes as number) ?? new ArrayBuffer(artifact.bytes as number));
   let buffer = new Uint8Array(declared ?? 1 << 16);
   hold(gauge, buffer.byteLength);
   let length = 0;
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -254,8 +281,7 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
       onBytes(value.byteLength);
     }
     const bytes = length === buffer.byteLength ? buffer : buffer.subarray(0, length);
-    const problem = await integrityProblem(artifact, bytes, md5 ? md5.hex() : null);
-    if (problem) throw new IntegrityMismatch(problem);
+    await verify(artifact, bytes, md5);
     return bytes;
   } catch (error) {
     hold(gauge, -buffer.byteLength);
@@ -264,6 +290,54 @@ async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: n
   } finally {
     reader.releaseLock();
   }
+}
+
+/** A BYOB reader when the body is a byte stream (Chromium's fetch bodies are), else null. */
+function byobReader(body: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | null {
+  try {
+    return body.getReader({ mode: "byob" });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads a body of known size straight into one buffer: no per-chunk
+ * allocations, so the heap does not fill with garbage chunks while a shard
+ * streams (the default reader allocates a new array per chunk).
+ */
+async function readInto(reader: ReadableStreamBYOBReader, artifact: Artifact, size: number, md5: Md5 | null, onBytes: (n: number) => void, gauge: BufferGauge, initial: ArrayBuffer): Promise<Uint8Array> {
+  let buffer = initial;
+  hold(gauge, size);
+  let length = 0;
+  try {
+    while (length < size) {
+      const { done, value } = await reader.read(new Uint8Array(buffer, length, Math.min(size - length, 1 << 20)));
+      if (done || !value) break;
+      // The read transfers the buffer; keep the returned one.
+      buffer = value.buffer as ArrayBuffer;
+      md5?.update(value);
+      length += value.byteLength;
+      onBytes(value.byteLength);
+    }
+    if (length < size) throw new Error(`the connection closed after ${length} of ${size} bytes`);
+    const probe = await reader.read(new Uint8Array(1));
+    if (!probe.done) throw new IntegrityMismatch(`${artifact.name}: the server sent more than the declared ${size} bytes`);
+    const bytes = new Uint8Array(buffer);
+    await verify(artifact, bytes, md5);
+    return bytes;
+  } catch (error) {
+    hold(gauge, -size);
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+async function verify(artifact: Artifact, bytes: Uint8Array, md5: Md5 | null): Promise<void> {
+  const problem = await integrityProblem(artifact, bytes, md5 ? md5.hex() : null);
+  if (problem) throw new IntegrityMismatch(problem);
 }
 
 function parseJson(bytes: Uint8Array, url: string): unknown {
