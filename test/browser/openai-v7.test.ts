@@ -61,7 +61,6 @@ describe("openai v7 in the page, host in the worker", () => {
     expect(ids).toContain("Qwen3-0.6B-q4f32_1-MLC");
   });
 
-  // Needs the Hermes tool-call parser (src/parsers, src/families): fails until it lands.
   it("runTools() round trip", async () => {
     const { openai, attempts } = setup(['<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>', "The sum is 5."]);
     const runner = openai.chat.completions.runTools({

@@ -46,7 +46,6 @@ describe("ai SDK: generateText", () => {
     expect(result.usage.inputTokens).toBeGreaterThan(0);
   });
 
-  // Needs the Qwen3 reasoning parser (src/parsers, src/families): fails until it lands.
   it("surfaces reasoning as reasoningText", async () => {
     const { provider } = setup(["<think>\nThe user greets me.\n</think>\n\nHello!"]);
     const result = await generateText({ model: provider("Qwen3-0.6B"), prompt: "hi" });
@@ -76,7 +75,6 @@ describe("ai SDK: streamText", () => {
     expect((await result.usage).outputTokens).toBe(4);
   });
 
-  // Needs the Qwen3 reasoning + Hermes tool-call parsers: fails until they land.
   it("streams reasoning parts, a tool call, the tool result and the final text across two steps", async () => {
     const { provider, engine, bodies } = setup((request) =>
       hasToolResult(request)

@@ -74,7 +74,14 @@ describe("LangChain ChatOpenAI", () => {
     expect(unknownAttempts()).toBe(1);
   });
 
-  // Needs the Hermes tool-call parser: fails until the parser engineers' work lands.
+  it("withStructuredOutput (json_schema): the schema reaches the host's constrained decoding", async () => {
+    const { chat, engine } = setup(['{"city": "Paris", "population": 2100000}']);
+    const schema = { title: "city", type: "object", properties: { city: { type: "string" }, population: { type: "number" } }, required: ["city", "population"], additionalProperties: false };
+    const result = await chat.withStructuredOutput(schema, { method: "jsonSchema" }).invoke("Largest city of France?");
+    expect(result).toEqual({ city: "Paris", population: 2100000 });
+    expect(JSON.parse((engine.requests[0].responseFormat as { schema: string }).schema)).toMatchObject({ required: ["city", "population"] });
+  });
+
   it("bindTools: streamed tool_call_chunks merge into one tool call", async () => {
     const { chat } = setup(['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>']);
     const { chunks, merged } = await collect(await chat.bindTools([weatherTool]).stream("Weather in Paris?"));
@@ -85,14 +92,12 @@ describe("LangChain ChatOpenAI", () => {
     expect(merged.response_metadata).toMatchObject({ finish_reason: "tool_calls" });
   });
 
-  // Needs the Hermes tool-call parser: fails until it lands.
   it("bindTools: invoke returns parsed tool_calls", async () => {
     const { chat } = setup(['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>']);
     const message = await chat.bindTools([weatherTool]).invoke("Weather in Oslo?");
     expect(message.tool_calls).toEqual([expect.objectContaining({ name: "get_weather", args: { city: "Oslo" } })]);
   });
 
-  // Needs the Qwen3 reasoning parser: fails until it lands.
   it("reasoning arrives in additional_kwargs.reasoning_content (invoke and stream)", async () => {
     const reply = "<think>\nThe user wants a greeting.\n</think>\n\nHello!";
     const { chat } = setup([reply, reply], "Qwen3-0.6B");

@@ -70,6 +70,18 @@ describe("openai v6: completions", () => {
     expect(attempts).toEqual([`POST ${BASE}/chat/completions`]);
   });
 
+  it("chat.completions.parse() with a json_schema: the schema constrains decoding, message.parsed is the object", async () => {
+    const { openai, engine } = setup(['{"city": "Paris", "population": 2100000}']);
+    const schema = { type: "object", properties: { city: { type: "string" }, population: { type: "number" } }, required: ["city", "population"], additionalProperties: false };
+    const completion = await openai.chat.completions.parse({
+      model: "Qwen2.5-0.5B-Instruct",
+      messages: [user("Largest city of France?")],
+      response_format: { type: "json_schema", json_schema: { name: "city", schema, strict: true } },
+    });
+    expect(completion.choices[0].message.parsed).toEqual({ city: "Paris", population: 2100000 });
+    expect(engine.requests[0].responseFormat).toEqual({ type: "json_object", schema: JSON.stringify(schema) });
+  });
+
   it("models.list() and models.retrieve()", async () => {
     const { openai } = setup([]);
     const ids: string[] = [];
@@ -81,7 +93,6 @@ describe("openai v6: completions", () => {
 });
 
 describe("openai v6: tools", () => {
-  // Needs the Hermes tool-call parser (src/parsers, src/families): fails until the parser engineers' work lands.
   const replyFor = (request: { messages: { role: string; content: unknown }[] }) =>
     request.messages.some((m) => m.role === "tool" || String(m.content).includes("<tool_response>"))
       ? "The sum is 5."
