@@ -199,9 +199,10 @@ export class JsonValueStream {
         expect = "after";
       }
     } else if (this.commaHeld) expect = "after";
-    const top = this.stack[this.stack.length - 1];
+    const top = this.stack.length > 0 ? this.stack[this.stack.length - 1] : 0;
+    // A value is owed after `:`, at the top level, or where a half literal (`-`, `tr`) was dropped after a comma.
     if (expect === "colon") suffix += ":null";
-    else if (expect === "value" && top !== 91) suffix += "null";
+    else if (expect === "value" && (top !== 91 || this.literal !== "")) suffix += "null";
     for (let k = this.stack.length - 1; k >= 0; k--) suffix += this.stack[k] === 123 ? "}" : "]";
     this.done = true;
     return suffix;

@@ -263,20 +263,22 @@ class PythonicParser extends MarkerParser {
   }
 
   protected override prose(text: string, from: number, end: boolean): number {
-    const bracket = text.indexOf("[", from);
-    const stop = bracket < 0 ? text.length : bracket;
-    // Wrapper tokens before the bracket are handled by the literal-marker scan.
-    const before = super.prose(text.slice(0, stop), from, end || bracket >= 0);
-    if (before < stop || this.hasBody()) return before;
-    if (bracket < 0) return before;
-    const rest = text.slice(bracket, bracket + 160);
-    if (CALL_HEAD.test(rest)) {
-      this.open(this.listOpener);
-      return bracket;
+    let i = from;
+    for (;;) {
+      const bracket = text.indexOf("[", i);
+      const stop = bracket < 0 ? text.length : bracket;
+      // Wrapper tokens before the bracket are handled by the literal-marker scan (no marker spans a "[").
+      const before = super.prose(text.slice(0, stop), i, end || bracket >= 0);
+      if (before < stop || this.hasBody() || bracket < 0) return before;
+      const rest = text.slice(bracket, bracket + 160);
+      if (CALL_HEAD.test(rest)) {
+        this.open(this.listOpener);
+        return bracket;
+      }
+      if (!end && MAYBE_HEAD.test(rest) && bracket + rest.length === text.length) return bracket;
+      this.sink.content("[");
+      i = bracket + 1;
     }
-    if (!end && MAYBE_HEAD.test(rest) && bracket + rest.length === text.length) return bracket;
-    this.sink.content("[");
-    return bracket + 1;
   }
 }
 
