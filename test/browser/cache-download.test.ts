@@ -106,6 +106,44 @@ describe("downloads that go wrong (indexeddb)", () => {
     expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, "indexeddb"))).toBe(true);
   });
 
+  it("an aborted download resumes with only the shards it had not stored", async () => {
+    const model = await serveModel(server, { shards: 8, shardBytes: 128 * 1024 });
+    await model.fault({ delayMs: 30 });
+    const controller = new AbortController();
+    const error = await manager
+      .ensure(model.record, { concurrency: 1, signal: controller.signal, onProgress: (p) => p.loadedBytes > p.totalBytes / 2 && controller.abort() })
+      .catch((e) => e);
+    expect(error.name).toBe("AbortError");
+    await model.fault({ delayMs: 0 });
+    const before = shardRequests(await model.stats());
+    const stored = Object.keys(before).length;
+    expect(stored).toBeGreaterThan(0);
+    expect(stored).toBeLessThan(8);
+    await manager.ensure(model.record);
+    const after = shardRequests(await model.stats());
+    expect(Object.keys(after).length).toBe(8);
+    // Shards fully stored before the abort were not requested again; at most the one cut off was.
+    const again = Object.keys(after).filter((file) => after[file] > 1);
+    expect(again.length).toBeLessThanOrEqual(1);
+  });
+
+  it("a write that fails mid-way (quota) leaves the model marked incomplete, and says so with 507", async () => {
+    const model = await serveModel(server, { shards: 6, shardBytes: 64 * 1024 });
+    const failing = new CacheManager("indexeddb");
+    const store = await failing.store();
+    const write = store.write.bind(store);
+    let writes = 0;
+    store.write = async (...args) => {
+      if (args[1].includes("params_shard_") && ++writes === 3) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return write(...args);
+    };
+    const error = await failing.ensure(model.record, { concurrency: 1 }).catch((e) => e);
+    expect(error).toMatchObject({ status: 507, code: "insufficient_storage" });
+    expect(error.message).toContain("stays marked incomplete");
+    expect(await failing.list()).toContainEqual(expect.objectContaining({ id: model.record.model_id, complete: false }));
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, "indexeddb"))).toBe(false);
+  });
+
   it("detects a corrupted shard by its md5sum, discards it and fetches it again", async () => {
     const model = await serveModel(server, { shards: 4, shardBytes: 128 * 1024 });
     await model.fault({ corruptOnce: ["params_shard_2.bin"] });
