@@ -89,12 +89,18 @@ export function shapeMessages(messages: NormalizedMessage[], context: PromptCont
   const lastUser = messages.map((m) => m.role).lastIndexOf("user");
   const continuing = messages.length > 0 && messages[messages.length - 1].role === "assistant";
 
-  const pushUser = (content: EngineMessage["content"]) => {
-    if (prefix === undefined) return out.push({ role: "user", content });
-    const p = prefix;
-    prefix = undefined;
-    if (typeof content === "string") return out.push({ role: "user", content: joinParts(style.userPrefixSeparator ?? "\n\n", p, content) });
-    return out.push({ role: "user", content: [{ type: "text", text: p }, ...content] });
+  const pushUser = (content: EngineMessage["content"]): void => {
+    if (prefix !== undefined) {
+      const join = (text: string) => joinParts(style.userPrefixSeparator ?? "\n\n", prefix, text);
+      if (typeof content === "string") content = join(content);
+      else {
+        // web-llm takes at most one text part: the prefix joins it rather than adding one.
+        const at = content.findIndex((p) => p.type === "text");
+        content = at < 0 ? [{ type: "text", text: prefix }, ...content] : content.map((p, i) => (i === at && p.type === "text" ? { ...p, text: join(p.text) } : p));
+      }
+      prefix = undefined;
+    }
+    out.push({ role: "user", content });
   };
 
   for (let i = start; i < messages.length; i++) {

@@ -165,3 +165,15 @@ describe("through the client (scripted engine)", () => {
     expect(familyOf({ model_id: "Llama-3.2-1B-Instruct-q4f16_1-MLC" }).name).toBe("llama-3.1");
   });
 });
+
+describe("images", () => {
+  it("text put before the first user message joins its one text part (web-llm rejects two)", () => {
+    const messages = normalize([{ role: "user", content: null }]);
+    messages[0].content = [
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+      { type: "text", text: "What is this?" },
+    ];
+    const shaped = FAMILIES.gemma.shapeMessages(normalize([{ role: "system", content: "Be brief." }]).concat(messages), context());
+    expect(shaped).toEqual([{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "Be brief.\n\nWhat is this?" }] }]);
+  });
+});
