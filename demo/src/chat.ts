@@ -25,6 +25,8 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
   /** Per assistant message: how its reply went. */
   const metrics = new WeakMap<ChatMessage, ReplyMetrics>();
   let running: Stream | null = null;
+  /** Cancels a request still waiting for its stream (model loading, queued). */
+  let pending: AbortController | null = null;
   let busy = false;
   /** The last request's failure, shown under the conversation until the next request. */
   let failure: string | null = null;
@@ -32,7 +34,7 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
   const log = h("div", { class: "log", role: "log", "aria-live": "polite" });
   const input = h("textarea", { id: "prompt", rows: 2, placeholder: "Message the model — Enter to send, Shift+Enter for a new line, Esc to stop", "aria-label": "Message" });
   const send = h("button", { id: "send", class: "primary", type: "submit" }, "Send");
-  const stop = h("button", { id: "stop", type: "button", disabled: true, onclick: () => running?.controller.abort() }, "Stop");
+  const stop = h("button", { id: "stop", type: "button", disabled: true, onclick: () => stopReply() }, "Stop");
   const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, stop));
   const element = h("section", { class: "chat", "aria-label": "Chat" }, log, form, settings.element);
 
@@ -51,8 +53,14 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
     }
   });
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && running) running.controller.abort();
+    if (event.key === "Escape" && busy) stopReply();
   });
+
+  /** A streaming reply stops with `stream.controller.abort()`; a request not yet streaming, with its signal. */
+  function stopReply() {
+    if (running) running.controller.abort();
+    else pending?.abort();
+  }
 
   function setBusy(value: boolean) {
     busy = value;
@@ -78,9 +86,10 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
         render();
       }
     } catch (error) {
-      failure = error instanceof Error ? error.message : String(error);
+      if (!pending?.signal.aborted) failure = error instanceof Error ? error.message : String(error);
     } finally {
       running = null;
+      pending = null;
       setBusy(false);
       render();
       input.focus();
@@ -95,13 +104,18 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
 
     const system = settings.systemPrompt();
     const sent = performance.now();
-    const stream = await client.chat.completions.create({
-      model: currentModel(),
-      messages: system ? [{ role: "system", content: system }, ...messages] : messages,
-      ...settings.requestFields(),
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+    running = null;
+    pending = new AbortController();
+    const stream = await client.chat.completions.create(
+      {
+        model: currentModel(),
+        messages: system ? [{ role: "system", content: system }, ...messages] : messages,
+        ...settings.requestFields(),
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal: pending.signal },
+    );
     running = stream;
 
     let firstTokenAt: number | null = null;

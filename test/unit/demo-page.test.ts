@@ -151,6 +151,7 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
 
     await expect.poll(async () => Number(await bar.evaluate((b) => (b as HTMLProgressElement).value)), { timeout: 20_000 }).toBe(1);
     expect(await page.locator("#download-text").textContent()).toContain("100%");
+    await page.context().unrouteAll({ behavior: "wait" });
     // The shards are fake, so web-llm itself cannot run the model; the download is what this checks.
     const row = page.locator(`#cache-list li[data-model="${generatedId}"]`);
     await row.waitFor({ timeout: 20_000 });
