@@ -30,8 +30,9 @@ export async function storageReport(): Promise<StorageReport> {
     usage = estimate.usage ?? null;
     quota = estimate.quota ?? null;
   }
-  if (persistResult === null && typeof manager?.persisted === "function") persistResult = await manager.persisted().catch(() => null);
-  return { usage, quota, free: usage !== null && quota !== null ? Math.max(0, quota - usage) : null, persisted: persistResult };
+  // Asked fresh each time: the page may have been granted persistence after this (worker) context last looked.
+  const persisted = typeof manager?.persisted === "function" ? await manager.persisted().catch(() => persistResult) : persistResult;
+  return { usage, quota, free: usage !== null && quota !== null ? Math.max(0, quota - usage) : null, persisted };
 }
 
 /**
