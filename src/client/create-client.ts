@@ -8,6 +8,7 @@ import type { Engine, LoadProgress } from "../engine/types.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
+import { requestPersistence } from "../cache/quota.js";
 import type { ScriptedEngine } from "../engine/scripted.js";
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
@@ -112,7 +113,11 @@ export function createClient(options: ClientOptions = {}): Client {
     models: {
       list: () => backend.listModels(),
       retrieve: (id) => backend.retrieveModel(id),
-      load: (id, loadOptions = {}) => backend.loadModel(id, loadOptions),
+      load: (id, loadOptions = {}) => {
+        // persist() exists only in window contexts, so the page asks (the worker cannot); usage() reports the answer.
+        void requestPersistence();
+        return backend.loadModel(id, loadOptions);
+      },
     },
     gpu: { info: () => backend.gpuInfo() },
     fetch: undefined as unknown as Client["fetch"],
