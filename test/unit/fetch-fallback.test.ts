@@ -11,7 +11,10 @@ import { Readable } from "node:stream";
 import OpenAI from "openai";
 import { ApiError, createClient, type Client, type ClientOptions } from "../../src/index.js";
 import { createScriptedEngine, type ScriptedEngine } from "../../src/testing.js";
-import { shouldFallBack } from "../../src/client/fallback.js";
+import { shouldFallBack, withFallback } from "../../src/client/fallback.js";
+import { inProcessBackend } from "../../src/client/backend.js";
+import { ChunkQueue } from "../../src/client/chunk-queue.js";
+import type { GpuProbe } from "../../src/gpu/probe.js";
 import { user } from "./support/client.js";
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
@@ -133,6 +136,51 @@ describe("fallback: JS API", () => {
     for await (const _chunk of stream) if (++n === 3) break;
     expect(n).toBe(3);
     await expect.poll(() => remote.client.queueState(), { timeout: 1500 }).toEqual({ waiting: 0, running: false });
+  });
+});
+
+describe("fallback: an adapter that is there but too small", () => {
+  /** A SwiftShader-like adapter: no shader-f16, 128 MB storage buffers. */
+  const smallAdapter = async (): Promise<GpuProbe> => ({
+    available: true,
+    info: {
+      vendor: "google",
+      architecture: "swiftshader",
+      device: "",
+      description: "",
+      features: [],
+      limits: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 2 ** 27, maxComputeWorkgroupStorageSize: 16384, maxComputeInvocationsPerWorkgroup: 256 },
+      isFallbackAdapter: false,
+    },
+  });
+  const backend = () => {
+    // a GPU engine as the host sees it, but with no weights to download (acceptsPrefetch: false)
+    const engine = Object.assign(createScriptedEngine({ replies: ["local reply"] }), { requiresGpu: true, acceptsPrefetch: async () => false });
+    return { engine, backend: withFallback(inProcessBackend({ engine, probeGpu: smallAdapter }), { baseURL: remoteURL }) };
+  };
+
+  it("a model needing shader-f16 on an adapter without it goes to the remote server", async () => {
+    const { engine, backend: b } = backend();
+    const completion = await b.createChatCompletion(ask("f16 please", { model: "Qwen3-0.6B-q4f16_1-MLC" }), new AbortController().signal);
+    expect(completion.choices[0].message.content).toBe("Remote says: f16 please.");
+    expect(engine.requests).toHaveLength(0);
+  });
+
+  it("a model whose buffers do not fit goes to the remote server, streamed", async () => {
+    const { engine, backend: b } = backend();
+    const queue = new ChunkQueue();
+    await b.streamChatCompletion(ask("too big", { model: "gemma-2b-it-q4f32_1-MLC", stream: true }), queue, new AbortController().signal);
+    let text = "";
+    for (let chunk = await queue.next(); chunk; chunk = await queue.next()) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("Remote says: too big.");
+    expect(engine.requests).toHaveLength(0);
+  });
+
+  it("a model the adapter can run stays local", async () => {
+    const { engine, backend: b } = backend();
+    const completion = await b.createChatCompletion(ask("small", { model: "Qwen3-0.6B-q4f32_1-MLC" }), new AbortController().signal);
+    expect(completion.choices[0].message.content).toBe("local reply");
+    expect(engine.requests).toHaveLength(1);
   });
 });
 
