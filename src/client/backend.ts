@@ -11,6 +11,7 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
+import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 
 export interface Backend {
@@ -132,7 +133,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       const { port1, port2, done } = channel(state, signal);
       port1.onmessage = (event: MessageEvent<PortMessage>) => {
         const message = event.data;
-        if (message.type === "chunks") queue.write(message.chunks);
+        if (message.type === "chunks") queue.write(unpackChunks(message.packed));
         else {
           if (message.type === "end") queue.end();
           else queue.fail(deserializeError(message.error) as ApiError);

@@ -8,6 +8,7 @@ import type { ApiError } from "../protocol/api-error.js";
 import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { PortMessage } from "./protocol.js";
 import { serializeError } from "./transfer.js";
+import { packChunks } from "./chunk-wire.js";
 
 /** Runs `fn` in a later task, without setTimeout's 4 ms clamp. */
 function nextTask(fn: () => void): void {
@@ -48,7 +49,7 @@ export class PortSink implements ChunkSink {
     if (this.pending.length === 0) return;
     const chunks = this.pending;
     this.pending = [];
-    this.post({ type: "chunks", chunks });
+    this.post({ type: "chunks", packed: packChunks(chunks) });
   }
 
   private finish(message: PortMessage): void {

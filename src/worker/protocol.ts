@@ -2,8 +2,9 @@
  * What crosses between the page and the worker. Calls go through comlink;
  * streamed chunks are pushed over a MessagePort per request.
  */
-import type { ChatCompletionChunk, ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
+import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
 import type { ApiErrorInit } from "../protocol/api-error.js";
+import type { PackedChunks } from "./chunk-wire.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
@@ -11,7 +12,7 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
-  | { type: "chunks"; chunks: ChatCompletionChunk[] }
+  | { type: "chunks"; packed: PackedChunks }
   | { type: "end" }
   | { type: "error"; error: ApiErrorInit };
 
