@@ -60,6 +60,12 @@ export interface ParserRatio {
   oneCharMs: number;
   /** The same ratio for the formats that convert to JSON while streaming. */
   byFormat: Record<string, { ratio: number; oneDeltaMs: number; oneCharMs: number }>;
+  /**
+   * Cost per character in 1-char deltas at `bytes` ÷ the same at a quarter of
+   * that size (Hermes): about 1 when the cost is linear, about 4 if each delta
+   * re-scanned the text before it.
+   */
+  linearity: number;
 }
 
 /** Measures the ratio (best of `runs` for each side, after a warm-up). */
@@ -75,5 +81,9 @@ export function measureParserRatio(runs = 5, bytes = 256 * 1024): ParserRatio {
     byFormat[format] = { ratio: oneCharMs / oneDeltaMs, oneDeltaMs, oneCharMs };
   }
   const hermes = byFormat.hermes;
-  return { ratio: hermes.ratio, bytes, oneDeltaMs: hermes.oneDeltaMs, oneCharMs: hermes.oneCharMs, byFormat };
+  const small = buildReply("hermes", bytes / 4);
+  const smallChars = small.split("");
+  const smallMs = best(runs, () => parseTime("hermes", small, smallChars));
+  const linearity = hermes.oneCharMs / buildReply("hermes", bytes).length / (smallMs / small.length);
+  return { ratio: hermes.ratio, bytes, oneDeltaMs: hermes.oneDeltaMs, oneCharMs: hermes.oneCharMs, byFormat, linearity };
 }

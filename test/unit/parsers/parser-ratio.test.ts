@@ -13,7 +13,8 @@ it("prints the 1-char vs one-delta ratio for a 256 KB tool-call reply", { timeou
     `[parser ratio] ${(result.bytes / 1024).toFixed(0)} KB: ` +
       Object.entries(result.byFormat)
         .map(([f, r]) => `${f} ${r.ratio.toFixed(2)}x (${r.oneDeltaMs.toFixed(1)} ms vs ${r.oneCharMs.toFixed(1)} ms)`)
-        .join("; "),
+        .join("; ") +
+      `; per-char cost 256 KB vs 64 KB (1-char deltas): ${result.linearity.toFixed(2)} (1 = linear, 4 = quadratic)`,
   );
   expect(result.ratio).toBeGreaterThan(0);
 });
