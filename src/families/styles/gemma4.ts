@@ -10,6 +10,7 @@ import type { GrammarStyle } from "../grammar.js";
 import { argumentsValue } from "../json-text.js";
 import type { ToolResult } from "../shape.js";
 import type { FamilyStyle } from "./style.js";
+import { gemmaArgumentsGrammar } from "./gemma4-grammar.js";
 
 const Q = '<|"|>';
 type Json = Record<string, unknown>;
@@ -88,25 +89,11 @@ export const gemmaCall = (call: ToolCall): string =>
 /** A result: tool output is a string in the OpenAI API, so it is the template's non-mapping case. */
 const gemmaResult = (r: ToolResult): string => `<|tool_response>response:${r.name || "unknown"}{value:${gemmaValue(r.content, false)}}<tool_response|>`;
 
-/** Argument text of one call: `key:value` pairs, keys limited to the tool's properties when it declares some. */
-function argumentsGrammar(tool: FunctionTool): string {
-  const properties = Object.keys(((tool.function.parameters ?? {}) as Json).properties ?? {});
-  const key = properties.length > 0 ? properties.map((p) => JSON.stringify(p)).join(" | ") : "[a-zA-Z_] [a-zA-Z0-9_]*";
-  return [
-    'root ::= (pair ("," pair)*)?',
-    `pair ::= (${key}) ":" value`,
-    'value ::= string | number | "true" | "false" | "null" | "{" (member ("," member)*)? "}" | "[" (value ("," value)*)? "]"',
-    'member ::= [a-zA-Z_] [a-zA-Z0-9_]* ":" value',
-    'string ::= "<|\\"|>" ([^<] | "<" [^|])* "<|\\"|>"',
-    'number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
-  ].join("\n");
-}
-
 const grammar: GrammarStyle = {
   trigger: "<|tool_call>call:",
   callTag: (tool) => ({
     begin: `<|tool_call>call:${tool.function.name}{`,
-    content: { type: "grammar", grammar: argumentsGrammar(tool) },
+    content: { type: "grammar", grammar: gemmaArgumentsGrammar(tool.function.parameters) },
     end: "}<tool_call|>",
   }),
 };

@@ -42,8 +42,8 @@ const CANONICAL: Record<FamilyName, (calls: Call[]) => string> = {
   smollm2: (calls) => `<tool_call>[${list(calls)}]</tool_call>`,
 };
 
-/** Arguments are not JSON in these formats: the grammar pins names (and, for Gemma 4, keys), not value schemas. */
-const NO_VALUE_SCHEMA = new Set<FamilyName>(["llama-3.2-pythonic", "gemma-4"]);
+/** Pythonic arguments are free text up to `)`: the grammar pins the function name only. */
+const NO_VALUE_SCHEMA = new Set<FamilyName>(["llama-3.2-pythonic"]);
 /** Formats whose parallel calls this test's canonical text cannot express as one reply. */
 const SINGLE_CALL = new Set<FamilyName>(["llama-3.1", "llama-3.2-pythonic"]);
 
@@ -111,5 +111,39 @@ describe.each(Object.keys(THOUGHT) as FamilyName[])("%s with thinking on", (fami
     expect(await accepts(THOUGHT[family]! + CANONICAL[family]([WEATHER_CALL]))).toBe(true);
     expect(await accepts(THOUGHT[family]! + "It is sunny.")).toBe(false);
     expect(await accepts(THOUGHT[family]! + CANONICAL[family]([UNDECLARED]))).toBe(false);
+  });
+});
+
+describe("Gemma 4 arguments grammar (not JSON)", () => {
+  const plan = {
+    type: "function" as const,
+    function: {
+      name: "plan",
+      parameters: {
+        type: "object",
+        properties: {
+          stops: { type: "array", items: { type: "object", properties: { city: { type: "string" }, nights: { type: "integer" } }, required: ["city"] } },
+          budget: { type: "number" },
+          fast: { type: "boolean" },
+          mode: { type: "string", enum: ["car", "train"] },
+        },
+        required: ["stops"],
+      },
+    },
+  };
+  const Q = '<|"|>';
+
+  it("types values by the schema, keeps required keys and the template's sorted key order", async () => {
+    const format = FAMILIES["gemma-4"].toolGrammar(context({ tools: [plan], toolChoice: "required" }));
+    const accepts = await compileTag((format as { structural_tag: unknown }).structural_tag);
+    const callText = (args: string) => `<|tool_call>call:plan{${args}}<tool_call|>`;
+    expect(await accepts(callText(`budget:120.5,fast:true,mode:${Q}train${Q},stops:[{city:${Q}Rome${Q},nights:2}]`))).toBe(true);
+    expect(await accepts(callText(`stops:[{city:${Q}Rome, "the" <city>${Q}}]`))).toBe(true);
+    expect(await accepts(callText(`stops:[]`))).toBe(true);
+    expect(await accepts(callText(`budget:1`))).toBe(false); // required `stops` missing
+    expect(await accepts(callText(`stops:[{city:${Q}Rome${Q},nights:${Q}2${Q}}]`))).toBe(false); // integer as string
+    expect(await accepts(callText(`mode:${Q}plane${Q},stops:[]`))).toBe(false); // not in the enum
+    expect(await accepts(callText(`stops:[],budget:1`))).toBe(false); // keys out of template order
+    expect(await accepts(callText(`stops:[],color:${Q}red${Q}`))).toBe(false); // undeclared key
   });
 });
