@@ -35,7 +35,8 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
   const input = h("textarea", { id: "prompt", rows: 2, placeholder: "Message the model — Enter to send, Shift+Enter for a new line, Esc to stop", "aria-label": "Message" });
   const send = h("button", { id: "send", class: "primary", type: "submit" }, "Send");
   const stop = h("button", { id: "stop", type: "button", disabled: true, onclick: () => stopReply() }, "Stop");
-  const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, stop));
+  const clear = h("button", { id: "new-chat", type: "button", class: "link", onclick: () => newChat() }, "New chat");
+  const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, stop, clear));
   const element = h("section", { class: "chat", "aria-label": "Chat" }, log, form, settings.element);
 
   form.addEventListener("submit", (event) => {
@@ -66,6 +67,7 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
     busy = value;
     send.disabled = value;
     stop.disabled = !value;
+    clear.disabled = value;
     element.classList.toggle("busy", value);
   }
 
@@ -160,6 +162,14 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
       ...(turn.toolCalls.length > 0 && !aborted ? { tool_calls: turn.toolCalls } : {}),
     };
     return { message, metrics: replyMetrics, aborted };
+  }
+
+  function newChat() {
+    if (busy) return;
+    messages = [];
+    failure = null;
+    render();
+    input.focus();
   }
 
   /** Drops the last reply (and its tool rounds) and asks again. */

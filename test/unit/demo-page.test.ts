@@ -155,6 +155,9 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     // The shards are fake, so web-llm itself cannot run the model; the download is what this checks.
     const row = page.locator(`#cache-list li[data-model="${generatedId}"]`);
     await row.waitFor({ timeout: 20_000 });
+    // Whatever web-llm made of the fake model, the page says how the load ended.
+    // (here: "web-llm load failed: CompileError: …", the generated model library being a stub).
+    expect(await page.locator("#download-status").textContent()).not.toBe("");
     expect(await row.textContent()).not.toContain("incomplete");
     await row.locator("button.delete").click();
     await row.waitFor({ state: "detached", timeout: 10_000 });
