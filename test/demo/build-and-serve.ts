@@ -4,15 +4,18 @@
  * plus any extra files a test adds (a catalog, model artifacts).
  */
 import { createServer, type Server } from "node:http";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve } from "node:path";
 import { build } from "vite";
 
 const repo = resolve(import.meta.dirname, "../..");
-export const demoDist = join(repo, "demo-dist");
 
-export async function buildDemo(): Promise<void> {
-  await build({ configFile: join(repo, "demo/vite.config.ts"), logLevel: "warn" });
+/** Builds into a fresh temporary folder (so parallel test runs never share one) and returns it. */
+export async function buildDemo(): Promise<string> {
+  const outDir = await mkdtemp(join(tmpdir(), "webgpu-openai-demo-"));
+  await build({ configFile: join(repo, "demo/vite.config.ts"), logLevel: "warn", build: { outDir, emptyOutDir: true } });
+  return outDir;
 }
 
 const TYPES: Record<string, string> = {
@@ -29,8 +32,8 @@ export interface DemoServer {
   close(): Promise<void>;
 }
 
-/** Serves `demo-dist`; `extra` maps a path (e.g. `/catalog.json`) to a body served before the files. */
-export async function serveDemo(extra: Record<string, string> = {}): Promise<DemoServer> {
+/** Serves the built demo in `root`; `extra` maps a path (e.g. `/catalog.json`) to a body served before the files. */
+export async function serveDemo(root: string, extra: Record<string, string> = {}): Promise<DemoServer> {
   const server: Server = createServer(async (request, response) => {
     const path = decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname);
     if (path in extra) {
@@ -38,8 +41,8 @@ export async function serveDemo(extra: Record<string, string> = {}): Promise<Dem
       response.end(extra[path]);
       return;
     }
-    const file = normalize(join(demoDist, path === "/" ? "index.html" : path));
-    if (!file.startsWith(demoDist)) {
+    const file = normalize(join(root, path === "/" ? "index.html" : path));
+    if (!file.startsWith(root)) {
       response.writeHead(403).end();
       return;
     }

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { chromium, type Browser, type Page } from "playwright";
@@ -27,6 +28,7 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
   let demo: DemoServer;
   let browser: Browser;
   let generatedId: string;
+  let builtDir: string;
   /**
    * One page for the tests that need WebGPU, used in order (as a person
    * would): each page load parses web-llm's bundle in the page and the
@@ -40,8 +42,8 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     // 12 shards of 512 KB: big enough for a visible progress bar, small enough to be quick.
     const created = await (await fetch(`${artifacts.url}/__control/model`, { method: "POST", body: JSON.stringify({ shards: 12, shardBytes: 512 * 1024 }) })).json();
     generatedId = created.record.model_id;
-    await buildDemo();
-    demo = await serveDemo({ "/catalog.json": JSON.stringify(demoCatalog(created.record)) });
+    builtDir = await buildDemo();
+    demo = await serveDemo(builtDir, { "/catalog.json": JSON.stringify(demoCatalog(created.record)) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: chromiumArgs });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on("pageerror", (error) => console.error("page error:", error.message));
@@ -53,6 +55,7 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     await browser?.close();
     await demo?.close();
     await artifacts?.close();
+    if (builtDir) await rm(builtDir, { recursive: true, force: true });
   });
 
   async function ask(text: string) {
