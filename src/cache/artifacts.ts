@@ -9,7 +9,26 @@ import { cleanModelUrl, fileUrl, isWasmCacheable, type Scope } from "./layout.js
 /** How web-llm reads a record back from IndexedDB: bytes, or a parsed object (`tensor-cache.json`). */
 export type StoreType = "arraybuffer" | "json";
 
-export type ArtifactKind = "config" | "tensor-index" | "shard" | "tokenizer" | "wasm";
+export type ArtifactKind = "package" | "config" | "tensor-index" | "shard" | "tokenizer" | "wasm";
+
+/**
+ * Where a model package manifest (`ModelRecord.model_manifest`, e.g. gemma-4)
+ * puts the chat config and the tensor index; web-llm's
+ * `resolveModelPackageResourceURLs` (bundle L3534). Absent: the defaults.
+ */
+export interface PackagePaths {
+  chatConfig?: string;
+  tensorManifest?: string;
+}
+
+/** Reads the two paths out of `mlc-model-manifest.json` (web-llm validates the rest when it loads). */
+export function packagePathsOf(manifest: unknown): PackagePaths {
+  const m = manifest as { chat_config?: unknown; weights?: { manifest?: unknown } } | null;
+  return {
+    ...(typeof m?.chat_config === "string" ? { chatConfig: m.chat_config } : {}),
+    ...(typeof m?.weights?.manifest === "string" ? { tensorManifest: m.weights.manifest } : {}),
+  };
+}
 
 /** One file to have in the cache. */
 export interface Artifact {
@@ -53,12 +72,21 @@ export interface ArtifactPlan {
   artifacts: Artifact[];
 }
 
+/** The model package manifest web-llm reads first when the record names one. */
+export function packageArtifact(record: ModelRecord): Artifact | null {
+  if (typeof record.model_manifest !== "string") return null;
+  const url = fileUrl(cleanModelUrl(record.model), record.model_manifest);
+  return { kind: "package", name: record.model_manifest, url, scope: "webllm/config", storeType: "arraybuffer", bytes: null };
+}
+
 /** The files that must be read before the rest can be planned. */
-export function manifestArtifacts(record: ModelRecord): { config: Artifact; index: Artifact } {
+export function manifestArtifacts(record: ModelRecord, paths: PackagePaths = {}): { config: Artifact; index: Artifact } {
   const modelUrl = cleanModelUrl(record.model);
+  const configName = paths.chatConfig ?? "mlc-chat-config.json";
+  const indexName = paths.tensorManifest ?? "tensor-cache.json";
   return {
-    config: withSri(record, { kind: "config", name: "mlc-chat-config.json", url: fileUrl(modelUrl, "mlc-chat-config.json"), scope: "webllm/config", storeType: "arraybuffer", bytes: null }),
-    index: withSri(record, { kind: "tensor-index", name: "tensor-cache.json", url: fileUrl(modelUrl, "tensor-cache.json"), scope: "webllm/model", storeType: "json", bytes: null }),
+    config: withSri(record, { kind: "config", name: "mlc-chat-config.json", url: fileUrl(modelUrl, configName), scope: "webllm/config", storeType: "arraybuffer", bytes: null }),
+    index: withSri(record, { kind: "tensor-index", name: "tensor-cache.json", url: fileUrl(modelUrl, indexName), scope: "webllm/model", storeType: "json", bytes: null }),
   };
 }
 
@@ -75,10 +103,14 @@ export function parseTensorIndex(value: unknown, url: string): TensorCacheIndex 
  * Every file of the model once the config and index are known. The tokenizer
  * is the one web-llm loads: `tokenizer.json` when listed, else `tokenizer.model`.
  */
-export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, index: TensorCacheIndex, sizes: { config: number; index: number }): ArtifactPlan {
+export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, index: TensorCacheIndex, sizes: { config: number; index: number; package?: number }, paths: PackagePaths = {}): ArtifactPlan {
   const modelUrl = cleanModelUrl(record.model);
-  const manifest = manifestArtifacts(record);
+  const manifest = manifestArtifacts(record, paths);
+  const pkg = packageArtifact(record);
+  // Shard paths are relative to the tensor index's folder.
+  const tensorBase = new URL(".", manifest.index.url).href;
   const artifacts: Artifact[] = [
+    ...(pkg ? [{ ...pkg, bytes: sizes.package ?? null }] : []),
     { ...manifest.config, bytes: sizes.config },
     { ...manifest.index, bytes: sizes.index },
   ];
@@ -87,7 +119,7 @@ export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, inde
       withSri(record, {
         kind: "shard",
         name: shard.dataPath,
-        url: fileUrl(modelUrl, shard.dataPath),
+        url: fileUrl(tensorBase, shard.dataPath),
         scope: "webllm/model",
         storeType: "arraybuffer",
         bytes: shard.nbytes,
@@ -108,17 +140,19 @@ export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, inde
 }
 
 /** Every URL web-llm may have stored for a model, planned or not (for delete). */
-export function possibleUrls(record: ModelRecord, index: TensorCacheIndex | null): Array<{ scope: Scope; url: string }> {
+export function possibleUrls(record: ModelRecord, index: TensorCacheIndex | null, paths: PackagePaths = {}): Array<{ scope: Scope; url: string }> {
   const modelUrl = cleanModelUrl(record.model);
+  const manifest = manifestArtifacts(record, paths);
+  const tensorBase = new URL(".", manifest.index.url).href;
   const urls: Array<{ scope: Scope; url: string }> = [
-    { scope: "webllm/config", url: fileUrl(modelUrl, "mlc-chat-config.json") },
-    { scope: "webllm/model", url: fileUrl(modelUrl, "tensor-cache.json") },
+    { scope: "webllm/config", url: manifest.config.url },
+    { scope: "webllm/model", url: manifest.index.url },
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.json") },
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.model") },
   ];
   if (typeof record.model_manifest === "string") urls.push({ scope: "webllm/config", url: fileUrl(modelUrl, record.model_manifest) });
   if (record.model_lib) urls.push({ scope: "webllm/wasm", url: new URL(record.model_lib, (globalThis as { location?: { href: string } }).location?.href).href });
-  for (const shard of index?.records ?? []) urls.push({ scope: "webllm/model", url: fileUrl(modelUrl, shard.dataPath) });
+  for (const shard of index?.records ?? []) urls.push({ scope: "webllm/model", url: fileUrl(tensorBase, shard.dataPath) });
   return urls;
 }
 

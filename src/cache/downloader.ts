@@ -11,7 +11,7 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
-import { manifestArtifacts, parseTensorIndex, planArtifacts, type Artifact, type ArtifactPlan, type ChatConfigFiles, type TensorCacheIndex } from "./artifacts.js";
+import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, planArtifacts, type PackagePaths, type Artifact, type ArtifactPlan, type ChatConfigFiles, type TensorCacheIndex } from "./artifacts.js";
 import { integrityProblem } from "./integrity.js";
 import { Md5 } from "./md5.js";
 import { ByteProgress } from "./progress.js";
@@ -104,8 +104,23 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const pool = new BufferPool();
 
   // 1. Config and tensor index: from the cache when web-llm can read them there, else fetched into memory.
-  const manifest = manifestArtifacts(record);
   const pending: Array<{ artifact: Artifact; bytes: Uint8Array }> = [];
+  // A model package manifest (gemma-4) says where the config and the tensor index live.
+  const pkg = packageArtifact(record);
+  let paths: PackagePaths = {};
+  let packageSize: number | undefined;
+  if (pkg) {
+    const stored = await store.read(pkg.scope, pkg.url);
+    let bytes: Uint8Array;
+    if (stored?.kind === "bytes") bytes = new Uint8Array(stored.data);
+    else {
+      bytes = await fetchWithRetries(pkg, signal, retries, null, (n) => (fetchedBytes += n), gauge);
+      pending.push({ artifact: pkg, bytes });
+    }
+    paths = packagePathsOf(parseJson(bytes, pkg.url));
+    packageSize = bytes.byteLength;
+  }
+  const manifest = manifestArtifacts(record, paths);
   const configValue = await store.read(manifest.config.scope, manifest.config.url);
   let configBytes: Uint8Array;
   if (configValue?.kind === "bytes") configBytes = new Uint8Array(configValue.data);
@@ -130,10 +145,10 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     indexSize = bytes.byteLength;
     pending.push({ artifact: manifest.index, bytes });
   }
-  const plan = planArtifacts(record, config, index, { config: configBytes.byteLength, index: indexSize });
+  const plan = planArtifacts(record, config, index, { config: configBytes.byteLength, index: indexSize, package: packageSize }, paths);
 
   // 2. What is missing, and does it fit.
-  const rest = plan.artifacts.filter((a) => a.kind !== "config" && a.kind !== "tensor-index");
+  const rest = plan.artifacts.filter((a) => a.kind !== "config" && a.kind !== "tensor-index" && a.kind !== "package");
   const present = await Promise.all(rest.map((a) => store.has(a.scope, a.url)));
   const missing = rest.filter((_, i) => !present[i]);
   const sizeOf = (a: Artifact) => a.bytes ?? options.knownSizes?.get(a.url) ?? 0;

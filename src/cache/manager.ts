@@ -5,7 +5,7 @@
  */
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
-import { possibleUrls, parseTensorIndex, manifestArtifacts, type TensorCacheIndex } from "./artifacts.js";
+import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, possibleUrls, type PackagePaths, type TensorCacheIndex } from "./artifacts.js";
 import { downloadModel, type DownloadResult } from "./downloader.js";
 import { SCOPES, type CacheBackend } from "./layout.js";
 import { withModelLock } from "./locks.js";
@@ -124,7 +124,8 @@ export class CacheManager {
       const targets = new Map<string, (typeof metadata & {})["files"][number]["scope"]>();
       for (const file of metadata?.files ?? []) targets.set(file.url, file.scope);
       if (record) {
-        for (const { url, scope } of possibleUrls(record, await this.readIndex(store, record))) targets.set(url, scope);
+        const paths = await this.readPackagePaths(store, record);
+        for (const { url, scope } of possibleUrls(record, await this.readIndex(store, record, paths), paths)) targets.set(url, scope);
       }
       let found = metadata !== undefined;
       for (const [url, scope] of targets) {
@@ -154,8 +155,19 @@ export class CacheManager {
     if (metadata) await writeMetadata({ ...metadata, lastUsed: Date.now() });
   }
 
-  private async readIndex(store: ArtifactStore, record: ModelRecord): Promise<TensorCacheIndex | null> {
-    const { index } = manifestArtifacts(record);
+  private async readPackagePaths(store: ArtifactStore, record: ModelRecord): Promise<PackagePaths> {
+    const pkg = packageArtifact(record);
+    const value = pkg ? await store.read(pkg.scope, pkg.url).catch(() => undefined) : undefined;
+    if (value?.kind !== "bytes") return {};
+    try {
+      return packagePathsOf(JSON.parse(new TextDecoder().decode(value.data)));
+    } catch {
+      return {};
+    }
+  }
+
+  private async readIndex(store: ArtifactStore, record: ModelRecord, paths: PackagePaths): Promise<TensorCacheIndex | null> {
+    const { index } = manifestArtifacts(record, paths);
     const value = await store.read(index.scope, index.url).catch(() => undefined);
     if (!value) return null;
     try {

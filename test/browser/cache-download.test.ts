@@ -222,6 +222,23 @@ describe("downloads that go wrong (indexeddb)", () => {
     }
   });
 
+  it("follows a model package manifest (gemma-4 style) to the config and weights it names", async () => {
+    const model = await serveModel(server, { shards: 3, shardBytes: 64 * 1024, packageManifest: true });
+    const result = await manager.ensure(model.record);
+    const stats = await model.stats();
+    expect(Object.keys(stats.byFile).sort()).toEqual(
+      ["config/mlc-chat-config.json", "mlc-model-manifest.json", "model.wasm", "tokenizer.json", "weights/params_shard_0.bin", "weights/params_shard_1.bin", "weights/params_shard_2.bin", "weights/tensor-cache.json"].sort(),
+    );
+    const store = await manager.store();
+    expect(await store.has("webllm/config", `${model.baseUrl}mlc-model-manifest.json`)).toBe(true);
+    expect(await store.has("webllm/model", `${model.baseUrl}weights/params_shard_2.bin`)).toBe(true);
+    await model.fault({ stopped: true });
+    expect((await manager.ensure(model.record)).fetchedBytes).toBe(0);
+    expect(await manager.delete(model.record.model_id, model.record)).toBe(true);
+    expect(await idbKeysOf(model)).toEqual([]);
+    expect(result.plan.artifacts.length).toBe(8);
+  });
+
   it("heals a mlc-chat-config.json cached as a JSON object by web-llm ≤0.2.79, which 0.2.86 cannot read", async () => {
     const model = await serveModel(server, { shards: 2, shardBytes: 64 * 1024 });
     const configUrl = `${model.baseUrl}mlc-chat-config.json`;

@@ -24,6 +24,8 @@ export interface ModelSpec {
   wasmBytes: number;
   /** Declare md5sum per shard in tensor-cache.json (MLC does). */
   md5: boolean;
+  /** Serve a model package manifest (`mlc-model-manifest.json`, as gemma-4 has) placing the config under config/ and the weights under weights/. */
+  packageManifest: boolean;
 }
 
 interface Fault {
@@ -123,11 +125,11 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
   function control(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) {
     if (path === "/__control/model" && req.method === "POST") {
       return readBody(req).then((body: Partial<ModelSpec>) => {
-        const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, ...body };
+        const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, packageManifest: false, ...body };
         if (spec.shardBytes % 4 !== 0) return send(res, 400, JSON.stringify({ error: "shardBytes must be a multiple of 4" }));
         const name = `test-model-${Date.now().toString(36)}-${++counter}`;
         models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0 }, requests: new Map(), md5s: null });
-        const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 } };
+        const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 }, ...(spec.packageManifest ? { model_manifest: "mlc-model-manifest.json" } : {}) };
         send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
       });
     }
@@ -153,7 +155,8 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
     model.requests.set(file, (model.requests.get(file) ?? 0) + 1);
     if (model.fault.stopped) return res.socket?.destroy();
     const corrupt = model.fault.corruptOnce.delete(file);
-    const shard = /^params_shard_(\d+)\.bin$/.exec(file);
+    const layout = model.spec.packageManifest ? { config: "config/", weights: "weights/" } : { config: "", weights: "" };
+    const shard = file.startsWith(layout.weights) ? /^params_shard_(\d+)\.bin$/.exec(file.slice(layout.weights.length)) : null;
     if (shard) {
       const index = Number(shard[1]);
       const { shardBytes } = model.spec;
@@ -174,8 +177,9 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
       return res.end();
     }
     let body: Buffer;
-    if (file === "mlc-chat-config.json") body = Buffer.from(JSON.stringify(chatConfig()));
-    else if (file === "tensor-cache.json") body = Buffer.from(JSON.stringify(tensorIndex(model)));
+    if (file === "mlc-model-manifest.json" && model.spec.packageManifest) body = Buffer.from(JSON.stringify({ schema: "mlc.model-package", chat_config: "config/mlc-chat-config.json", weights: { manifest: "weights/tensor-cache.json" } }));
+    else if (file === `${layout.config}mlc-chat-config.json`) body = Buffer.from(JSON.stringify(chatConfig()));
+    else if (file === `${layout.weights}tensor-cache.json`) body = Buffer.from(JSON.stringify(tensorIndex(model)));
     else if (file === "tokenizer.json") body = tokenizerJson(model.spec.tokenizerBytes);
     else if (file === "model.wasm") body = wasm(model.spec.wasmBytes);
     else return send(res, 404, "not found", "text/plain");
@@ -192,7 +196,7 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
     }
     const handle = async () => {
       if (path.startsWith("/__control/")) return control(req, res, path, parsed.searchParams);
-      const file = /^\/m\/([^/]+)\/resolve\/main\/([^/]+)$/.exec(path);
+      const file = /^\/m\/([^/]+)\/resolve\/main\/(.+)$/.exec(path);
       const lib = /^\/lib\/([^/]+)\.wasm$/.exec(path);
       const model = models.get(file?.[1] ?? lib?.[1] ?? "");
       if (!model) return send(res, 404, "not found", "text/plain");
