@@ -3,6 +3,22 @@
  * pick a format and a reasoning shape; this builds the parser for them:
  * reasoning splitter first, then the format's tool-call parser, both writing
  * into one event sink (whitespace and undeclared-tool policies).
+ *
+ * Policies (DESIGN "Decisions", as applied to a stream that is never retracted):
+ * - A call's `tool_call` event goes out once its name is complete. Output
+ *   that ends before that (`<tool_call>{"name": "get_wea`) was a call that
+ *   never started: its text is content. A call that started and is cut off
+ *   (no closing tag, JSON cut short) stays a call — its deltas are already
+ *   out — with its arguments closed into valid JSON at finish (held-back
+ *   tails such as a half literal are dropped, open strings and containers
+ *   closed). A complete call missing only its closing tag is simply complete.
+ * - Bare JSON calls (no marker) count only when the whole reply is calls
+ *   (bare-call.ts); such a reply is held back until the end of output.
+ * - Prose before, between and after calls is content; whitespace touching a
+ *   call or the end of reasoning is not, unless prose is on both sides.
+ * - Calls naming undeclared tools are dropped (neither calls nor content).
+ * - Qwen3.5: `<tool_call>` inside reasoning ends it (Gemma 4: `<|tool_call>`).
+ * - Ministral: `[THINK]` must open reasoning unless the prompt did.
  */
 import type { FunctionTool } from "../protocol/types.js";
 import type { OutputParser, ParseEvent } from "./types.js";

@@ -15,7 +15,7 @@ import { createOutputParser } from "../../src/parsers/index.js";
 import { ChoiceBuilder } from "../../src/protocol/choice-builder.js";
 import type { ChunkDelta } from "../../src/protocol/types.js";
 import { chunkings, loadVectors, optionsFor, toolsFor, type Vector } from "./support/vectors.js";
-import { POLICY } from "./support/vector-policy.js";
+import { AGREES, POLICY } from "./support/vector-policy.js";
 
 interface Message {
   content: string | null;
@@ -78,12 +78,12 @@ const vectors = loadVectors();
 describe("tool-call and reasoning vectors, parser layer", () => {
   it("covers every line of the fixture", () => {
     expect(vectors.length).toBeGreaterThan(50);
-    for (const id of Object.keys(POLICY)) expect(vectors.some((v) => v.id === id), `policy entry ${id} names a vector`).toBe(true);
+    for (const id of [...Object.keys(POLICY), ...Object.keys(AGREES)]) expect(vectors.some((v) => v.id === id), `policy entry ${id} names a vector`).toBe(true);
   });
 
   for (const v of vectors) {
     const policy = POLICY[v.id];
-    const title = policy ? `${v.id} (policy: ${policy.rule})` : v.id;
+    const title = policy ? `${v.id} (policy, overrides the vector: ${policy.rule})` : AGREES[v.id] ? `${v.id} (policy: ${AGREES[v.id]})` : v.id;
     it(title, () => {
       const expected = expectedFor(v);
       for (const { label, chunks } of chunkings(v.model_output)) {
@@ -214,7 +214,7 @@ describe("tool-call and reasoning vectors, through createClient + scripted engin
   for (const v of vectors) {
     const reason = mismatch(v);
     const policy = POLICY[v.id];
-    const title = `${v.id} as ${MODEL_IDS[v.family]}${policy ? ` (policy: ${policy.rule})` : ""}`;
+    const title = `${v.id} as ${MODEL_IDS[v.family]}${policy ? ` (policy, overrides the vector: ${policy.rule})` : AGREES[v.id] ? ` (policy: ${AGREES[v.id]})` : ""}`;
     if (reason) {
       it.skip(`${title} — skipped: ${reason}`, () => {});
       continue;

@@ -128,3 +128,28 @@ export const POLICY: Record<string, PolicyEntry> = {
     },
   },
 };
+
+/**
+ * Vectors whose notes record a disagreement between servers (or a setting)
+ * where our result is the vector's expectation: the DESIGN policy that makes
+ * it so. Shown in the test titles.
+ */
+export const AGREES: Record<string, string> = {
+  "hermes-02-unterminated-eos": "a complete call missing its closing tag counts (Granite's parser would reject it)",
+  "gemma4-07-ollama-flush-unterminated": "a complete call missing its closing tag counts (Ollama flushes it; vLLM's Gemma 4 parser drops it)",
+  "hermes-22-sglang-undefined-function": "calls to undeclared tools are dropped (SGLang; vLLM and llama.cpp pass them through)",
+  "hermes-14-lcpp-fenced": "bare JSON counts when the whole reply is the call (a ```json fence around it is allowed)",
+  "llama-02-semicolon-parallel": "bare JSON counts when the whole reply is calls (`;`-separated calls filling the reply)",
+  "llama-12-lcpp-basic": "bare JSON counts when the whole reply is the call",
+  "llama-07-arguments-key": "bare JSON counts when the whole reply is the call; `arguments` and `parameters` both accepted",
+  "gemma4-11-ollama-thinking-disabled": "thinking off: a reasoning block the model writes anyway is removed (Ollama)",
+  "qwen3-r-04-no-tags-thinking-enabled": "reasoning is split by the shape the prompt sets up (Qwen3.5 opens <think> when thinking is on)",
+  "hermes-17-lcpp-forced-open-think-then-call": "reasoning is split by the shape the prompt sets up (prompt-opened <think>)",
+  "r1-09-lcpp-forced-open-mentions-token": "markers inside unfinished reasoning are reasoning text",
+  "qwen35-05-missing-tool_call-wrapper": "Qwen3.5: a bare <function=…> block is a call (vLLM)",
+  "r1-08-lcpp-variant-begin-token": "DeepSeek-R1 variant openers are accepted (llama.cpp)",
+  "mistral-06-not-json": "a control-token marker with no call after it is dropped, the rest is content",
+  "pythonic-05-bad-sibling": "calls to undeclared tools are dropped (`bad` is not declared; its sibling is kept)",
+  "hermes-01": "content is null beside calls when it is blank (ChoiceBuilder)",
+  "ministral-12-lcpp-reasoning-format-none": "no reasoning markers configured: everything is content",
+};
