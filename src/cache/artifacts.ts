@@ -147,6 +147,8 @@ export function possibleUrls(record: ModelRecord, index: TensorCacheIndex | null
   const urls: Array<{ scope: Scope; url: string }> = [
     { scope: "webllm/config", url: manifest.config.url },
     { scope: "webllm/model", url: manifest.index.url },
+    // web-llm ≤0.2.79 named the tensor index ndarray-cache.json; an old origin may still hold one.
+    { scope: "webllm/model", url: fileUrl(modelUrl, "ndarray-cache.json") },
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.json") },
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.model") },
   ];
