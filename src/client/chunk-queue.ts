@@ -31,6 +31,11 @@ export class ChunkQueue implements ChunkSink {
     this.notify();
   }
 
+  /** Chunks waiting to be read: `next()` returns each of them without waiting (and without throwing). */
+  get buffered(): number {
+    return this.buffer.length - this.head;
+  }
+
   /** The next chunk, or null at the end; throws the stream's error. */
   async next(): Promise<ChatCompletionChunk | null> {
     for (;;) {

@@ -11,15 +11,19 @@
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { newRequestId } from "../protocol/ids.js";
-import { sseData, sseDone, sseError } from "../protocol/sse.js";
+import { sseDataText, sseDone, sseError } from "../protocol/sse.js";
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import type { Client } from "./create-client.js";
-import type { Stream } from "./stream.js";
+import { bufferedChunks, type Stream } from "./stream.js";
 
 /** The fetch signature SDKs call: `(url | Request | URL, init?) => Promise<Response>`. */
 export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 /** 503 codes no retry can fix: the device stays what it is. Others (device lost, worker lost) recover on the next request. */
+/** Most SSE text sent in one body chunk when chunks are waiting. */
+const SSE_BATCH_CHARS = 64 * 1024;
+const encoder = new TextEncoder();
+
 const PERMANENT_503 = new Set(["webgpu_unavailable", "unsupported_device", "model_does_not_fit", "provider_requirements_unmet"]);
 
 interface LocalRequest {
@@ -151,7 +155,16 @@ function sseBody(stream: Stream, signal: AbortSignal | undefined): ReadableStrea
         // v6 of the OpenAI SDK keeps reading after [DONE] until the body closes: close at once.
         controller.enqueue(sseDone());
         controller.close();
-      } else controller.enqueue(sseData(result.value));
+      } else {
+        // Chunks already waiting go out in one enqueue: the reader (an SDK parsing SSE) pays one read per batch, not per token.
+        let text = sseDataText(result.value);
+        while ((stream[bufferedChunks]?.() ?? 0) > 0 && text.length < SSE_BATCH_CHARS) {
+          const next = await iterator.next();
+          if (next.done) break;
+          text += sseDataText(next.value);
+        }
+        if (!settled) controller.enqueue(encoder.encode(text));
+      }
     },
     async cancel() {
       finish();

@@ -6,6 +6,9 @@
 import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 
+/** Library-internal: how many chunks a Stream holds that its iterator returns without waiting (fetch-handler batches them). */
+export const bufferedChunks = Symbol("bufferedChunks");
+
 export class Stream implements AsyncIterable<ChatCompletionChunk> {
   private consumed = false;
 
@@ -33,6 +36,10 @@ export class Stream implements AsyncIterable<ChatCompletionChunk> {
         return { value: undefined, done: true };
       },
     };
+  }
+
+  [bufferedChunks](): number {
+    return this.queue.buffered;
   }
 
   /** Two independent readers of the same chunks. */
