@@ -10,7 +10,8 @@ const scriptedRecord = (replies: string[]): ModelRecord => ({
   engine: { kind: "scripted", replies },
 });
 
-describe("a catalog record served by the scripted engine", () => {
+// The first request imports web-llm's catalog (a large module): seconds on a busy machine.
+describe("a catalog record served by the scripted engine", { timeout: 30_000 }, () => {
   it("answers with no engine given, no GPU and no download", async () => {
     // No `engine` option: every other model would need web-llm and a GPU, which Node lacks.
     const client = createClient({ worker: false, models: [scriptedRecord(["First answer.", "Second answer."])] });
