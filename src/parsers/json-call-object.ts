@@ -110,12 +110,15 @@ export class JsonCallObject {
   private onValueDone(): void {
     switch (this.valueRole) {
       case "key":
-        this.key = JSON.parse(this.valueText) as string;
+        this.key = parseString(this.valueText) ?? "";
         this.state = "colon";
         return;
-      case "name":
-        if (!this.call.named) this.call.begin(JSON.parse(this.valueText) as string);
+      case "name": {
+        const name = parseString(this.valueText);
+        if (name === null) return this.fail();
+        if (!this.call.named) this.call.begin(name);
         break;
+      }
       case "argsBuffered":
         this.call.write(decodeArguments(this.valueText));
         break;
@@ -142,9 +145,24 @@ export class JsonCallObject {
   }
 }
 
+/** A JSON string literal's value, or null when it is not one. */
+function parseString(raw: string): string | null {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === "string" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Arguments that were not a JSON object: a JSON-encoded string is decoded once; null means none. */
 function decodeArguments(raw: string): string {
-  const value: unknown = JSON.parse(raw);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return "{}";
+  }
   if (value === null) return "{}";
   if (typeof value === "string") {
     try {

@@ -69,23 +69,37 @@ export class JsonValueStream {
     loop: for (; i < to; i++) {
       const c = text.charCodeAt(i);
       if (this.inString) {
+        // Small models write raw control characters and stray backslashes in
+        // strings; they are escaped on the way through so the result stays JSON.
         if (this.escape === 1) {
           if (c === 117) {
             this.escape = 2;
             this.unstable(text, i);
-          } else {
-            this.escape = 0;
-            this.flush(i);
+            continue;
           }
+          this.escape = 0;
+          if (isEscapeChar(c)) {
+            this.flush(i);
+            continue;
+          }
+          this.held = "\\\\"; // the backslash was a literal one
+          this.flush(i);
         } else if (this.escape >= 2) {
-          if (this.escape === 5) {
-            this.escape = 0;
-            this.flush(i);
-          } else {
-            this.escape++;
-            this.unstable(text, i);
+          if (isHex(c)) {
+            if (this.escape === 5) {
+              this.escape = 0;
+              this.flush(i);
+            } else {
+              this.escape++;
+              this.unstable(text, i);
+            }
+            continue;
           }
-        } else if (c === 92) {
+          this.escape = 0;
+          this.held = "\\" + this.held; // `\u12` then not hex: a literal backslash
+          this.flush(i);
+        }
+        if (c === 92) {
           this.escape = 1;
           this.unstable(text, i);
         } else if (c === 34) {
@@ -96,6 +110,9 @@ export class JsonValueStream {
             i++;
             break loop;
           }
+        } else if (c < 32) {
+          this.out += text.slice(this.runStart, i) + JSON.stringify(text[i]).slice(1, -1);
+          this.runStart = i + 1;
         }
         continue;
       }
@@ -207,6 +224,14 @@ export class JsonValueStream {
     this.done = true;
     return suffix;
   }
+}
+
+function isEscapeChar(c: number): boolean {
+  return c === 34 || c === 92 || c === 47 || c === 98 || c === 102 || c === 110 || c === 114 || c === 116;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
 /** Whether a bare token is a complete JSON literal (number, true, false, null). */

@@ -107,7 +107,9 @@ export class PythonCallsBody implements CallBody {
         i++;
         continue;
       }
-      if (c === "]" || c === "}" || (c === ")" && frame.kind === "list")) {
+      if (c === "]" || c === "}" || (c === ")" && frame.kind !== "args")) {
+        // A bracket that closes nothing open inside the call ends the call here.
+        if (frame.kind === "args") return this.fail(i);
         this.flushToken();
         this.json!.closeContainer();
         this.frames.pop();

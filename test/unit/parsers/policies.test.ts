@@ -89,6 +89,15 @@ describe("arguments", () => {
     expect(out.calls[0].arguments).toBe('{"city":"Oslo" , "n": 1.50}');
   });
 
+  it("raw newlines and stray backslashes inside argument strings are escaped, so the arguments stay JSON", () => {
+    // As the model wrote it: a raw newline, and backslashes that are not JSON escapes.
+    const text = '<tool_call>{"name": "get_weather", "arguments": {"city": "line1\nline2 C:\\dir\\x \\u12zz \\q"}}</tool_call>';
+    for (const chunks of [[text], Array.from(text)]) {
+      const out = fold(parse({ format: "hermes", tools: TOOLS }, chunks).events);
+      expect(JSON.parse(out.calls[0].arguments)).toEqual({ city: "line1\nline2 C:\\dir\\x \\u12zz \\q" });
+    }
+  });
+
   it("arguments written as a JSON-encoded string are decoded once", () => {
     const out = fold(parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Oslo\\"}"}</tool_call>']).events);
     expect(out.calls[0].arguments).toBe('{"city": "Oslo"}');
