@@ -49,12 +49,13 @@ export class EventSink {
       this.pendingWs += text;
       return;
     }
-    let lead = this.pendingWs;
-    if (this.boundarySinceProse && !this.emittedProse) lead = "";
+    // After structure with no prose before it, leading whitespace goes too.
+    const dropLead = this.boundarySinceProse && !this.emittedProse;
+    let start = 0;
+    if (dropLead) while (isWs(text.charCodeAt(start))) start++;
+    const lead = dropLead ? "" : this.pendingWs;
     this.pendingWs = text.slice(end);
-    let body = text.slice(0, end);
-    if (this.boundarySinceProse && !this.emittedProse) body = body.replace(/^\s+/, "");
-    this.push({ type: "content", text: lead + body });
+    this.push({ type: "content", text: lead + text.slice(start, end) });
     this.emittedProse = true;
     this.boundarySinceProse = false;
   }

@@ -83,11 +83,6 @@ export function optionsFor(v: Vector, expectedCalls = v.expected.tool_calls): Pa
   return { format: family.format, reasoning, reasoningOpen, tools: toolsFor(v, expectedCalls), discardReasoning };
 }
 
-/** The tool names a family's model id should resolve to (for the client-level replay). */
-export function familyKey(v: Vector): string {
-  return v.family;
-}
-
 /**
  * The tools the request declared. Vectors name them only implicitly: every
  * expected call's tool (as our policy expects it), plus `config.tools`. Parameter schemas come from
