@@ -15,7 +15,7 @@ const PIECES = [
   "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "```json", "```",
   '{"name": "f", "arguments": ', '{"name": "g", "parameters": ', '"name"', '"arguments"', "f", "g", "f(", "[f(", "g(x=1)",
   "{", "}", "[", "]", "(", ")", ":", ",", ";", "=", '"', "'", "\\", "\\u00", "\\n", "\n", " ", "  ", "1", "-2.5e3", "tru", "true",
-  "null", "None", "x", "héllo", "例", "😀", "a=", ">", "<", "|",
+  "null", "None", "x", "héllo", "例", "😀", "a=", ">", "<", "|", "\t", "\u3000", "\r\n",
 ];
 
 const FORMATS: OutputFormat[] = ["hermes", "smollm", "qwen-xml", "llama-json", "pythonic", "mistral", "ministral", "phi4", "gemma4", "deepseek-r1"];
