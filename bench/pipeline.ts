@@ -74,6 +74,33 @@ async function clientVariant(worker: boolean, calls: number, count: number): Pro
   return { variant, client };
 }
 
+/**
+ * client.fetch → SSE read with a minimal parser (split events, JSON.parse each):
+ * what the HTTP-shaped path costs before any SDK, to tell our share of (c) from the SDK's.
+ */
+function rawSseVariant(client: Client): Variant {
+  return async (count) => {
+    const started = now();
+    const response = await client.fetch("http://localhost.webgpu/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: BENCH_MODEL, messages, stream: true, max_tokens: count }) });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    let pending = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      const events = pending.split("\n\n");
+      pending = events.pop() ?? "";
+      for (const event of events) {
+        const data = event.slice(6);
+        if (data !== "[DONE]") text += (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? "";
+      }
+    }
+    return { seconds: (now() - started) / 1000, text };
+  };
+}
+
 /** (c) client.fetch → SSE → the unchanged OpenAI SDK (v7). */
 function sdkVariant(client: Client): Variant {
   const openai = new OpenAI({ apiKey: "unused", baseURL: "http://localhost.webgpu/v1", fetch: client.fetch, dangerouslyAllowBrowser: true, maxRetries: 0 });
@@ -105,13 +132,14 @@ async function pipeline({ tokens, runs }: PipelineOptions): Promise<PipelineResu
   const calls = runs + 1;
   const expected = benchText(tokens);
   const inProcess = await clientVariant(false, calls, tokens);
-  // The worker client answers (b) and, through client.fetch, (c): one warm-up + runs each.
-  const inWorker = await clientVariant(true, 2 * calls, tokens);
+  // The worker client answers (b), the raw SSE read and (c): one warm-up + runs each.
+  const inWorker = await clientVariant(true, 3 * calls, tokens);
   const variants: Record<string, Variant> = {
     baseline: await baselineVariant(),
     webllm: await webLlmVariant(),
     inProcess: inProcess.variant,
     worker: inWorker.variant,
+    rawSse: rawSseVariant(inWorker.client),
     sdk: sdkVariant(inWorker.client),
   };
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));

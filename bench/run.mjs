@@ -8,7 +8,7 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (20000), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_SKIP=cache,parsers,ttft,pipeline.
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline.
  */
 import { writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -22,6 +22,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
+const CACHE_MB = process.env.BENCH_CACHE_MB ? Number(process.env.BENCH_CACHE_MB) : undefined;
 const skip = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
 
 const log = (...args) => console.error("[bench]", ...args);
@@ -67,6 +68,8 @@ async function main() {
           workerVsBaseline: t.worker / t.baseline,
           workerVsWebllm: t.worker / t.webllm,
           sdkVsWorker: t.sdk / t.worker,
+          rawSseVsWorker: t.rawSse / t.worker,
+          sdkVsRawSse: t.sdk / t.rawSse,
           inProcessVsBaseline: t.inProcess / t.baseline,
         },
         goals: {
@@ -82,7 +85,8 @@ async function main() {
       rows.push(["  web-llm WebWorkerMLCEngine protocol (1 round trip/chunk)", `${fmt(t.webllm)} tok/s`, pct(t.webllm / t.baseline)]);
       rows.push(["  (a) in-process client (EngineHost in this thread)", `${fmt(t.inProcess)} tok/s`, pct(r.inProcessVsBaseline)]);
       rows.push(["  (b) worker + createClient stream", `${fmt(t.worker)} tok/s`, pct(r.workerVsBaseline)]);
-      rows.push(["  (c) client.fetch + SSE + openai SDK v7", `${fmt(t.sdk)} tok/s`, `${pct(r.sdkVsWorker)} of (b)`]);
+      rows.push(["  client.fetch + SSE, minimal parser (no SDK)", `${fmt(t.rawSse)} tok/s`, `${pct(r.rawSseVsWorker)} of (b)`]);
+      rows.push(["  (c) client.fetch + SSE + openai SDK v7", `${fmt(t.sdk)} tok/s`, `${pct(r.sdkVsWorker)} of (b), ${pct(r.sdkVsRawSse)} of no-SDK`]);
       rows.push(["  goal (b) ≥ 95 % of bare", pct(r.workerVsBaseline), results.pipeline.goals["worker ≥ 95 % of bare postMessage"] ? "met" : "MISSED"]);
       rows.push(["  goal (b) faster than web-llm protocol", `${fmt(r.workerVsWebllm, 2)}×`, results.pipeline.goals["worker faster than web-llm's protocol"] ? "met" : "MISSED"]);
       rows.push(["  goal (c) ≥ 80 % of (b)", pct(r.sdkVsWorker), results.pipeline.goals["SDK over client.fetch ≥ 80 % of worker stream"] ? "met" : "MISSED"]);
@@ -93,7 +97,7 @@ async function main() {
       log(`ttft: ${TTFT_REQUESTS} requests in-process and through the worker…`);
       const t = await page.evaluate((requests) => window.bench.ttft({ requests }), TTFT_REQUESTS);
       results.ttft = { ...t, workerOverheadMs: t.workerMs - t.inProcessMs };
-      rows.push([`Time to first token, zero-delay engine (median of ${t.requests})`, "", ""]);
+      rows.push([`Time to first token, zero-delay engine (median of ${t.requests}; timer resolution ~0.1 ms)`, "", ""]);
       rows.push(["  in-process: create() → first chunk", `${fmt(t.inProcessMs, 2)} ms`, `p90 ${fmt(t.inProcessP90Ms, 2)} ms`]);
       rows.push(["  worker: create() → first chunk", `${fmt(t.workerMs, 2)} ms`, `p90 ${fmt(t.workerP90Ms, 2)} ms`]);
       rows.push(["  worker overhead", `+${fmt(results.ttft.workerOverheadMs, 2)} ms`, ""]);
@@ -129,7 +133,8 @@ async function main() {
         try {
           const { startArtifactServer } = await server.ssrLoadModule("/test/support/artifact-server.ts");
           artifactServer = await startArtifactServer();
-          const cacheRows = await page.evaluate((serverUrl) => window.bench.callExport("/bench/cache.ts", "benchCache", { serverUrl }), artifactServer.url);
+          const options = { serverUrl: artifactServer.url, ...(CACHE_MB ? { modelBytes: CACHE_MB * 1024 * 1024 } : {}) };
+          const cacheRows = await page.evaluate((o) => window.bench.callExport("/bench/cache.ts", "benchCache", o), options);
           results.cache = { available: true, rows: cacheRows };
           for (const row of cacheRows) {
             const mb = (bytes) => (bytes === null ? "—" : `${fmt(bytes / 1024 / 1024, 1)} MB`);
@@ -153,13 +158,28 @@ async function main() {
   console.log("\nwrote bench/results.json");
 }
 
-/** Table rows for a result of unknown shape: a number, or an object of figures. */
+/** A figure: integers as they are, other numbers with two decimals. */
+const figure = (v) => (typeof v === "number" ? fmt(v, Number.isInteger(v) ? 0 : 2) : String(JSON.stringify(v)).slice(0, 60));
+
+/**
+ * Table rows for a result whose shape another module decides: a number, or an
+ * object of figures whose object-valued entries (e.g. per format) get a row each.
+ */
 function describeResult(value, name, judge) {
-  if (typeof value === "number") return [[name, fmt(value, 2), judge(value)]];
-  if (value && typeof value === "object") {
-    return Object.entries(value).map(([key, v]) => [key, typeof v === "number" ? fmt(v, 2) : JSON.stringify(v), typeof v === "number" && /ratio/i.test(key) ? judge(v) : ""]);
+  if (typeof value === "number") return [[name, figure(value), judge(value)]];
+  if (!value || typeof value !== "object") return [[name, String(value), ""]];
+  const rows = [];
+  for (const [key, v] of Object.entries(value)) {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      for (const [sub, inner] of Object.entries(v)) {
+        if (inner && typeof inner === "object" && typeof inner.ratio === "number") {
+          const rest = Object.entries(inner).filter(([k, x]) => k !== "ratio" && typeof x === "number").map(([k, x]) => `${k} ${figure(x)}`).join(", ");
+          rows.push([`${key} ${sub}: ratio`, figure(inner.ratio), `${judge(inner.ratio)}${rest ? ` (${rest})` : ""}`]);
+        } else rows.push([`${key} ${sub}`, figure(inner), ""]);
+      }
+    } else rows.push([key, figure(v), typeof v === "number" && /ratio/i.test(key) ? judge(v) : ""]);
   }
-  return [[name, String(value), ""]];
+  return rows;
 }
 
 function printTable(rows, results) {
