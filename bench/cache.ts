@@ -30,6 +30,8 @@ export interface CacheBenchOptions {
   backends?: CacheBackend[];
   /** Parallel downloads. Default 4. */
   concurrency?: number;
+  /** Download memory budget. Default 64 MiB (the downloader's default). */
+  maxBufferedBytes?: number;
 }
 
 export interface CacheBenchRow {
@@ -43,7 +45,7 @@ export interface CacheBenchRow {
   readMBps: number;
   /** Highest `performance.memory.usedJSHeapSize` − baseline during the download; null without `performance.memory`. */
   peakHeapBytes: number | null;
-  /** Most bytes held in download buffers at once (≈ concurrency × shard size). */
+  /** Most bytes held in download buffers at once (bounded by maxBufferedBytes, or one shard). */
   peakBufferedBytes: number;
 }
 
@@ -72,7 +74,7 @@ export async function benchCache(options: CacheBenchOptions): Promise<CacheBench
       if (used !== null && peakHeap !== null) peakHeap = Math.max(peakHeap, used);
     }, 10);
     const t0 = performance.now();
-    const result = await manager.ensure(record, { concurrency: options.concurrency });
+    const result = await manager.ensure(record, { concurrency: options.concurrency, maxBufferedBytes: options.maxBufferedBytes });
     const downloadS = (performance.now() - t0) / 1000;
     clearInterval(sampler);
 

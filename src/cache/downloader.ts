@@ -5,7 +5,7 @@
  * size while it is hashed, verified, and written (resolved on commit).
  *
  * Memory: IndexedDB stores one `{url, data: ArrayBuffer}` per file, so a shard
- * is held whole once; at most `concurrency` shards are in flight (plus the
+ * is held whole once; at most `concurrency` shards and `maxBufferedBytes` are in flight (plus the
  * structured-clone copy IndexedDB makes while committing one).
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
@@ -22,8 +22,14 @@ export interface DownloadOptions {
   store: ArtifactStore;
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
-  /** Files fetched at once. Default 4 (web-llm's own figure). */
+  /** Files fetched at once, at most. Default 4 (web-llm's own figure). */
   concurrency?: number;
+  /**
+   * Bytes of declared-size files (shards) in memory at once, at most; a
+   * single file larger than this still downloads, alone. Default 64 MiB:
+   * two of MLC's usual 32 MB shards.
+   */
+  maxBufferedBytes?: number;
   /** Extra attempts per file after a network error or a failed check. Default 2. */
   retries?: number;
   /** Sizes of already-cached files whose size the model does not declare (tokenizer, wasm). */
@@ -75,6 +81,30 @@ class BufferPool {
   }
 }
 
+/** Lets a file start only while the bytes in flight stay within the budget (one file always may). */
+class ByteBudget {
+  private used = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async acquire(bytes: number, signal: AbortSignal): Promise<void> {
+    while (this.used > 0 && this.used + bytes > this.limit) {
+      if (signal.aborted) throw abortError();
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+    this.used += bytes;
+  }
+
+  release(bytes: number): void {
+    this.used -= bytes;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+}
+
 function hold(gauge: BufferGauge, bytes: number): void {
   gauge.current += bytes;
   gauge.peak = Math.max(gauge.peak, gauge.current);
@@ -93,6 +123,7 @@ class PermanentFetchError extends Error {
 export async function downloadModel(record: ModelRecord, options: DownloadOptions): Promise<DownloadResult> {
   const { store } = options;
   const concurrency = Math.max(1, options.concurrency ?? 4);
+  const budget = new ByteBudget(options.maxBufferedBytes ?? 64 * 1024 * 1024);
   const retries = options.retries ?? 2;
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
@@ -179,15 +210,22 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const worker = async () => {
     for (let artifact = queue.shift(); artifact; artifact = queue.shift()) {
       const current = artifact;
-      const bytes = await fetchWithRetries(current, signal, retries, (n) => {
-        // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
-        if (current.bytes === null) progress.grow(n);
-        progress.add(n, current.name);
-      }, (n) => (fetchedBytes += n), gauge, pool);
+      const reserved = current.bytes ?? 0;
+      await budget.acquire(reserved, signal);
+      let bytes: Uint8Array;
       try {
-        await writeArtifact(store, artifact, bytes, record.model_id);
+        bytes = await fetchWithRetries(current, signal, retries, (n) => {
+          // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
+          if (current.bytes === null) progress.grow(n);
+          progress.add(n, current.name);
+        }, (n) => (fetchedBytes += n), gauge, pool);
+        try {
+          await writeArtifact(store, artifact, bytes, record.model_id);
+        } finally {
+          hold(gauge, -bytes.buffer.byteLength);
+        }
       } finally {
-        hold(gauge, -bytes.buffer.byteLength);
+        budget.release(reserved);
       }
       // Every backend has copied or consumed the bytes once the write resolved.
       if (bytes.byteLength === bytes.buffer.byteLength) pool.give(bytes.buffer as ArrayBuffer);

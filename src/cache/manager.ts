@@ -35,6 +35,8 @@ export interface EnsureOptions {
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
   concurrency?: number;
+  /** See DownloadOptions.maxBufferedBytes (default 64 MiB). */
+  maxBufferedBytes?: number;
 }
 
 export class CacheManager {
@@ -73,6 +75,7 @@ export class CacheManager {
             store,
             signal: options.signal,
             concurrency: options.concurrency,
+            maxBufferedBytes: options.maxBufferedBytes,
             knownSizes,
             onProgress: (progress) => {
               options.onProgress?.(progress);

@@ -144,6 +144,15 @@ describe("downloads that go wrong (indexeddb)", () => {
     expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, "indexeddb"))).toBe(false);
   });
 
+  it("keeps at most maxBufferedBytes of shards in memory while downloading", async () => {
+    const model = await serveModel(server, { shards: 8, shardBytes: 256 * 1024 });
+    const result = await manager.ensure(model.record, { concurrency: 4, maxBufferedBytes: 512 * 1024 });
+    expect(result.peakBufferedBytes).toBeGreaterThanOrEqual(256 * 1024);
+    // Two shards, plus the small files of undeclared size (tokenizer, wasm buffers).
+    expect(result.peakBufferedBytes).toBeLessThanOrEqual(512 * 1024 + 128 * 1024);
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, "indexeddb"))).toBe(true);
+  });
+
   it("detects a corrupted shard by its md5sum, discards it and fetches it again", async () => {
     const model = await serveModel(server, { shards: 4, shardBytes: 128 * 1024 });
     await model.fault({ corruptOnce: ["params_shard_2.bin"] });
