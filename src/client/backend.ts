@@ -63,8 +63,14 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   installErrorTransfer();
   let current: { worker: Worker; api: Comlink.Remote<WorkerApi>; ready: Promise<void>; ports: Set<MessagePort> } | null = null;
 
+  /** An app's own Worker cannot be rebuilt: once it is gone, requests fail fast instead of waiting on a dead worker. */
+  let customWorkerLost = false;
+
   function start() {
     if (current) return current;
+    if (customWorkerLost) {
+      throw new ApiError({ status: 503, code: "worker_lost", message: "The Worker passed to createClient({ worker }) was terminated or crashed, and a Worker object cannot be restarted. Create a new client with a new Worker." });
+    }
     const worker = options.worker ?? new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: "webgpu-openai" });
     const api = Comlink.wrap<WorkerApi>(worker);
     const ports = new Set<MessagePort>();
@@ -84,7 +90,9 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
 
   function crash(state: NonNullable<typeof current>, message: string) {
     if (current === state) current = null;
-    const error = new ApiError({ status: 503, code: "worker_lost", message: `${message} The next request starts a fresh worker.` });
+    if (options.worker) customWorkerLost = true;
+    const next = options.worker ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
+    const error = new ApiError({ status: 503, code: "worker_lost", message: `${message} ${next}` });
     for (const port of state.ports) port.dispatchEvent(new MessageEvent("message", { data: { type: "error", error: serializeError(error) } satisfies PortMessage }));
     state.worker.terminate();
   }
