@@ -3,9 +3,10 @@
  * clone pays per value, and a chunk object is about a dozen values of which
  * only the delta text changes from token to token: the benchmark showed the
  * clone of full chunks costing the worker stream more than the whole pipeline.
- * So a batch carries the envelope (id, created, model, usage key) once and
- * each plain text chunk as its bare string; every other chunk (role, reasoning,
- * tool calls, finish, logprobs, usage, x_webgpu) travels whole.
+ * So a batch carries the envelope (id, created, model, usage key) once, each
+ * content-only chunk as its bare string and each reasoning-only chunk as a
+ * one-string array; every other chunk (role, tool calls, finish, logprobs,
+ * usage, x_webgpu) travels whole.
  * `unpackChunks(packChunks(chunks))` deep-equals `chunks`, key order included.
  */
 import type { ChatCompletionChunk } from "../protocol/types.js";
@@ -20,26 +21,27 @@ interface Envelope {
 
 export interface PackedChunks {
   envelope: Envelope | null;
-  /** A string: a content-only chunk in the envelope; an object: the chunk itself. */
-  items: Array<string | ChatCompletionChunk>;
+  /** A string: a content-only chunk in the envelope; [string]: a reasoning-only one; an object: the chunk itself. */
+  items: Array<string | [string] | ChatCompletionChunk>;
 }
 
-/** The text of a chunk that is exactly `envelope` + one content-only delta, else null. */
-function plainText(chunk: ChatCompletionChunk, envelope: Envelope | null): string | null {
+/** A chunk that is exactly `envelope` + one content-only (string) or reasoning-only ([string]) delta, else null. */
+function plainText(chunk: ChatCompletionChunk, envelope: Envelope | null): string | [string] | null {
   const hasUsage = "usage" in chunk;
   if (chunk.choices.length !== 1 || chunk.system_fingerprint !== null || chunk.object !== "chat.completion.chunk") return null;
   if (Object.keys(chunk).length !== (hasUsage ? 7 : 6) || (hasUsage && chunk.usage !== null)) return null;
   const choice = chunk.choices[0];
   if (choice.index !== 0 || choice.finish_reason !== null || choice.logprobs !== null || Object.keys(choice).length !== 4) return null;
   const delta = choice.delta;
-  if (typeof delta.content !== "string" || Object.keys(delta).length !== 1) return null;
+  if (Object.keys(delta).length !== 1) return null;
+  if (typeof delta.content !== "string" && typeof delta.reasoning_content !== "string") return null;
   if (envelope && (envelope.id !== chunk.id || envelope.created !== chunk.created || envelope.model !== chunk.model || envelope.usage !== hasUsage)) return null;
-  return delta.content;
+  return typeof delta.content === "string" ? delta.content : [delta.reasoning_content as string];
 }
 
 export function packChunks(chunks: ChatCompletionChunk[]): PackedChunks {
   let envelope: Envelope | null = null;
-  const items: Array<string | ChatCompletionChunk> = new Array(chunks.length);
+  const items: PackedChunks["items"] = new Array(chunks.length);
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i];
     const text = plainText(chunk, envelope);
@@ -57,12 +59,14 @@ export function unpackChunks({ envelope, items }: PackedChunks): ChatCompletionC
   const chunks: ChatCompletionChunk[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (typeof item !== "string") {
+    const reasoning = Array.isArray(item);
+    if (typeof item !== "string" && !reasoning) {
       chunks[i] = item;
       continue;
     }
     const { id, created, model } = envelope as Envelope;
-    const choices = [{ index: 0, delta: { content: item }, finish_reason: null, logprobs: null }];
+    const delta = reasoning ? { reasoning_content: item[0] } : { content: item };
+    const choices = [{ index: 0, delta, finish_reason: null, logprobs: null }];
     chunks[i] = (envelope as Envelope).usage
       ? { id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices, usage: null }
       : { id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices };

@@ -109,6 +109,24 @@ describe("the worker dies mid-stream", () => {
   }, SLOW);
 });
 
+describe("nothing changes on the way through the worker", () => {
+  it("a thinking model's stream (reasoning, content, usage) arrives as the same chunks as in-process", async () => {
+    const reply = "<think>I should greet them warmly, and briefly.</think>Hello there, friend. How can I help?";
+    const body = { ...ask("hi"), stream: true as const, stream_options: { include_usage: true } };
+    const collect = async (client: Client) => {
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create(body)) chunks.push({ ...chunk, id: "", created: 0, x_webgpu: undefined });
+      return chunks;
+    };
+    const worker = createClient({ engine: createScriptedEngine({ replies: [reply] }) });
+    const local = createClient({ worker: false, engine: createScriptedEngine({ replies: [reply] }) });
+    const [viaWorker, inProcess] = [await collect(worker), await collect(local)];
+    expect(JSON.stringify(viaWorker)).toBe(JSON.stringify(inProcess));
+    expect(viaWorker.length).toBeGreaterThan(10);
+    worker.terminate();
+  }, SLOW);
+});
+
 describe("abort storm through the worker", () => {
   it("60 requests cancelled while queued, mid-stream and by break leave the worker's queue empty", async () => {
     const replies = Array.from({ length: 80 }, (_, i) => `reply${i} ${Array.from({ length: 30 }, (_, k) => `w${k}`).join(" ")}`);

@@ -26,10 +26,16 @@ describe("chunk wire form", () => {
     expect(JSON.stringify(roundTrip(chunks))).toBe(JSON.stringify(chunks));
   });
 
-  it("sends whole whatever is not plain content: reasoning, tool calls, logprobs, another envelope", () => {
+  it("sends reasoning-only chunks as one-string arrays", () => {
+    const chunks = [chunk({ role: "assistant", reasoning_content: "" }), chunk({ reasoning_content: "let me" }), chunk({ reasoning_content: " think" }), chunk({ content: "Answer" })];
+    expect(packChunks(chunks).items.map((item) => (Array.isArray(item) ? "array" : typeof item))).toEqual(["object", "array", "array", "string"]);
+    expect(JSON.stringify(roundTrip(chunks))).toBe(JSON.stringify(chunks));
+  });
+
+  it("sends whole whatever is not a plain delta: both kinds at once, tool calls, logprobs, another envelope", () => {
     const chunks = [
       chunk({ content: "x" }),
-      chunk({ reasoning_content: "thinking" }),
+      chunk({ reasoning_content: "thinking", content: "both" }),
       chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }),
       chunk({ content: "y" }, {}, { logprobs: { content: [{ token: "y", logprob: -0.1, bytes: [121], top_logprobs: [] }], refusal: null } }),
       { ...chunk({ content: "z" }), id: "chatcmpl-2" },
