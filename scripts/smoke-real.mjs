@@ -133,7 +133,7 @@ function checks(r) {
   }
   if (r.abort) {
     c.abortEndedStream = !r.abort.aborted.error || r.abort.aborted.error.name === "AbortError";
-    c.requestAfterAbortSucceeded = !r.abort.after.error && r.abort.after.usage?.completion_tokens >= 1;
+    c.requestAfterAbortSucceeded = !!r.abort.after && !r.abort.after.error && !!r.abort.after.finish_reason && typeof r.abort.after.message?.content === "string";
   }
   if (r.toolMessage) c.toolMessageAccepted = !r.toolMessage.error;
   if (r.tools) c.toolsAccepted = !r.tools.error;

@@ -27,6 +27,11 @@ export interface WebLlmCompat {
   tensorCacheFile: string;
   /** web-llm itself drops the KV cache after an abort/length finish (≥ 0.2.84). */
   resetsKvAfterAbort: boolean;
+  /**
+   * `usage.completion_tokens` counts only decode steps, not the token sampled
+   * at the end of prefill (≤ 0.2.79: seen on the real engine, 1 token → 0).
+   */
+  completionTokensMissFirst: boolean;
 }
 
 /** The parts of the web-llm module that version detection reads. */
@@ -46,7 +51,8 @@ export function detectWebLlmCompat(webllm: WebLlmModuleShape): WebLlmCompat {
   const prepare = proto?.preparePrefillInput;
   // The ≥ 0.2.84 guard lives in preparePrefillInput (absent before): it tests the previous finish reason.
   const resetsKvAfterAbort = typeof prepare === "function" && /getFinishReason\(\)/.test(Function.prototype.toString.call(prepare));
-  return { modelVersion, version: versionOf(modelVersion, cacheOption), cacheOption, tensorCacheFile, resetsKvAfterAbort };
+  const completionTokensMissFirst = cacheOption === "useIndexedDBCache";
+  return { modelVersion, version: versionOf(modelVersion, cacheOption), cacheOption, tensorCacheFile, resetsKvAfterAbort, completionTokensMissFirst };
 }
 
 function versionOf(modelVersion: string | null, cacheOption: WebLlmCompat["cacheOption"]): string | null {

@@ -270,7 +270,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       }
       if (finish === "abort" && !signal.aborted) finish = "stop";
       const promptRound = usage?.prompt_tokens ?? 0;
-      const completionTokens = usage?.completion_tokens ?? 0;
+      // ≤ 0.2.79 leaves the token sampled at prefill out of its count.
+      const completionTokens = (usage?.completion_tokens ?? 0) + (compat?.completionTokensMissFirst && usage ? 1 : 0);
       const promptTokens = cachedTokens + promptRound;
       if (request.continueFinalMessage) kv.forget();
       else {
@@ -286,8 +287,9 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
           promptTokens,
           cachedTokens,
           completionTokens,
-          prefillTokensPerS: usage?.extra?.prefill_tokens_per_s ?? 0,
-          decodeTokensPerS: usage?.extra?.decode_tokens_per_s ?? 0,
+          // web-llm divides by zero decode steps when only one token came out.
+          prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),
+          decodeTokensPerS: finite(usage?.extra?.decode_tokens_per_s),
         },
       };
     } catch (error) {
@@ -331,6 +333,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     },
   };
 }
+
+const finite = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0);
 
 function isAbortLike(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { name?: string }).name === "AbortError";

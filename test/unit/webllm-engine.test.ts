@@ -172,6 +172,15 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(log).toContain("resetChat");
   });
 
+  it("≤0.2.79 counts decode steps only: the token sampled at prefill is added back; a NaN rate becomes 0", async () => {
+    const { module } = standIn({ legacy: true, tokens: ["a"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    const events = await run(engine, request());
+    // the stand-in reports 1 as 0.2.86 would; the legacy adapter adds the prefill token
+    expect(events.at(-1)).toMatchObject({ usage: { completionTokens: 2 } });
+  });
+
   it("thinking off sends enable_thinking:false to Qwen3; a final assistant message goes to the completion API", async () => {
     const { module, calls } = standIn();
     const engine = createWebLlmEngine({ webllm: module });
