@@ -96,4 +96,11 @@ export interface Engine {
   unload(): Promise<void>;
   /** The id of the loaded model, if any. */
   readonly loadedModel: string | null;
+  /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */
+  readonly requiresGpu?: boolean;
+  /**
+   * Whether the engine loads from the cache layout our downloader fills (src/cache/). Absent on a
+   * GPU engine means yes; web-llm ≤ 0.2.79 reads another layout and fetches for itself.
+   */
+  acceptsPrefetch?(): Promise<boolean>;
 }

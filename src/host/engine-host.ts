@@ -24,10 +24,11 @@ import type {
 import type { Engine, EngineRequest, EngineUsage, LoadProgress } from "../engine/types.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
 import { loadPrebuiltRecords } from "../models/prebuilt.js";
-import { contextWindowOf, MODEL_TYPE_VLM, needsShaderF16, quantizationOf, type ModelRecord } from "../models/record.js";
+import { contextWindowOf, MODEL_TYPE_VLM, quantizationOf, type ModelRecord } from "../models/record.js";
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
+import { checkDeviceFit } from "../gpu/fit.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
@@ -397,8 +398,7 @@ export class EngineHost {
     };
     // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
     // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
-    const prefetch = (engine as { acceptsPrefetch?: () => Promise<boolean> }).acceptsPrefetch;
-    const download = (engine as { requiresGpu?: boolean }).requiresGpu === true && (prefetch ? await prefetch.call(engine) : true);
+    const download = engine.requiresGpu === true && (engine.acceptsPrefetch ? await engine.acceptsPrefetch() : true);
     const phases = download ? composeProgress(emit) : null;
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
     await engine.load(record, {
@@ -441,36 +441,7 @@ export class EngineHost {
 
   private async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
     const engine = await this.engineFor(record);
-    if (!(engine as { requiresGpu?: boolean }).requiresGpu) return;
-    const gpu = await this.gpu();
-    if (!gpu.available) throw new ApiError({ status: 503, code: "webgpu_unavailable", message: gpu.reason });
-    const features = new Set(gpu.info.features);
-    if (needsShaderF16(record) && !features.has("shader-f16")) {
-      throw new ApiError({
-        status: 503,
-        code: "unsupported_device",
-        param: "model",
-        message: `${record.model_id} needs the WebGPU feature shader-f16, which this adapter (${gpu.info.vendor} ${gpu.info.architecture}) lacks. Use its q4f32_1 variant, or name the model without a quantization suffix to get the right one.`,
-      });
-    }
-    const required = request?.provider?.require_features ?? [];
-    const missing = required.filter((f) => !features.has(f));
-    if (missing.length > 0) {
-      throw new ApiError({ status: 503, code: "provider_requirements_unmet", param: "provider.require_features", message: `This adapter lacks the required WebGPU features: ${missing.join(", ")}.` });
-    }
-    const minMemoryMb = request?.provider?.min_memory_mb;
-    const bufferMb = gpu.info.limits.maxBufferSize / (1024 * 1024);
-    if (minMemoryMb !== undefined && bufferMb < minMemoryMb) {
-      throw new ApiError({ status: 503, code: "provider_requirements_unmet", param: "provider.min_memory_mb", message: `This adapter's largest buffer is ${Math.round(bufferMb)} MB, below provider.min_memory_mb ${minMemoryMb}.` });
-    }
-    if (record.buffer_size_required_bytes && gpu.info.limits.maxStorageBufferBindingSize < record.buffer_size_required_bytes) {
-      throw new ApiError({
-        status: 503,
-        code: "model_does_not_fit",
-        param: "model",
-        message: `${record.model_id} needs storage buffers of ${record.buffer_size_required_bytes} bytes; this adapter allows ${gpu.info.limits.maxStorageBufferBindingSize}. Pick a smaller model.`,
-      });
-    }
+    if (engine.requiresGpu) checkDeviceFit(record, await this.gpu(), request?.provider);
   }
 
   /** A record that names the scripted engine gets its own; every other record shares the host's engine. */
