@@ -7,11 +7,13 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
 import { Template } from "@huggingface/jinja";
 import type { FamilyName } from "../../../src/families/families.js";
 import { call, shape, TOOLS, type Msg } from "./helpers.js";
 
-const TEMPLATES = "/work/shared/reference/chat-templates/";
+// shared/ sits beside the repository checkout (as in CI).
+const TEMPLATES = fileURLToPath(new URL("../../../../shared/reference/chat-templates/", import.meta.url));
 const SYSTEM = "You are a weather bot.";
 const QUESTION = "Weather and time in Paris?";
 const CALLS = [call("abcDEF123", "get_weather", { location: "Paris", unit: "celsius" }), call("xyz789QRS", "get_time", { timezone: "Europe/Paris" })];
