@@ -20,6 +20,8 @@ const PIECES = [
 
 const FORMATS: OutputFormat[] = ["hermes", "smollm", "qwen-xml", "llama-json", "pythonic", "mistral", "ministral", "phi4", "gemma4", "deepseek-r1"];
 const REASONING = [null, { open: "<think>", close: "</think>" }, { open: "[THINK]", close: "[/THINK]" }, { open: "<|channel>", close: "<channel|>" }];
+/** Seeds per format (FUZZ_SEEDS to search longer). */
+const SEEDS = Number(process.env.FUZZ_SEEDS ?? 150);
 const TOOLS = [tool("f", { x: { type: "integer" }, s: { type: "string" } }), tool("g")];
 
 function randomText(seed: number): string {
@@ -33,8 +35,8 @@ function randomText(seed: number): string {
 
 describe("fuzz", () => {
   for (const format of FORMATS) {
-    it(`${format}: random output never throws, is chunking-independent, and calls are valid`, () => {
-      for (let seed = 1; seed <= 150; seed++) {
+    it(`${format}: random output never throws, is chunking-independent, and calls are valid`, { timeout: 600_000 }, () => {
+      for (let seed = 1; seed <= SEEDS; seed++) {
         const text = randomText(seed * 31 + format.length);
         const reasoning = REASONING[seed % REASONING.length];
         const options = { format, tools: TOOLS, reasoning, reasoningOpen: seed % 5 === 0 };
@@ -43,7 +45,9 @@ describe("fuzz", () => {
           expect(["f", "g"], `seed ${seed}: ${JSON.stringify(text)}`).toContain(call.name);
           expect(() => JSON.parse(call.arguments), `seed ${seed}: ${JSON.stringify(text)} → ${call.arguments}`).not.toThrow();
         }
-        expect(fold(parse(options, randomChunks(text, seed, 4)).events), `seed ${seed}: ${JSON.stringify(text)}`).toEqual(whole);
+        // Arguments compared parsed: a chunk boundary inside a surrogate pair may write it as two \u escapes.
+        const norm = (f: typeof whole) => ({ ...f, calls: f.calls.map((c) => ({ name: c.name, arguments: JSON.parse(c.arguments) as unknown })) });
+        expect(norm(fold(parse(options, randomChunks(text, seed, 4)).events)), `seed ${seed}: ${JSON.stringify(text)}`).toEqual(norm(whole));
         expect(fold(parse(options, Array.from(text)).events), `seed ${seed} 1-char: ${JSON.stringify(text)}`).toEqual(whole);
       }
     });
