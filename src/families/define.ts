@@ -41,6 +41,9 @@ export function defineFamily(spec: FamilySpec): Family {
         // Markers even when thinking is off: an empty think block may still appear and must not reach content.
         reasoning: spec.reasoning ? { open: spec.reasoning.open, close: spec.reasoning.close } : null,
         reasoningOpen: Boolean(spec.reasoning?.promptOpened && context.thinking),
+        // Thinking turned off: a reasoning block the model writes anyway is dropped, not shown.
+        // (A family that cannot switch thinking off keeps showing it.)
+        discardReasoning: !context.thinking && spec.reasoning?.switchable === true,
         tools: context.tools,
       }),
     newToolCallId: spec.idStyle === "mistral" ? () => randomId(9) : () => `call_${randomId(24)}`,
