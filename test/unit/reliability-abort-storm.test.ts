@@ -6,10 +6,11 @@
  * every request settles, no engine slot stays taken, nothing rejects
  * unhandled, and the next request gets exactly its own answer.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient, type Client, type EngineRequest } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 import { seededRandom } from "./support/malformed-requests.js";
+import { recordUnhandledRejections } from "./support/unhandled.js";
 
 const MODES = ["before", "queued", "prefill", "after-open", "mid-stream", "between-chunks", "non-stream", "fetch-mid-sse", "none"] as const;
 type Mode = (typeof MODES)[number];
@@ -18,15 +19,7 @@ const replyFor = (id: number) => `r${id}: ${Array.from({ length: 24 }, (_, i) =>
 const idOf = (request: EngineRequest) => Number(/^q(\d+)$/.exec(String(request.messages.at(-1)?.content))?.[1]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on("unhandledRejection", onUnhandled);
-});
-afterEach(() => {
-  process.off("unhandledRejection", onUnhandled);
-});
+const unhandled = recordUnhandledRejections();
 
 interface Outcome {
   id: number;
@@ -174,6 +167,6 @@ describe("abort storms", () => {
     expect(engine.loads).toEqual(["Qwen3-0.6B-q4f32_1-MLC"]);
     const next = await client.chat.completions.create({ model: "Qwen3-0.6B", messages: [{ role: "user", content: "q999" }] });
     expect(next.choices[0].message.content).toBe(replyFor(999));
-    expect(unhandled).toEqual([]);
+    expect(unhandled.reasons).toEqual([]);
   }, 120_000);
 });

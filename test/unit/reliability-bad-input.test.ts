@@ -4,10 +4,11 @@
  * error body naming the offending `param`, nothing rejects unhandled, nothing
  * invalid reaches the engine, and a valid request afterwards succeeds.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError, createClient } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 import { malformedRequests, seededRandom, type MalformedCase } from "./support/malformed-requests.js";
+import { recordUnhandledRejections } from "./support/unhandled.js";
 
 const SEED = 20_261_202;
 const COUNT = 2_000;
@@ -20,15 +21,7 @@ interface Outcome {
   headers?: Headers;
 }
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on("unhandledRejection", onUnhandled);
-});
-afterEach(() => {
-  process.off("unhandledRejection", onUnhandled);
-});
+const unhandled = recordUnhandledRejections();
 
 async function viaFetch(client: ReturnType<typeof createClient>, c: MalformedCase): Promise<Outcome> {
   const response = await client.fetch("http://localhost.webgpu/v1/chat/completions", {
@@ -107,7 +100,7 @@ describe("bad input", () => {
     expect(response.status).toBe(200);
     expect(await response.text()).toMatch(/"content":"Fine".*data: \[DONE\]\n\n$/s);
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(unhandled).toEqual([]);
+    expect(unhandled.reasons).toEqual([]);
   }, 180_000);
 
   it("the generator is deterministic: the same seed gives the same requests", () => {

@@ -37,7 +37,11 @@ function run(v: Vector, chunks: string[]): { message: Message; streamed: Message
     reasoning_content: m.reasoning_content ?? null,
     tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
   };
-  // Rebuild from deltas as a client would (OpenAI SDK accumulation).
+  return { message, streamed: accumulate(deltas) };
+}
+
+/** The message a client rebuilds from streamed deltas (OpenAI SDK accumulation). */
+function accumulate(deltas: Iterable<ChunkDelta>): Message {
   let content = "";
   let reasoning = "";
   const calls: { name: string; arguments: string }[] = [];
@@ -49,12 +53,11 @@ function run(v: Vector, chunks: string[]): { message: Message; streamed: Message
       calls[c.index].arguments += c.function?.arguments ?? "";
     }
   }
-  const streamed: Message = {
+  return {
     content: calls.length > 0 && content.trim() === "" ? null : content,
     reasoning_content: reasoning === "" ? null : reasoning,
     tool_calls: calls.map((c) => ({ name: c.name, arguments: JSON.parse(c.arguments) })),
   };
-  return { message, streamed };
 }
 
 /**
@@ -189,25 +192,12 @@ async function replay(v: Vector): Promise<{ message: Message; streamed: Message 
     tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
   };
   const stream = (await client.chat.completions.create({ ...body, stream: true })) as AsyncIterable<ChatCompletionChunk>;
-  let content = "";
-  let reasoning = "";
-  const calls: { name: string; arguments: string }[] = [];
+  const deltas: ChunkDelta[] = [];
   for await (const chunk of stream) {
     const d = chunk.choices[0]?.delta;
-    if (!d) continue;
-    content += d.content ?? "";
-    reasoning += d.reasoning_content ?? "";
-    for (const c of d.tool_calls ?? []) {
-      if (c.function?.name !== undefined) calls[c.index] = { name: c.function.name, arguments: "" };
-      calls[c.index].arguments += c.function?.arguments ?? "";
-    }
+    if (d) deltas.push(d);
   }
-  const streamed: Message = {
-    content: calls.length > 0 && content.trim() === "" ? null : content,
-    reasoning_content: reasoning === "" ? null : reasoning,
-    tool_calls: calls.map((c) => ({ name: c.name, arguments: JSON.parse(c.arguments) })),
-  };
-  return { message, streamed };
+  return { message, streamed: accumulate(deltas) };
 }
 
 describe("tool-call and reasoning vectors, through createClient + scripted engine", () => {
