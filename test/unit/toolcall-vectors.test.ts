@@ -1,5 +1,5 @@
 /**
- * Every vector of ../shared/fixtures/toolcall-vectors.jsonl through our output
+ * Every vector of test/fixtures/toolcall-vectors.jsonl through our output
  * parsers, whole and in several chunkings (1 character, seeded random): the
  * message assembled from the events (as ChoiceBuilder assembles it, for both
  * the streamed deltas and the final message) must equal the vector's

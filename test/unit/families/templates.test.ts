@@ -12,8 +12,8 @@ import { Template } from "@huggingface/jinja";
 import type { FamilyName } from "../../../src/families/families.js";
 import { call, shape, TOOLS, type Msg } from "./helpers.js";
 
-// shared/ sits beside the repository checkout (as in CI).
-const TEMPLATES = fileURLToPath(new URL("../../../../shared/reference/chat-templates/", import.meta.url));
+// Copies of the official templates (sources: test/fixtures/chat-templates/SOURCES.md).
+const TEMPLATES = fileURLToPath(new URL("../../fixtures/chat-templates/", import.meta.url));
 const SYSTEM = "You are a weather bot.";
 const QUESTION = "Weather and time in Paris?";
 const CALLS = [call("abcDEF123", "get_weather", { location: "Paris", unit: "celsius" }), call("xyz789QRS", "get_time", { timezone: "Europe/Paris" })];

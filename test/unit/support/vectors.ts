@@ -1,5 +1,5 @@
 /**
- * The shared tool-call/reasoning vectors (../shared/fixtures/toolcall-vectors.jsonl)
+ * The shared tool-call/reasoning vectors (test/fixtures/toolcall-vectors.jsonl, copied from the project's shared fixtures; each vector names its source)
  * and how each maps onto our parser options: the vector's `family` → our
  * output format and reasoning shape, its `config` → per-request switches.
  */
@@ -21,7 +21,7 @@ export interface Vector {
   notes?: string;
 }
 
-export const VECTORS_PATH = new URL("../../../../shared/fixtures/toolcall-vectors.jsonl", import.meta.url);
+export const VECTORS_PATH = new URL("../../fixtures/toolcall-vectors.jsonl", import.meta.url);
 
 export function loadVectors(): Vector[] {
   return readFileSync(VECTORS_PATH, "utf8")
