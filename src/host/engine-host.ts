@@ -120,7 +120,6 @@ export class EngineHost {
         object: "chat.completion",
         created: Math.floor(Date.now() / 1000),
         model: request.model,
-        system_fingerprint: null,
         choices: builders.map((builder, index) => ({
           index,
           message: builder.message(),
@@ -157,7 +156,6 @@ export class EngineHost {
           object: "chat.completion.chunk",
           created,
           model: request.model,
-          system_fingerprint: null,
           choices: [{ index: 0, delta, finish_reason: finish, logprobs }],
           ...(request.includeUsage ? { usage: null } : {}),
         });
@@ -180,7 +178,7 @@ export class EngineHost {
         if (opening) tail.push(chunk(opening));
         tail.push(chunk({}, builder.finishReason(result.finish)));
         if (request.includeUsage) {
-          tail.push({ id, object: "chat.completion.chunk", created, model: request.model, system_fingerprint: null, choices: [], usage: result.usage, x_webgpu: prepared.stats });
+          tail.push({ id, object: "chat.completion.chunk", created, model: request.model, choices: [], usage: result.usage, x_webgpu: prepared.stats });
         }
         sink.write(tail);
       });

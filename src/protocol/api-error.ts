@@ -44,6 +44,24 @@ export class ApiError extends Error {
     this.retryAfterMs = init.retryAfterMs;
   }
 
+  /**
+   * The OpenAI SDK's `APIError` fields, so code written against the SDK's
+   * errors takes ours: `error` is the body's `error` object; there is no HTTP
+   * response (in-process or worker call), so no headers and no request id.
+   * Getters, not fields: they derive from the fields above and need no transfer.
+   */
+  get error(): ErrorBody["error"] {
+    return this.toJSON().error;
+  }
+
+  get headers(): Headers | undefined {
+    return undefined;
+  }
+
+  get requestID(): string | null | undefined {
+    return undefined;
+  }
+
   /** Whether retrying the same request could succeed (drives `x-should-retry`). */
   get retryable(): boolean {
     return this.status === 429 || this.status === 504 || this.status === 503;

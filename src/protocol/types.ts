@@ -2,6 +2,13 @@
  * The OpenAI Chat Completions wire types this library speaks, as in
  * `reference/api-contract.md`. Only what we read or write is typed; unknown
  * request fields are accepted and ignored, as hosted APIs do.
+ *
+ * Request types are wide enough that values typed with the OpenAI SDK (v6 and
+ * v7) are assignable to them, and response types narrow enough that ours are
+ * assignable to the SDK's (test/types/ checks both with strict tsc). Shapes the
+ * API defines but a local model cannot serve (audio and file parts, refusal
+ * parts sent back, the legacy `function` role, custom tools) are typed in and
+ * refused at run time with a 400 naming them (protocol/validate.ts).
  */
 
 export type Role = "system" | "developer" | "user" | "assistant" | "tool";
@@ -13,10 +20,32 @@ export interface TextPart {
 
 export interface ImagePart {
   type: "image_url";
-  image_url: { url: string; detail?: "auto" | "low" | "high" };
+  image_url: { url: string; detail?: "auto" | "low" | "high" | (string & {}) };
 }
 
+/** Parts a local model can take. */
 export type ContentPart = TextPart | ImagePart;
+
+/** Audio input: refused (no local model here hears audio). */
+export interface InputAudioPart {
+  type: "input_audio";
+  input_audio: { data: string; format: string };
+}
+
+/** A file by id or inline data: refused (there is no file store). */
+export interface FilePart {
+  type: "file";
+  file: { file_data?: string; file_id?: string; filename?: string };
+}
+
+/** A refusal sent back in an assistant message's content: refused as input. */
+export interface RefusalPart {
+  type: "refusal";
+  refusal: string;
+}
+
+/** Every part a message may carry on the wire; only ContentPart is served. */
+export type MessageContentPart = ContentPart | InputAudioPart | FilePart | RefusalPart;
 
 export interface ToolCall {
   id: string;
@@ -24,6 +53,14 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A call of a custom (free-text) tool in a history: refused, as custom tools are. */
+export interface CustomToolCall {
+  id: string;
+  type: "custom";
+  custom: { name: string; input: string };
+}
+
+/** A message as this library serves it: what apps build their histories from. */
 export interface ChatMessage {
   role: Role;
   content?: string | ContentPart[] | null;
@@ -34,21 +71,66 @@ export interface ChatMessage {
   reasoning_content?: string | null;
 }
 
+/**
+ * Every message the OpenAI API defines: what `messages` accepts, so SDK-typed
+ * histories compile. A ChatMessage is one. What a local model cannot take
+ * (audio and file parts, the legacy `function` role and `function_call`,
+ * `audio`, custom tool calls) is refused at run time with a 400 naming it.
+ */
+export interface ChatCompletionMessageParam {
+  /** `function`: the legacy role, refused. */
+  role: Role | "function";
+  content?: string | MessageContentPart[] | null;
+  name?: string;
+  tool_calls?: Array<ToolCall | CustomToolCall>;
+  tool_call_id?: string;
+  reasoning_content?: string | null;
+  /** An assistant's refusal sent back: taken as what it said when `content` is empty. */
+  refusal?: string | null;
+  /** A previous audio reply: refused. */
+  audio?: { id: string } | null;
+  /** The legacy form of `tool_calls`: refused. */
+  function_call?: { name: string; arguments: string } | null;
+}
+
 export interface FunctionTool {
   type: "function";
   function: {
     name: string;
     description?: string;
     parameters?: Record<string, unknown>;
-    strict?: boolean;
+    strict?: boolean | null;
   };
 }
 
+/** A free-text (custom) tool: typed so SDK-typed tool lists compile, refused at run time. */
+export interface CustomTool {
+  type: "custom";
+  custom: {
+    name: string;
+    description?: string;
+    format?: { type: string; grammar?: { definition: string; syntax: string } };
+  };
+}
+
+/** Every tool the request may declare; only FunctionTool is served. */
+export type ChatCompletionTool = FunctionTool | CustomTool;
+
+/** The tool choices the engine serves (what validation normalizes to). */
 export type ToolChoice =
   | "auto"
   | "none"
   | "required"
   | { type: "function"; function: { name: string } };
+
+/** Restricts the model to a subset of the declared tools (`mode` auto or required). */
+export interface AllowedToolsChoice {
+  type: "allowed_tools";
+  allowed_tools: { mode: "auto" | "required"; tools: Array<Record<string, unknown>> };
+}
+
+/** Every `tool_choice` the request may send; a custom-tool choice is refused. */
+export type ToolChoiceOption = ToolChoice | AllowedToolsChoice | { type: "custom"; custom: { name: string } };
 
 export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 
@@ -57,7 +139,7 @@ export type ResponseFormat =
   | { type: "json_object" }
   | {
       type: "json_schema";
-      json_schema: { name?: string; schema?: Record<string, unknown>; strict?: boolean; description?: string };
+      json_schema: { name?: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string };
     };
 
 /** Requirements on the local GPU (the local meaning of the hosted `provider` field). */
@@ -72,11 +154,11 @@ export interface ProviderPreferences {
 
 export interface ChatCompletionCreateParams {
   model: string;
-  messages: ChatMessage[];
+  messages: ChatCompletionMessageParam[];
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
   stream?: boolean | null;
-  stream_options?: { include_usage?: boolean } | null;
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
   temperature?: number | null;
   top_p?: number | null;
   top_k?: number | null;
@@ -89,8 +171,8 @@ export interface ChatCompletionCreateParams {
   logit_bias?: Record<string, number> | null;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
-  tools?: FunctionTool[] | null;
-  tool_choice?: ToolChoice | null;
+  tools?: ChatCompletionTool[] | null;
+  tool_choice?: ToolChoiceOption | null;
   parallel_tool_calls?: boolean | null;
   response_format?: ResponseFormat | null;
   reasoning_effort?: ReasoningEffort | null;
@@ -100,7 +182,38 @@ export interface ChatCompletionCreateParams {
   user?: string | null;
   provider?: ProviderPreferences | null;
   n?: number | null;
-  [unknownField: string]: unknown;
+
+  // Fields of the OpenAI API that have no local meaning. Typed (loosely) so
+  // SDK-typed bodies compile; other unknown fields are ignored at run time but
+  // are a type error in a literal, as with the SDK.
+  /** Ignored: nothing is stored. */
+  store?: boolean | null;
+  /** Ignored (goes with `store`). */
+  metadata?: Record<string, string> | null;
+  /** Ignored: there is one tier, this device. */
+  service_tier?: string | null;
+  /** Ignored: a speed hint; the output does not depend on it. */
+  prediction?: object | null;
+  /** Ignored. */
+  verbosity?: string | null;
+  /** Ignored. */
+  safety_identifier?: string | null;
+  /** Ignored: the KV cache lives as long as the engine. */
+  prompt_cache_retention?: string | null;
+  /** Ignored. */
+  prompt_cache_options?: object | null;
+  /** Ignored. */
+  moderation?: object | null;
+  /** Refused unless ["text"]: no local model here speaks audio. */
+  modalities?: string[] | null;
+  /** Refused: audio output. */
+  audio?: object | null;
+  /** Refused: hosted web search. */
+  web_search_options?: object | null;
+  /** Refused: the legacy form of `tools`. */
+  functions?: Array<{ name: string; description?: string; parameters?: Record<string, unknown> }>;
+  /** Refused: the legacy form of `tool_choice`. */
+  function_call?: "none" | "auto" | { name: string };
 }
 
 export interface TopLogprob {
@@ -115,7 +228,7 @@ export interface TokenLogprob extends TopLogprob {
 
 export interface ChoiceLogprobs {
   content: TokenLogprob[] | null;
-  refusal?: null;
+  refusal: null;
 }
 
 export type FinishReason = "stop" | "length" | "tool_calls";
@@ -150,7 +263,8 @@ export interface ChatCompletion {
   object: "chat.completion";
   created: number;
   model: string;
-  system_fingerprint: null;
+  /** Omitted: there is no hosted backend configuration to fingerprint (the SDK types it string | undefined). */
+  system_fingerprint?: string;
   choices: Array<{
     index: number;
     message: AssistantMessage;
@@ -180,7 +294,8 @@ export interface ChatCompletionChunk {
   object: "chat.completion.chunk";
   created: number;
   model: string;
-  system_fingerprint: null;
+  /** Omitted: there is no hosted backend configuration to fingerprint (the SDK types it string | undefined). */
+  system_fingerprint?: string;
   choices: Array<{
     index: number;
     delta: ChunkDelta;

@@ -28,8 +28,8 @@ export interface PackedChunks {
 /** A chunk that is exactly `envelope` + one content-only (string) or reasoning-only ([string]) delta, else null. */
 function plainText(chunk: ChatCompletionChunk, envelope: Envelope | null): string | [string] | null {
   const hasUsage = "usage" in chunk;
-  if (chunk.choices.length !== 1 || chunk.system_fingerprint !== null || chunk.object !== "chat.completion.chunk") return null;
-  if (Object.keys(chunk).length !== (hasUsage ? 7 : 6) || (hasUsage && chunk.usage !== null)) return null;
+  if (chunk.choices.length !== 1 || chunk.object !== "chat.completion.chunk") return null;
+  if (Object.keys(chunk).length !== (hasUsage ? 6 : 5) || (hasUsage && chunk.usage !== null)) return null;
   const choice = chunk.choices[0];
   if (choice.index !== 0 || choice.finish_reason !== null || choice.logprobs !== null || Object.keys(choice).length !== 4) return null;
   const delta = choice.delta;
@@ -68,8 +68,8 @@ export function unpackChunks({ envelope, items }: PackedChunks): ChatCompletionC
     const delta = reasoning ? { reasoning_content: item[0] } : { content: item };
     const choices = [{ index: 0, delta, finish_reason: null, logprobs: null }];
     chunks[i] = (envelope as Envelope).usage
-      ? { id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices, usage: null }
-      : { id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices };
+      ? { id, object: "chat.completion.chunk", created, model, choices, usage: null }
+      : { id, object: "chat.completion.chunk", created, model, choices };
   }
   return chunks;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { packChunks, unpackChunks } from "../../src/worker/chunk-wire.js";
 import type { ChatCompletionChunk } from "../../src/index.js";
 
-const envelope = { id: "chatcmpl-1", object: "chat.completion.chunk" as const, created: 1_700_000_000, model: "Qwen/Qwen3-0.6B", system_fingerprint: null };
+const envelope = { id: "chatcmpl-1", object: "chat.completion.chunk" as const, created: 1_700_000_000, model: "Qwen/Qwen3-0.6B" };
 const chunk = (delta: ChatCompletionChunk["choices"][0]["delta"], extra: Partial<ChatCompletionChunk> = {}, choice: Partial<ChatCompletionChunk["choices"][0]> = {}): ChatCompletionChunk => ({
   ...envelope,
   choices: [{ index: 0, delta, finish_reason: null, logprobs: null, ...choice }],
