@@ -88,6 +88,7 @@ export function validateRequest(raw: unknown): NormalizedRequest {
     throw invalidParam("model", "`model` is required and must be a non-empty string (a catalog id such as `Qwen3-0.6B-q4f16_1-MLC` or an alias such as `Qwen/Qwen3-0.6B`).", isAbsent(model) ? "missing_required_parameter" : "invalid_type");
   }
 
+  refuseUnservableParams(body);
   const messages = validateMessages(body.messages);
   const stream = optionalBoolean(body, "stream") ?? false;
   const includeUsage = validateStreamOptions(body, stream);
@@ -99,8 +100,7 @@ export function validateRequest(raw: unknown): NormalizedRequest {
   optionalInteger(body, "max_tokens", 1);
 
   const topLogprobs = validateLogprobs(body);
-  const tools = validateTools(body.tools);
-  const toolChoice = validateToolChoice(body.tool_choice, tools);
+  const { tools, toolChoice } = validateToolChoice(body.tool_choice, validateTools(body.tools));
   const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
   const continueFinalMessage = messages[messages.length - 1].role === "assistant";
   // Validated even when a continuation forces thinking off, so a bad value is never silently accepted.
@@ -133,6 +133,28 @@ export function validateRequest(raw: unknown): NormalizedRequest {
     n,
     continueFinalMessage,
   };
+}
+
+// ── what the API defines but a local model cannot serve ─────────────────────
+
+/** Typed in (protocol/types.ts) so SDK-typed bodies compile; a 400 naming each here. */
+function refuseUnservableParams(body: Body): void {
+  if (!isAbsent(body.functions)) {
+    throw invalidParam("functions", "`functions` (legacy function calling) is not supported; declare them as `tools` of `type: \"function\"` instead.", "unsupported_parameter");
+  }
+  if (!isAbsent(body.function_call)) {
+    throw invalidParam("function_call", "`function_call` (legacy function calling) is not supported; use `tool_choice` with `tools` instead.", "unsupported_parameter");
+  }
+  if (!isAbsent(body.audio)) {
+    throw invalidParam("audio", "Audio output (`audio`) is not available: local models here produce text only.", "unsupported_parameter");
+  }
+  const modalities = body.modalities;
+  if (!isAbsent(modalities) && (!Array.isArray(modalities) || modalities.some((m) => m !== "text"))) {
+    throw invalidParam("modalities", "`modalities` must be [\"text\"]: local models here produce text only.", "unsupported_parameter");
+  }
+  if (!isAbsent(body.web_search_options)) {
+    throw invalidParam("web_search_options", "Web search (`web_search_options`) is a hosted tool and is not available on a local model.", "unsupported_parameter");
+  }
 }
 
 // ── scalars ────────────────────────────────────────────────────────────────
@@ -321,6 +343,9 @@ function validateTools(v: unknown): FunctionTool[] {
   const names = new Set<string>();
   return v.map((tool, i) => {
     const param = `tools[${i}]`;
+    if (isObject(tool) && tool.type === "custom") {
+      throw invalidParam(`${param}.type`, `\`${param}\` is a custom (free-text) tool, which is not supported; declare a \`type: "function"\` tool with a JSON Schema instead.`, "unsupported_tool_type");
+    }
     if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
       throw invalidParam(param, `\`${param}\` must be {"type": "function", "function": {"name": ..., "parameters": {...}}}.`);
     }
@@ -352,20 +377,48 @@ function validateTools(v: unknown): FunctionTool[] {
   });
 }
 
-function validateToolChoice(v: unknown, tools: FunctionTool[]): ToolChoice {
-  if (isAbsent(v)) return tools.length > 0 ? "auto" : "none";
+function validateToolChoice(v: unknown, tools: FunctionTool[]): { tools: FunctionTool[]; toolChoice: ToolChoice } {
+  if (isAbsent(v)) return { tools, toolChoice: tools.length > 0 ? "auto" : "none" };
   if (v === "auto" || v === "none" || v === "required") {
     if (v === "required" && tools.length === 0) throw invalidParam("tool_choice", "`tool_choice: \"required\"` needs at least one tool in `tools`.");
-    return v;
+    return { tools, toolChoice: v };
   }
   if (isObject(v) && v.type === "function" && isObject(v.function) && typeof v.function.name === "string") {
     const name = v.function.name;
     if (!tools.some((t) => t.function.name === name)) {
       throw invalidParam("tool_choice", `\`tool_choice\` names the function \`${name}\`, which is not declared in \`tools\`.`);
     }
-    return { type: "function", function: { name } };
+    return { tools, toolChoice: { type: "function", function: { name } } };
   }
-  throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}.");
+  if (isObject(v) && v.type === "allowed_tools") return allowedTools(v.allowed_tools, tools);
+  if (isObject(v) && v.type === "custom") {
+    throw invalidParam("tool_choice", "`tool_choice` names a custom (free-text) tool, which is not supported; use function tools.", "unsupported_tool_type");
+  }
+  throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\", {\"type\": \"function\", \"function\": {\"name\": ...}} or {\"type\": \"allowed_tools\", ...}.");
+}
+
+/**
+ * `allowed_tools`: the model may call only the listed tools (all stay declared
+ * for the hosted API's prompt caching). Here the model is shown the allowed ones
+ * only, which is what it may call; `mode` becomes the tool choice.
+ */
+function allowedTools(spec: unknown, tools: FunctionTool[]): { tools: FunctionTool[]; toolChoice: ToolChoice } {
+  const param = "tool_choice.allowed_tools";
+  if (!isObject(spec) || (spec.mode !== "auto" && spec.mode !== "required") || !Array.isArray(spec.tools)) {
+    throw invalidParam(param, `\`${param}\` must be {"mode": "auto" | "required", "tools": [{"type": "function", "function": {"name": ...}}, ...]}.`);
+  }
+  const names = new Set<string>();
+  spec.tools.forEach((entry: unknown, i: number) => {
+    const p = `${param}.tools[${i}]`;
+    if (isObject(entry) && entry.type === "custom") throw invalidParam(p, `\`${p}\` names a custom (free-text) tool, which is not supported.`, "unsupported_tool_type");
+    const name = isObject(entry) && entry.type === "function" && isObject(entry.function) ? entry.function.name : undefined;
+    if (typeof name !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "function", "function": {"name": ...}}.`);
+    if (!tools.some((t) => t.function.name === name)) throw invalidParam(p, `\`${p}\` names the function \`${name}\`, which is not declared in \`tools\`.`);
+    names.add(name);
+  });
+  const allowed = tools.filter((t) => names.has(t.function.name));
+  if (allowed.length === 0 && spec.mode === "required") throw invalidParam(param, `\`${param}\` with mode "required" needs at least one tool.`);
+  return { tools: allowed, toolChoice: allowed.length === 0 ? "none" : spec.mode };
 }
 
 // ── messages ───────────────────────────────────────────────────────────────
@@ -392,6 +445,9 @@ function validateMessage(m: unknown, i: number): NormalizedMessage {
   const param = `messages[${i}]`;
   if (!isObject(m)) throw invalidParam(param, `\`${param}\` must be an object with \`role\` and \`content\`, got ${describe(m)}.`, "invalid_type");
   const role = m.role;
+  if (role === "function") {
+    throw invalidParam(`${param}.role`, `\`${param}\` uses the legacy \`function\` role, which is not supported; send the result as {"role": "tool", "tool_call_id": ..., "content": ...}.`, "unsupported_value");
+  }
   if (typeof role !== "string" || !ROLES.has(role)) {
     throw invalidParam(`${param}.role`, `\`${param}.role\` must be one of system, user, assistant, tool (got ${JSON.stringify(role)}).`);
   }
@@ -411,9 +467,16 @@ function validateMessage(m: unknown, i: number): NormalizedMessage {
       return { role: "tool", content: textContent(m.content, `${param}.content`, true), toolCalls: [], toolCallId: m.tool_call_id, name };
     }
     default: {
+      if (!isAbsent(m.audio)) throw invalidParam(`${param}.audio`, `\`${param}.audio\` (a previous audio reply) is not supported: local models here take text only.`, "unsupported_parameter");
+      if (!isAbsent(m.function_call)) {
+        throw invalidParam(`${param}.function_call`, `\`${param}.function_call\` (legacy function calling) is not supported; send the call in \`tool_calls\`.`, "unsupported_parameter");
+      }
       const toolCalls = validateToolCalls(m.tool_calls, `${param}.tool_calls`);
-      const content = isAbsent(m.content) ? "" : textContent(m.content, `${param}.content`, true);
-      if (content === "" && toolCalls.length === 0 && isAbsent(m.content)) {
+      let content = isAbsent(m.content) ? "" : textContent(m.content, `${param}.content`, true, true);
+      // A refusal sent back (hosted replies carry it instead of content) is what the assistant said.
+      if (content === "" && typeof m.refusal === "string" && m.refusal !== "") content = m.refusal;
+      if (!isAbsent(m.refusal) && typeof m.refusal !== "string") throw invalidParam(`${param}.refusal`, `\`${param}.refusal\` must be a string.`, "invalid_type");
+      if (content === "" && toolCalls.length === 0 && isAbsent(m.content) && isAbsent(m.refusal)) {
         throw invalidParam(`${param}.content`, `\`${param}.content\` is required unless the assistant message has \`tool_calls\`.`, "missing_required_parameter");
       }
       return { role: "assistant", content, toolCalls, toolCallId: null, name };
@@ -421,8 +484,8 @@ function validateMessage(m: unknown, i: number): NormalizedMessage {
   }
 }
 
-/** Text-only content: a string, or an array of text parts joined. */
-function textContent(v: unknown, param: string, required: boolean): string {
+/** Text-only content: a string, or an array of text parts joined (and refusal parts, in assistant messages). */
+function textContent(v: unknown, param: string, required: boolean, refusals = false): string {
   if (typeof v === "string") return v;
   if (isAbsent(v)) {
     if (required) throw invalidParam(param, `\`${param}\` is required: a string or an array of text parts.`, "missing_required_parameter");
@@ -431,6 +494,7 @@ function textContent(v: unknown, param: string, required: boolean): string {
   if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be a string or an array of text parts, got ${describe(v)}.`, "invalid_type");
   return v
     .map((part, j) => {
+      if (refusals && isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
       if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") {
         throw invalidParam(`${param}[${j}]`, `\`${param}[${j}]\` must be a text part {"type": "text", "text": "..."}; images are accepted only in user messages.`);
       }
@@ -463,7 +527,13 @@ function userContent(v: unknown, param: string): string | ContentPart[] {
       }
       return { type: "image_url", image_url: { url } };
     }
-    throw invalidParam(`${p}.type`, `\`${p}.type\` must be "text" or "image_url".`);
+    if (part.type === "input_audio") {
+      throw invalidParam(`${p}.type`, `\`${p}\` is an audio part (\`input_audio\`), which is not supported: local models here take text and images only.`, "unsupported_content_type");
+    }
+    if (part.type === "file") {
+      throw invalidParam(`${p}.type`, `\`${p}\` is a file part (\`file\`), which is not supported: there is no file store; send the text, or images as data URIs.`, "unsupported_content_type");
+    }
+    throw invalidParam(`${p}.type`, `\`${p}.type\` must be "text" or "image_url" (got ${JSON.stringify(part.type)}).`);
   });
   // Text-only arrays are flattened: web-llm accepts arrays only for vision models.
   return parts.every((part) => part.type === "text") ? parts.map((part) => (part as { text: string }).text).join("\n") : parts;
@@ -474,6 +544,9 @@ function validateToolCalls(v: unknown, param: string): ToolCall[] {
   if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be an array.`, "invalid_type");
   return v.map((call, j) => {
     const p = `${param}[${j}]`;
+    if (isObject(call) && call.type === "custom") {
+      throw invalidParam(`${p}.type`, `\`${p}\` is a call of a custom (free-text) tool, which is not supported; only function tool calls are.`, "unsupported_tool_type");
+    }
     if (!isObject(call) || !isObject(call.function) || typeof call.function.name !== "string") {
       throw invalidParam(p, `\`${p}\` must be {"id", "type": "function", "function": {"name", "arguments"}}.`);
     }
