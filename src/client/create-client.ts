@@ -46,7 +46,8 @@ export interface ClientOptions {
 }
 
 export interface RequestOptions {
-  signal?: AbortSignal;
+  /** null as in the OpenAI SDK's RequestOptions, so its options objects are accepted. */
+  signal?: AbortSignal | null;
 }
 
 type StreamingParams = ChatCompletionCreateParams & { stream: true };

@@ -4,6 +4,7 @@
  * library's client under `strict: true`, in both directions (SDK request types in,
  * our responses out as the SDK's types). Nothing here runs.
  */
+import type OpenAI from "openai-v7";
 import type { APIError } from "openai-v7";
 import type {
   ChatCompletion as SdkChatCompletion,
@@ -25,6 +26,7 @@ declare const toolChoice: ChatCompletionToolChoiceOption;
 declare const nonStreaming: ChatCompletionCreateParamsNonStreaming;
 declare const streaming: ChatCompletionCreateParamsStreaming;
 declare const either: ChatCompletionCreateParams;
+declare const sdkRequestOptions: OpenAI.RequestOptions;
 
 export async function sdkParamsIn(): Promise<void> {
   // Whole SDK param objects, as apps build them.
@@ -37,7 +39,7 @@ export async function sdkParamsIn(): Promise<void> {
     void sdkChunk;
     void reasoning;
   }
-  const maybeStream = await client.chat.completions.create(either);
+  const maybeStream = await client.chat.completions.create(either, sdkRequestOptions);
   void maybeStream;
 
   // SDK-typed pieces in a literal body.
