@@ -5,6 +5,7 @@
  * served in another form is (allowed_tools, refusals sent back).
  */
 import { describe, expect, it } from "vitest";
+import OpenAI from "openai";
 import { ApiError } from "../../src/index.js";
 import { scriptedClient, user } from "./support/client.js";
 
@@ -91,5 +92,22 @@ describe("accepted in another form", () => {
     await client.chat.completions.create({ ...base, messages: [user("a"), { role: "assistant", content: [{ type: "refusal", refusal: "No." }] }, user("b")] });
     expect(engine.requests[0].messages[1]).toMatchObject({ role: "assistant", content: "I can't help with that." });
     expect(engine.requests[1].messages[1]).toMatchObject({ role: "assistant", content: "No." });
+  });
+});
+
+describe("through the unchanged OpenAI SDK on client.fetch", () => {
+  it("an SDK-typed custom tool is a BadRequestError naming it, not retried", async () => {
+    const { client, engine } = scriptedClient(() => "ok");
+    let attempts = 0;
+    const openai = new OpenAI({ baseURL: "http://localhost.webgpu/v1", apiKey: "local", fetch: (url: string | URL | Request, init?: RequestInit) => (attempts++, client.fetch(url, init)) });
+    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "custom", custom: { name: "run_sql", format: { type: "text" } } }];
+    const error = await openai.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("x")], tools }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ status: 400, param: "tools[0].type", code: "unsupported_tool_type" });
+    expect(attempts).toBe(1);
+    expect(engine.requests).toHaveLength(0);
   });
 });
