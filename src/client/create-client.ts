@@ -47,7 +47,7 @@ export interface ClientOptions {
 
 export interface RequestOptions {
   /** null as in the OpenAI SDK's RequestOptions, so its options objects are accepted. */
-  signal?: AbortSignal | null;
+  signal?: AbortSignal | null | undefined;
 }
 
 type StreamingParams = ChatCompletionCreateParams & { stream: true };
