@@ -285,7 +285,7 @@ export class EngineHost {
       thinking: thinking.enabled,
       rawAssistantText: (message) => {
         const at = messages.indexOf(message);
-        return this.memory.recall(ConversationMemory.keyOf("", message, at > 0 ? messages[at - 1] : undefined, request.cacheKey), message);
+        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey), message);
       },
     };
     const window = contextWindowOf(record);
@@ -381,7 +381,7 @@ export class EngineHost {
     const message = builder.message();
     const messages = prepared.request.messages;
     const calls = message.tool_calls ?? [];
-    const key = ConversationMemory.keyOf("", { content: message.content ?? "", toolCalls: calls }, messages[messages.length - 1], prepared.request.cacheKey);
+    const key = ConversationMemory.keyOf(prepared.record.model_id, { content: message.content ?? "", toolCalls: calls }, messages[messages.length - 1], prepared.request.cacheKey);
     this.memory.remember(key, { raw, calls: calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), reasoning: message.reasoning_content ?? "" });
   }
 

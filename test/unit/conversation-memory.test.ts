@@ -126,3 +126,30 @@ describe("remembered raw text is restored only when it is what the app sent back
     expect(edited.prompt).toContain('"Paris"');
   });
 });
+
+describe("the memory is per model", () => {
+  it("a Qwen3 reply sent to Llama-3.2 reaches the Llama prompt in Llama's format, without Qwen markup", async () => {
+    const raw = '<think>\nCheck the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    const { engine, client, messages, assistant } = await firstTurn(QWEN3, raw, "Sunny.");
+    expect(assistant.tool_calls).toHaveLength(1);
+    await client.chat.completions.create({
+      model: LLAMA,
+      tools: [WEATHER, FORECAST],
+      messages: [...messages, assistant, { role: "tool", tool_call_id: assistant.tool_calls![0].id, content: "18C" }] as never,
+    });
+    const [prompt] = assistantPrompt(engine, 1);
+    expect(prompt).not.toContain("<think>");
+    expect(prompt).not.toContain("<tool_call>");
+    expect(JSON.parse(prompt)).toMatchObject({ name: "get_weather", parameters: { city: "Paris" } });
+  });
+
+  it("the reply is still restored for the model that wrote it after another model was used", async () => {
+    const raw = '<think>\nCheck.\n</think>\n\n' + CALL_TEXT;
+    const { engine, client, messages, assistant } = await firstTurn(QWEN3, raw, "Sunny.", "Still sunny.");
+    const history = [...messages, assistant, { role: "tool", tool_call_id: assistant.tool_calls![0].id, content: "18C" }];
+    await client.chat.completions.create({ model: LLAMA, tools: [WEATHER, FORECAST], messages: history as never });
+    expect(assistantPrompt(engine, 1)[0]).not.toContain("<think>");
+    await client.chat.completions.create({ model: QWEN3, tools: [WEATHER, FORECAST], messages: history as never });
+    expect(assistantPrompt(engine, 2)).toEqual([raw]);
+  });
+});
