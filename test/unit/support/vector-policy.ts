@@ -109,13 +109,17 @@ export const POLICY: Record<string, PolicyEntry> = {
       "[THINK] (and our Ministral prompt does not open it) there is no reasoning block, and the text is content as written.",
     expected: { content: "This is a reasoning section[/THINK]This is the rest", reasoning_content: null },
   },
-  "r1-02-no-end": {
-    rule: "reasoning is split by the shape our prompt sets up",
+  "r1-08-lcpp-variant-begin-token": {
+    rule: "DeepSeek-R1 output starts inside reasoning: before </think> everything is reasoning",
     why:
-      "The vector assumes the HF R1 template, which opens <think> in the prompt. web-llm's deepseek_r1 conversation " +
-      "templates do not (our R1 family: promptOpened false), so the model opens the block itself and text without " +
-      "<think> is the answer.",
-    expected: { content: "This is content", reasoning_content: null },
+      "llama.cpp's test runs without forced-open thinking, so the call at the very start counts. The distills were trained " +
+      "on a prompt that opens <think> and often omit the opener, so we read their output as vLLM's R1 parser does (issue 15): " +
+      "until </think>, call markers are reasoning text (as in r1-09).",
+    expected: {
+      content: null,
+      reasoning_content: "<｜tool▁calls｜>function<｜tool▁sep｜>special_function\n```json\n{\"arg1\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+      tool_calls: [],
+    },
   },
   "qwen2-01-qwen-agent": {
     rule: "families without a native format use our prompted Hermes format",
@@ -146,8 +150,8 @@ export const AGREES: Record<string, string> = {
   "qwen3-r-04-no-tags-thinking-enabled": "reasoning is split by the shape the prompt sets up (Qwen3.5 opens <think> when thinking is on)",
   "hermes-17-lcpp-forced-open-think-then-call": "reasoning is split by the shape the prompt sets up (prompt-opened <think>)",
   "r1-09-lcpp-forced-open-mentions-token": "markers inside unfinished reasoning are reasoning text",
+  "r1-02-no-end": "DeepSeek-R1 output starts inside reasoning (vLLM's R1 parser): no </think> means all reasoning",
   "qwen35-05-missing-tool_call-wrapper": "Qwen3.5: a bare <function=…> block is a call (vLLM)",
-  "r1-08-lcpp-variant-begin-token": "DeepSeek-R1 variant openers are accepted (llama.cpp)",
   "mistral-06-not-json": "a control-token marker with no call after it is dropped, the rest is content",
   "pythonic-05-bad-sibling": "calls to undeclared tools are dropped (`bad` is not declared; its sibling is kept)",
   "hermes-01": "content is null beside calls when it is blank (ChoiceBuilder)",
