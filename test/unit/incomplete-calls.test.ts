@@ -116,3 +116,46 @@ describe("malformed call JSON: the whole call is content, in every JSON-body for
     expect(r.streamed.content).toBe(bad);
   });
 });
+
+describe("a call cut by stop or max_tokens is not complete (item 6)", () => {
+  const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+
+  it("a stop string inside the arguments: finish `stop`, the cut text is content, no call with closed arguments", async () => {
+    const r = await run(MODELS.hermes, CALL, { stop: ["Par"] });
+    expectContent(r, '<tool_call>\n{"name": "get_weather", "arguments": {"city": "');
+  });
+
+  it("max_tokens inside the arguments: finish `length`, the cut text is content", async () => {
+    const r = await run(MODELS.hermes, CALL, { max_tokens: 12 });
+    expect(r.finish).toBe("length");
+    expect(r.calls).toEqual([]);
+    expect(CALL.startsWith(r.content ?? "")).toBe(true);
+    expect(r.streamed).toEqual({ content: r.content, calls: [], finish: "length" });
+  });
+
+  it("Gemma 4 and Ministral calls cut by max_tokens are content too", async () => {
+    const gemma = await run(MODELS.gemma4, '<|tool_call>call:get_weather{location:<|"|>London<|"|>}<tool_call|>', { max_tokens: 8 });
+    expect(gemma.calls).toEqual([]);
+    expect(gemma.finish).toBe("length");
+    const ministral = await run(MODELS.ministral, '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', { max_tokens: 9 });
+    expect(ministral.calls).toEqual([]);
+    expect(ministral.finish).toBe("length");
+  });
+
+  it("a stop string after the call's JSON closed: the call is complete (only its closing tag is missing)", async () => {
+    const r = await run(MODELS.hermes, CALL, { stop: ["</tool_call>"] });
+    expect(r.calls).toEqual([{ name: "get_weather", arguments: '{"city": "Paris"}' }]);
+    expect(r.finish).toBe("tool_calls");
+    expect(r.streamed.calls).toEqual(r.calls);
+  });
+
+  it("Qwen3.5 XML call cut by max_tokens (inside a marker, inside a value) is content", async () => {
+    const text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis is lovely\n</parameter>\n</function>\n</tool_call>";
+    for (const max_tokens of [14, 20]) {
+      const r = await run(MODELS.qwen35, text, { max_tokens, reasoning_effort: "none" });
+      expect(r.calls, `max_tokens ${max_tokens}`).toEqual([]);
+      expect(r.finish).toBe("length");
+      expect(r.content).toContain("<function=get_weather>");
+    }
+  });
+});
