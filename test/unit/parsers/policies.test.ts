@@ -85,6 +85,24 @@ describe("calls cut off at the end of output", () => {
     }
   });
 
+  it("every format: an incomplete or malformed call is content as written, never a call plus leftover markup", () => {
+    const cases: [Parameters<typeof parse>[0]["format"], string][] = [
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "x",, }\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Os'],
+      ["pythonic", "[get_weather(city='Os"],
+      ["qwen-xml", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOs"],
+      ["smollm", '<tool_call>[{"name": "get_weather", "arguments": {"city": "Os'],
+      ["gemma4", '<|tool_call>call:get_weather{city:<|"|>Os<|"|>'],
+    ];
+    for (const [format, text] of cases) {
+      for (const chunks of [[text], Array.from(text)]) {
+        const out = fold(parse({ format, tools: TOOLS }, chunks).events);
+        expect(out.calls, `${format}: ${text}`).toEqual([]);
+        expect(out.content, `${format}: ${text}`).toBe(text);
+      }
+    }
+  });
+
   it("a complete call missing only its closing tag counts", () => {
     const out = fold(parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}']).events);
     expect(out.calls).toEqual([{ name: "get_weather", arguments: '{"city": "Oslo"}' }]);
