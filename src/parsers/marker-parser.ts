@@ -28,7 +28,8 @@ export class MarkerParser implements FormatParser {
   private carry = "";
   private body: CallBody | null = null;
   private opener: Opener | null = null;
-  private raw = "";
+  /** The text a body consumed, in pieces (joined only if it fails): one long string built by `+=` per delta costs more. */
+  private raw: string[] = [];
   private closing: string | null = null;
   private readonly markers: string[];
 
@@ -46,7 +47,7 @@ export class MarkerParser implements FormatParser {
     // A failed body's text is prose again, and may open another body (a marker inside it): settle each in turn.
     while (this.body) {
       this.body.finish();
-      const redo = this.afterBody(this.body.status === "fail" ? this.raw : "");
+      const redo = this.afterBody(this.body.status === "fail" ? this.raw.join("") : "");
       if (redo) this.run(redo, true);
     }
   }
@@ -75,7 +76,7 @@ export class MarkerParser implements FormatParser {
     this.sink.boundary();
     this.opener = opener;
     this.body = opener.body(this.sink);
-    this.raw = "";
+    this.raw = [];
   }
 
   private run(text: string, end: boolean): void {
@@ -85,14 +86,14 @@ export class MarkerParser implements FormatParser {
       if (this.body) {
         const body = this.body;
         const next = body.feed(text, i, end);
-        this.raw += text.slice(i, next);
+        if (next > i) this.raw.push(text.slice(i, next));
         i = next;
         if (body.status === "more") {
           if (end) return; // finish() settles it
           this.carry = text.slice(i);
           return;
         }
-        const redo = this.afterBody(body.status === "fail" ? this.raw : "");
+        const redo = this.afterBody(body.status === "fail" ? this.raw.join("") : "");
         if (redo) {
           text = redo + text.slice(i);
           i = 0;
@@ -132,7 +133,7 @@ export class MarkerParser implements FormatParser {
     const begun = this.body!.named;
     this.body = null;
     this.opener = null;
-    this.raw = "";
+    this.raw = [];
     if (failed) {
       this.sink.rollback();
       if (!opener.dropOnFail || begun) this.sink.content(opener.marker);

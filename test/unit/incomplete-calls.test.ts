@@ -151,7 +151,8 @@ describe("a call cut by stop or max_tokens is not complete (item 6)", () => {
 
   it("Qwen3.5 XML call cut by max_tokens (inside a marker, inside a value) is content", async () => {
     const text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis is lovely\n</parameter>\n</function>\n</tool_call>";
-    for (const max_tokens of [14, 20]) {
+    // Thinking off: web-llm's empty think block comes first (7 scripted tokens), then the cut lands in a marker / a value.
+    for (const max_tokens of [21, 27]) {
       const r = await run(MODELS.qwen35, text, { max_tokens, reasoning_effort: "none" });
       expect(r.calls, `max_tokens ${max_tokens}`).toEqual([]);
       expect(r.finish).toBe("length");
