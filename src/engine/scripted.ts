@@ -12,6 +12,15 @@ import type { TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { contextWindowOf } from "../models/record.js";
 import type { Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
+import { usesEnableThinking } from "./webllm-request.js";
+
+/**
+ * What web-llm 0.2.86 writes into the reply it streams and stores when a
+ * Qwen3-style request turns thinking off (`enable_thinking: false`); its
+ * tokens count toward max_tokens. A scripted reply that already starts with
+ * it is not given a second one.
+ */
+const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
 
 export type ScriptedReply = string | { text: string; finish?: "stop" | "length"; error?: ApiError | Error; errorAfterTokens?: number };
 
@@ -100,7 +109,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
 
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
-    const tokens = scriptedTokens(reply.text);
+    const offBlock = !request.thinking.enabled && !request.continueFinalMessage && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
+    const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
     let output = "";
     let emitted = 0;
     let finish: "stop" | "length" | "abort" = reply.finish ?? "stop";
@@ -131,8 +141,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       else await Promise.resolve();
     }
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
-    if (finish !== "abort" && finish !== "length") {
-      kv = { messages: [...request.messages, { role: "assistant", content: output }], tokens: promptTokens + emitted };
+    // As web-llm: continuations go through its completion API, which resets the cache; the last sampled token is never fed back.
+    if (finish !== "abort" && finish !== "length" && !request.continueFinalMessage) {
+      kv = { messages: [...request.messages, { role: "assistant", content: output }], tokens: promptTokens + Math.max(emitted - 1, 0) };
     }
     const seconds = Math.max((performance.now() - started) / 1000, 1e-6);
     yield {

@@ -31,7 +31,9 @@ export interface SamplingParams {
 /** The constrained-decoding forms web-llm's grammar engine accepts. */
 export type EngineResponseFormat =
   | { type: "json_object"; schema: string }
-  | { type: "structural_tag"; structural_tag: Record<string, unknown> };
+  | { type: "structural_tag"; structural_tag: Record<string, unknown> }
+  /** An xgrammar EBNF (root rule `root`): what a web-llm without structural tags (0.2.79) takes instead. */
+  | { type: "grammar"; grammar: string };
 
 export interface ThinkingControl {
   enabled: boolean;

@@ -13,6 +13,9 @@
  *   the chat itself there;
  * - `resetChat()` takes `(keepStats, modelId)` in 0.2.79 and nothing in 0.2.86;
  *   calling it with no argument is right for both.
+ * - structural tags: 0.2.79 has no `response_format: {type: "structural_tag"}`
+ *   and ignores it without a word; its `grammar` (EBNF) format is used instead
+ *   (told from whether its chat request check knows the field).
  *
  * Pure: the module is passed in. Tested in Node with stand-in modules.
  */
@@ -32,6 +35,8 @@ export interface WebLlmCompat {
    * at the end of prefill (≤ 0.2.79: seen on the real engine, 1 token → 0).
    */
   completionTokensMissFirst: boolean;
+  /** `response_format: {type: "structural_tag"}` is enforced (absent ≤ 0.2.79: silently ignored). */
+  structuralTags: boolean;
 }
 
 /** The parts of the web-llm module that version detection reads. */
@@ -40,6 +45,7 @@ export interface WebLlmModuleShape {
   prebuiltAppConfig?: unknown;
   TENSOR_CACHE_MANIFEST_FILENAME?: unknown;
   MLCEngine?: unknown;
+  postInitAndCheckFieldsChatCompletion?: unknown;
 }
 
 export function detectWebLlmCompat(webllm: WebLlmModuleShape): WebLlmCompat {
@@ -52,7 +58,10 @@ export function detectWebLlmCompat(webllm: WebLlmModuleShape): WebLlmCompat {
   // The ≥ 0.2.84 guard lives in preparePrefillInput (absent before): it tests the previous finish reason.
   const resetsKvAfterAbort = typeof prepare === "function" && /getFinishReason\(\)/.test(Function.prototype.toString.call(prepare));
   const completionTokensMissFirst = cacheOption === "useIndexedDBCache";
-  return { modelVersion, version: versionOf(modelVersion, cacheOption), cacheOption, tensorCacheFile, resetsKvAfterAbort, completionTokensMissFirst };
+  // The chat request check validates `structural_tag` where web-llm supports it; a module without the check is assumed current.
+  const check = webllm.postInitAndCheckFieldsChatCompletion;
+  const structuralTags = typeof check !== "function" || /structural_tag/.test(Function.prototype.toString.call(check));
+  return { modelVersion, version: versionOf(modelVersion, cacheOption), cacheOption, tensorCacheFile, resetsKvAfterAbort, completionTokensMissFirst, structuralTags };
 }
 
 function versionOf(modelVersion: string | null, cacheOption: WebLlmCompat["cacheOption"]): string | null {

@@ -241,7 +241,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     try {
       const stream = request.continueFinalMessage
         ? await live.completions.create(toCompletionRequest(request, continuationPrompt(request)))
-        : await live.chat.completions.create(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family) }));
+        : await live.chat.completions.create(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family), structuralTags: compat?.structuralTags }));
       iterator = stream[Symbol.asyncIterator]();
       let finish: "stop" | "length" | "abort" = "stop";
       let usage: WebLlmChunk["usage"];

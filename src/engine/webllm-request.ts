@@ -7,11 +7,16 @@
  * - `top_k`, `min_p`, `top_logprobs` above 5 and the reasoning budget are not
  *   web-llm's: the LogitProcessor does them (webllm-logits.ts); web-llm gets at
  *   most 5 alternatives.
+ * - A structural tag on a web-llm without them (0.2.79 ignores it silently)
+ *   is sent as the same constraint in EBNF (`{type: "grammar"}`); one with no
+ *   EBNF form (`tool_choice: "auto"`) is left out: the request runs
+ *   unconstrained and the parser still reads the calls.
  * - `enable_thinking: false` only for Qwen3-style templates, where web-llm's
  *   empty `<think>\n\n</think>\n\n` block is the model's own "thinking off"
  *   form; on other templates it would inject junk.
  */
-import type { EngineMessage, EngineRequest } from "./types.js";
+import type { EngineMessage, EngineRequest, EngineResponseFormat } from "./types.js";
+import { structuralTagToEbnf } from "./structural-tag-ebnf.js";
 
 /** web-llm validates `top_logprobs` in 0..5. */
 export const WEBLLM_MAX_TOP_LOGPROBS = 5;
@@ -48,16 +53,24 @@ function samplingFields(request: EngineRequest): Record<string, unknown> {
 }
 
 /** The streamed `engine.chat.completions.create` body for a request. */
-export function toChatRequest(request: EngineRequest, options: { enableThinkingSwitch: boolean }): Record<string, unknown> {
+export function toChatRequest(request: EngineRequest, options: { enableThinkingSwitch: boolean; structuralTags?: boolean }): Record<string, unknown> {
   const body: Record<string, unknown> = {
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
     stream: true,
     stream_options: { include_usage: true },
     ...samplingFields(request),
   };
-  if (request.responseFormat) body.response_format = request.responseFormat;
+  const format = responseFormatFor(request.responseFormat, options.structuralTags ?? true);
+  if (format) body.response_format = format;
   if (options.enableThinkingSwitch && !request.thinking.enabled) body.extra_body = { enable_thinking: false };
   return body;
+}
+
+/** The response format in the dialect of this web-llm: structural tags become EBNF where it has none. */
+export function responseFormatFor(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
+  if (!format || format.type !== "structural_tag" || structuralTags) return format;
+  const grammar = structuralTagToEbnf(format.structural_tag);
+  return grammar === undefined ? undefined : { type: "grammar", grammar };
 }
 
 /** The streamed `engine.completions.create` body that continues a rendered prompt. */

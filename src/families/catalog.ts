@@ -19,8 +19,17 @@ const think = (over: Partial<ReasoningShape>): ReasoningShape => ({
 export const QWEN3_REASONING = think({ offPrefill: "<think>\n\n</think>\n\n" });
 /** Qwen3.5: the conversation template opens `<think>\n`; the model writes only `</think>`. */
 export const QWEN35_REASONING = think({ promptOpened: true, offPrefill: "<think>\n\n</think>\n\n" });
-/** DeepSeek-R1 distills always think; web-llm's templates do not open the block, the model does. */
-export const R1_REASONING = think({ switchable: false });
+/**
+ * DeepSeek-R1 distills always think. Their official template opens `<think>\n`
+ * in the generation prompt, so they were trained to write only `</think>`;
+ * web-llm's `deepseek_r1_*` conversation templates do not open it, and its chat
+ * API cannot append to the generation prompt (a changed assistant role prefix
+ * would also reach every earlier turn). So the output is read as vLLM's R1
+ * parser reads it: it starts inside the block whether or not the model writes
+ * `<think>` (an opener it writes is accepted), everything before `</think>` is
+ * reasoning, and a `</think>` never reaches content.
+ */
+export const R1_REASONING = think({ switchable: false, promptOpened: true });
 /** Ministral-3-Reasoning: `[THINK]…[/THINK]`, asked for by its default system prompt. */
 export const MINISTRAL_REASONING: ReasoningShape = { open: "[THINK]", close: "[/THINK]", defaultOn: true, promptOpened: false, gap: "", switchable: true };
 /** Gemma 4: `<|think|>` in the system turn turns it on; output `<|channel>thought\n…<channel|>`. */

@@ -40,7 +40,8 @@ export function defineFamily(spec: FamilySpec): Family {
         format: spec.format,
         // Markers even when thinking is off: an empty think block may still appear and must not reach content.
         reasoning: spec.reasoning ? { open: spec.reasoning.open, close: spec.reasoning.close } : null,
-        reasoningOpen: Boolean(spec.reasoning?.promptOpened && context.thinking),
+        // (A family that always thinks starts inside its block even when the request asked thinking off.)
+        reasoningOpen: Boolean(spec.reasoning?.promptOpened && (context.thinking || !spec.reasoning.switchable)),
         // Thinking turned off: a reasoning block the model writes anyway is dropped, not shown.
         // (A family that cannot switch thinking off keeps showing it.)
         discardReasoning: !context.thinking && spec.reasoning?.switchable === true,

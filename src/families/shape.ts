@@ -143,5 +143,8 @@ function assistantText(m: NormalizedMessage, beforeLastUser: boolean, context: P
   const raw = context.rawAssistantText(m);
   if (raw === undefined) return style.assistant(textOf(m), m.toolCalls);
   const drop = style.historyReasoning === "drop" || (style.historyReasoning === "drop-before-last-user" && beforeLastUser);
+  // The empty block web-llm writes when thinking is off carries no reasoning: it stays, so the turn matches web-llm's stored reply (KV reuse).
+  const offPrefill = family.reasoning?.offPrefill;
+  if (offPrefill !== undefined && raw.startsWith(offPrefill)) return raw;
   return drop && family.reasoning ? withoutReasoning(raw, family.reasoning, !style.keepGapAfterReasoning) : raw;
 }

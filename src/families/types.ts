@@ -29,7 +29,11 @@ export interface ReasoningShape {
   close: string;
   /** Thinking is on unless the request turns it off. */
   defaultOn: boolean;
-  /** The prompt already opened the reasoning block (only `close` is generated). */
+  /**
+   * The output starts inside the reasoning block: the prompt opened it (only
+   * `close` is generated), or the model was trained on a prompt that did
+   * (DeepSeek-R1 distills). An open marker the model writes anyway is accepted.
+   */
   promptOpened: boolean;
   /** What the model writes right after `close` before its answer (Qwen: a blank line). */
   gap: string;

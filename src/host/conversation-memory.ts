@@ -3,27 +3,69 @@
  * for them. Apps return `content` without `<think>` or call markup; restoring
  * the raw text makes the history byte-identical to what web-llm holds, so it
  * reuses its KV cache instead of prefilling the whole conversation again.
+ *
+ * What the model sees must be what the app sent: the raw text is restored
+ * only when it renders to exactly the message sent back — same model (another
+ * model's markup would leak into its prompt), same content, every call's id,
+ * name and arguments, and the reasoning when the app sends it. An app that
+ * edits a call (its arguments, its name) or the reasoning gets its own
+ * message rendered by the family instead.
  */
 import type { NormalizedMessage } from "../protocol/validate.js";
+import type { ToolCall } from "../protocol/types.js";
 
 const LIMIT = 256;
 
-export class ConversationMemory {
-  private readonly entries = new Map<string, string>();
+/** The message as the host returned it, beside the raw text it came from. */
+export interface RememberedReply {
+  raw: string;
+  calls: { id: string; name: string; arguments: string }[];
+  reasoning: string;
+}
 
-  remember(key: string, rawText: string): void {
+type SentBack = Pick<NormalizedMessage, "content" | "toolCalls"> & { reasoning?: string };
+
+export class ConversationMemory {
+  private readonly entries = new Map<string, RememberedReply>();
+
+  remember(key: string, reply: RememberedReply): void {
     this.entries.delete(key);
-    this.entries.set(key, rawText);
+    this.entries.set(key, reply);
     if (this.entries.size > LIMIT) this.entries.delete(this.entries.keys().next().value as string);
   }
 
-  recall(key: string): string | undefined {
-    return this.entries.get(key);
+  /** The raw text for `message` (sent back under `key`), or undefined when it would not render to that message. */
+  recall(key: string, message: SentBack): string | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.calls.length !== message.toolCalls.length) return undefined;
+    const callsMatch = entry.calls.every((call, i) => sameCall(call, message.toolCalls[i]));
+    if (!callsMatch) return undefined;
+    if (message.reasoning !== undefined && message.reasoning.trim() !== entry.reasoning.trim()) return undefined;
+    return entry.raw;
   }
 
-  /** Key of an assistant message: its visible content and call ids, and the text of the message it answered. */
-  static keyOf(message: Pick<NormalizedMessage, "content" | "toolCalls">, answered: NormalizedMessage | undefined, cacheKey: string | undefined): string {
+  /**
+   * Key of an assistant message: the model that wrote it, its visible content
+   * and call ids, and the text of the message it answered. (Names, arguments
+   * and reasoning are checked on recall.)
+   */
+  static keyOf(model: string, message: Pick<NormalizedMessage, "content" | "toolCalls">, answered: NormalizedMessage | undefined, cacheKey: string | undefined): string {
     const text = (m: Pick<NormalizedMessage, "content">) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
-    return JSON.stringify([cacheKey ?? "", answered ? text(answered) : "", text(message).trim(), message.toolCalls.map((c) => c.id)]);
+    return JSON.stringify([model, cacheKey ?? "", answered ? text(answered) : "", text(message).trim(), message.toolCalls.map((c) => c.id)]);
+  }
+}
+
+function sameCall(remembered: RememberedReply["calls"][number], sent: ToolCall): boolean {
+  return remembered.id === sent.id && remembered.name === sent.function.name && sameArguments(remembered.arguments, sent.function.arguments);
+}
+
+/** Same JSON value written the same way up to whitespace (an app may re-serialize what it got); else the same string. */
+function sameArguments(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return false;
   }
 }

@@ -283,7 +283,7 @@ export class EngineHost {
       thinking: thinking.enabled,
       rawAssistantText: (message) => {
         const at = messages.indexOf(message);
-        return this.memory.recall(ConversationMemory.keyOf(message, at > 0 ? messages[at - 1] : undefined, request.cacheKey));
+        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey), message);
       },
     };
     const window = contextWindowOf(record);
@@ -378,12 +378,9 @@ export class EngineHost {
   private rememberReply(prepared: Prepared, builder: ChoiceBuilder, raw: string): void {
     const message = builder.message();
     const messages = prepared.request.messages;
-    const key = ConversationMemory.keyOf(
-      { content: message.content ?? "", toolCalls: message.tool_calls ?? [] },
-      messages[messages.length - 1],
-      prepared.request.cacheKey,
-    );
-    this.memory.remember(key, raw);
+    const calls = message.tool_calls ?? [];
+    const key = ConversationMemory.keyOf(prepared.record.model_id, { content: message.content ?? "", toolCalls: calls }, messages[messages.length - 1], prepared.request.cacheKey);
+    this.memory.remember(key, { raw, calls: calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), reasoning: message.reasoning_content ?? "" });
   }
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {

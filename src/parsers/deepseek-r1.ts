@@ -49,7 +49,10 @@ class DeepseekCallsBody implements CallBody {
         i = this.call!.feed(text, i, end);
         if (this.call!.named) this.anyNamed = true;
         if (this.call!.status === "more") return i;
-        if (this.call!.status === "fail") return this.end(i);
+        if (this.call!.status === "fail") {
+          this.status = "fail";
+          return i;
+        }
         this.stage = "tail";
         this.step = 0;
         continue;
@@ -95,7 +98,11 @@ class DeepseekCallsBody implements CallBody {
     if (this.status !== "more") return;
     if (this.call && this.stage === "call") {
       this.call.finish();
-      if (this.call.status === "done" && this.call.named) this.anyNamed = true;
+      if (this.call.status !== "done") {
+        this.status = "fail";
+        return;
+      }
+      if (this.call.named) this.anyNamed = true;
     }
     this.status = this.anyNamed ? "done" : "fail";
   }

@@ -9,6 +9,11 @@
  *   keeps both spaces). Plain replies keep their whitespace exactly.
  * - Calls to tools the request did not declare are dropped (their text is
  *   not content either); the parser still consumes their text.
+ * - A call is out only once it is complete (DESIGN: an incomplete call stays
+ *   content): a format parser opens a transaction at a call marker, the
+ *   call's events are held until it commits (the body parsed to its end) or
+ *   rolled back (malformed, or cut off by the end of output, a stop string,
+ *   max_tokens), and then its text is content as written.
  */
 import type { ParseEvent } from "./types.js";
 import { isWs } from "./partial-marker.js";
@@ -23,6 +28,11 @@ export class EventSink {
   private boundarySinceProse = false;
   private nextIndex = 0;
   private readonly declared: Set<string>;
+  /** Index in `events` where the open transaction began; -1 when none is open. */
+  private mark = -1;
+  private saved: { pendingWs: string; emittedProse: boolean; boundarySinceProse: boolean; nextIndex: number } | null = null;
+  /** The arguments event being held and its fragments (only inside a transaction). */
+  private pieces: { event: ParseEvent; parts: string[] } | null = null;
 
   constructor(toolNames: readonly string[]) {
     this.declared = new Set(toolNames);
@@ -30,10 +40,41 @@ export class EventSink {
 
   /** Events collected since the last call. */
   take(): ParseEvent[] {
+    if (this.mark >= 0) {
+      // Events of an open transaction stay until it is decided.
+      if (this.mark === 0) return NONE;
+      const out = this.events.slice(0, this.mark);
+      this.events = this.events.slice(this.mark);
+      this.mark = 0;
+      return out;
+    }
     const out = this.events;
     if (out.length === 0) return NONE;
     this.events = [];
     return out;
+  }
+
+  /** Holds what follows (a call being parsed) until commit or rollback. */
+  begin(): void {
+    this.mark = this.events.length;
+    this.saved = { pendingWs: this.pendingWs, emittedProse: this.emittedProse, boundarySinceProse: this.boundarySinceProse, nextIndex: this.nextIndex };
+  }
+
+  /** The held call is complete: its events go out. */
+  commit(): void {
+    this.joinPieces();
+    this.mark = -1;
+    this.saved = null;
+  }
+
+  /** The held call is not a call: its events are dropped and the sink is as it was at `begin`. */
+  rollback(): void {
+    if (this.mark < 0 || !this.saved) return;
+    this.pieces = null;
+    this.events.length = this.mark;
+    ({ pendingWs: this.pendingWs, emittedProse: this.emittedProse, boundarySinceProse: this.boundarySinceProse, nextIndex: this.nextIndex } = this.saved);
+    this.mark = -1;
+    this.saved = null;
   }
 
   reasoning(text: string): void {
@@ -72,6 +113,7 @@ export class EventSink {
     this.boundary();
     if (!this.declared.has(name)) return -1;
     const index = this.nextIndex++;
+    this.joinPieces();
     this.events.push({ type: "tool_call", index, name });
     return index;
   }
@@ -80,9 +122,28 @@ export class EventSink {
     if (index < 0 || !text) return;
     // Length checked first: reading index -1 takes V8's slow path (it is a property name).
     const n = this.events.length;
-    const last = n > 0 ? this.events[n - 1] : undefined;
+    const last = n > 0 && n > this.mark ? this.events[n - 1] : undefined;
+    if (this.mark >= 0) {
+      // Held: the fragments of a call are joined once when it is decided (one `+=` per delta builds a costly deep string).
+      if (this.pieces !== null && last === this.pieces.event) this.pieces.parts.push(text);
+      else {
+        this.joinPieces();
+        const event: ParseEvent = { type: "tool_args", index, text: "" };
+        this.events.push(event);
+        this.pieces = { event, parts: [text] };
+      }
+      return;
+    }
     if (last !== undefined && last.type === "tool_args" && last.index === index) last.text += text;
     else this.events.push({ type: "tool_args", index, text });
+  }
+
+  /** Writes the held fragments of the last arguments event into it. */
+  private joinPieces(): void {
+    if (this.pieces === null) return;
+    const event = this.pieces.event as { text: string };
+    event.text += this.pieces.parts.join("");
+    this.pieces = null;
   }
 
   /** End of output: whitespace after the last prose stays only if no structure followed it. */
@@ -92,8 +153,10 @@ export class EventSink {
   }
 
   private push(event: ParseEvent): void {
+    this.joinPieces();
     const n = this.events.length;
-    const last = n > 0 ? this.events[n - 1] : undefined;
+    // Never merge into an event from before an open transaction: a rollback must leave it as it was.
+    const last = n > 0 && n > this.mark ? this.events[n - 1] : undefined;
     if (event.type === "content" && last !== undefined && last.type === "content") last.text += event.text;
     else this.events.push(event);
   }

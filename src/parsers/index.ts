@@ -5,13 +5,14 @@
  * into one event sink (whitespace and undeclared-tool policies).
  *
  * Policies (DESIGN "Decisions", as applied to a stream that is never retracted):
- * - A call's `tool_call` event goes out once its name is complete. Output
- *   that ends before that (`<tool_call>{"name": "get_wea`) was a call that
- *   never started: its text is content. A call that started and is cut off
- *   (no closing tag, JSON cut short) stays a call — its deltas are already
- *   out — with its arguments closed into valid JSON at finish (held-back
- *   tails such as a half literal are dropped, open strings and containers
- *   closed). A complete call missing only its closing tag is simply complete.
+ * - A call goes out (its `tool_call` event and its arguments) once it is
+ *   complete: its body parsed to the end. An incomplete call (cut off by the
+ *   end of output, a stop string or max_tokens) or a malformed one (invalid
+ *   JSON, a broken item in a list) is not a call: its text is content, as
+ *   written — a reply is calls or content, never a call plus its own leftover
+ *   markup. A complete call missing only its closing tag counts. Streaming
+ *   consequence: a call's arguments arrive when the call is complete, not
+ *   token by token; prose around calls still streams as it comes.
  * - Bare JSON calls (no marker) count only when the whole reply is calls
  *   (bare-call.ts); such a reply is held back until the end of output.
  * - Prose before, between and after calls is content; whitespace touching a

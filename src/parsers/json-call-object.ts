@@ -86,14 +86,10 @@ export class JsonCallObject {
     return i;
   }
 
-  /** End of output inside the object. */
+  /** End of output inside the object: the call is incomplete, so it is not a call (DESIGN). */
   finish(): void {
     if (this.state === "done" || this.state === "fail") return;
-    if (!this.call.named) return this.fail();
-    if (this.value && this.valueRole === "args") this.call.write(this.value.close());
-    this.value = null;
-    this.call.end();
-    this.state = "done";
+    this.fail();
   }
 
   private startValue(role: JsonCallObject["valueRole"]): void {
@@ -132,15 +128,9 @@ export class JsonCallObject {
     this.state = "done";
   }
 
+  /** Malformed or cut short: the whole object is content (its events were held, the parser rolls them back). */
   private fail(): void {
-    // After the call started it cannot become content again: close what was sent instead.
-    if (this.call.named) {
-      if (this.value && this.valueRole === "args") this.call.write(this.value.close());
-      this.value = null;
-      this.call.end();
-      this.state = "done";
-      return;
-    }
+    this.value = null;
     this.state = "fail";
   }
 }
@@ -205,7 +195,8 @@ export class JsonCallList implements CallBody {
       if (this.current) {
         i = this.current.feed(text, i);
         if (this.current.state === "fail") {
-          this.status = this.anyNamed ? "done" : "fail";
+          // One malformed call makes the block content: never calls plus their own leftover markup.
+          this.status = "fail";
           return i;
         }
         if (this.current.state !== "done") return i;
@@ -268,7 +259,11 @@ export class JsonCallList implements CallBody {
     if (this.status !== "more") return;
     if (this.current) {
       this.current.finish();
-      if (this.current.state === "done") this.anyNamed = true;
+      if (this.current.state !== "done") {
+        this.status = "fail";
+        return;
+      }
+      this.anyNamed = true;
     }
     this.status = this.anyNamed ? "done" : "fail";
   }

@@ -14,7 +14,7 @@ export interface Opener {
   body: (sink: EventSink) => CallBody;
   /** Closing marker consumed after the body (whitespace before it allowed). */
   close?: string;
-  /** A control token: when no call follows it, drop it rather than show it as content. */
+  /** A control token: when no call follows it, drop it rather than show it as content (a call that began and failed keeps it). */
   dropOnFail?: boolean;
 }
 
@@ -28,7 +28,8 @@ export class MarkerParser implements FormatParser {
   private carry = "";
   private body: CallBody | null = null;
   private opener: Opener | null = null;
-  private raw = "";
+  /** The text a body consumed, in pieces (joined only if it fails): one long string built by `+=` per delta costs more. */
+  private raw: string[] = [];
   private closing: string | null = null;
   private readonly markers: string[];
 
@@ -43,9 +44,11 @@ export class MarkerParser implements FormatParser {
   finish(): void {
     this.run(this.carry, true);
     this.carry = "";
-    if (this.body) {
+    // A failed body's text is prose again, and may open another body (a marker inside it): settle each in turn.
+    while (this.body) {
       this.body.finish();
-      this.afterBody(this.body.status === "fail" ? this.raw : "", true);
+      const redo = this.afterBody(this.body.status === "fail" ? this.raw.join("") : "");
+      if (redo) this.run(redo, true);
     }
   }
 
@@ -68,10 +71,12 @@ export class MarkerParser implements FormatParser {
 
   /** Start a body (formats that detect calls without a literal marker call this too). */
   protected open(opener: Opener): void {
+    // The call's events wait until it is complete; a body that fails is rolled back to content.
+    this.sink.begin();
     this.sink.boundary();
     this.opener = opener;
     this.body = opener.body(this.sink);
-    this.raw = "";
+    this.raw = [];
   }
 
   private run(text: string, end: boolean): void {
@@ -81,15 +86,14 @@ export class MarkerParser implements FormatParser {
       if (this.body) {
         const body = this.body;
         const next = body.feed(text, i, end);
-        if (!body.named) this.raw += text.slice(i, next);
+        if (next > i) this.raw.push(text.slice(i, next));
         i = next;
         if (body.status === "more") {
           if (end) return; // finish() settles it
           this.carry = text.slice(i);
           return;
         }
-        const redo = body.status === "fail" ? this.raw : "";
-        this.afterBody(redo, false);
+        const redo = this.afterBody(body.status === "fail" ? this.raw.join("") : "");
         if (redo) {
           text = redo + text.slice(i);
           i = 0;
@@ -121,17 +125,29 @@ export class MarkerParser implements FormatParser {
     }
   }
 
-  private afterBody(redo: string, atEnd: boolean): void {
+  /** Settles a finished body; returns the text to scan again (a failed body's text, which is prose). */
+  private afterBody(redo: string): string {
     const opener = this.opener!;
     const failed = this.body!.status === "fail";
+    // A call that had begun (its name was read) and then failed is shown as written, marker included.
+    const begun = this.body!.named;
     this.body = null;
     this.opener = null;
-    this.raw = "";
+    this.raw = [];
     if (failed) {
-      if (!opener.dropOnFail) this.sink.content(opener.marker);
-      if (atEnd && redo) this.run(redo, true);
-      return;
+      this.sink.rollback();
+      if (!opener.dropOnFail || begun) this.sink.content(opener.marker);
+      // A dropped control token is still structure: whitespace next to it is not content.
+      else this.sink.boundary();
+      if (opener.marker === "" && redo) {
+        // Detected without a marker (a pythonic `[`): its first character is prose, or the same text would open it again.
+        this.sink.content(redo[0]);
+        redo = redo.slice(1);
+      }
+      return redo;
     }
+    this.sink.commit();
     this.closing = opener.close ?? null;
+    return "";
   }
 }

@@ -87,9 +87,8 @@ export class NamedJsonBody implements CallBody {
       this.call.write(this.stream.feed(text, i, text.length));
       i = this.stream.next;
       if (this.stream.failed) {
-        this.call.write(this.stream.close());
-        this.call.end();
-        this.status = "done";
+        // Malformed arguments: not a call (the parser rolls its events back to content).
+        this.status = "fail";
       } else if (this.stream.done) {
         this.call.end();
         this.status = "done";
@@ -98,15 +97,10 @@ export class NamedJsonBody implements CallBody {
     return i;
   }
 
+  /** End of output before the arguments closed: an incomplete call, so content. */
   finish(): void {
     if (this.status !== "more") return;
-    if (!this.call.named) {
-      this.status = "fail";
-      return;
-    }
-    if (this.stream) this.call.write(this.stream.close());
-    this.call.end();
-    this.status = "done";
+    this.status = "fail";
   }
 
   private fail(i: number): number {

@@ -147,16 +147,10 @@ export class PythonCallsBody implements CallBody {
     return i;
   }
 
+  /** End of output: a call whose `)` never came is incomplete, so the list is content (DESIGN). */
   finish(): void {
     if (this.status !== "more") return;
-    if (this.call && this.json) {
-      if (this.quote && !this.stringIsKey) this.json.endString();
-      this.quote = "";
-      this.json.close();
-      this.call.end();
-      this.call = null;
-    }
-    this.status = this.anyNamed ? "done" : "fail";
+    this.status = this.anyNamed && !this.call ? "done" : "fail";
   }
 
   /** Characters of an open Python string; returns the index reached, or -1 to wait for an escape's end. */
@@ -226,13 +220,9 @@ export class PythonCallsBody implements CallBody {
     this.stage = "name";
   }
 
+  /** Malformed: inside a call the list is content; after complete calls the list simply ends here. */
   private fail(i: number): number {
-    if (this.anyNamed) {
-      if (this.call) this.finish();
-      this.status = "done";
-      return i;
-    }
-    this.status = "fail";
+    this.status = this.anyNamed && !this.call ? "done" : "fail";
     return i;
   }
 }

@@ -93,7 +93,13 @@ class QwenFunctionBody implements CallBody {
             i += PARAM_END.length; // a stray close after a value that ended at another marker
             continue;
           }
-          if (!end && (isPrefixOf(text.slice(i), PARAMETER) || isPrefixOf(text.slice(i), FUNCTION_END) || isPrefixOf(text.slice(i), PARAM_END))) return i;
+          const partialMarker = isPrefixOf(text.slice(i), PARAMETER) || isPrefixOf(text.slice(i), FUNCTION_END) || isPrefixOf(text.slice(i), PARAM_END);
+          if (!end && partialMarker) return i;
+          // Output cut inside a marker: the call is incomplete.
+          if (partialMarker) {
+            this.status = "fail";
+            return i;
+          }
           // Anything else inside a function: the call ends here.
           this.endCall();
           return i;
@@ -129,17 +135,15 @@ class QwenFunctionBody implements CallBody {
     return i;
   }
 
+  /**
+   * End of output: a call whose last value closed is complete (only its
+   * closing tags are missing) and counts; one cut inside a name, key or value
+   * is incomplete, so its text is content (DESIGN).
+   */
   finish(): void {
     if (this.status !== "more") return;
-    if (!this.call.named) {
-      this.status = "fail";
-      return;
-    }
-    if (this.stage === "value") {
-      this.valueText("", true);
-      this.endValue();
-    }
-    this.endCall();
+    if (this.call.named && this.stage === "between") this.endCall();
+    else this.status = "fail";
   }
 
   private startValue(): void {

@@ -32,6 +32,8 @@ export interface NormalizedMessage {
   toolCalls: ToolCall[];
   toolCallId: string | null;
   name: string | null;
+  /** An assistant message's `reasoning_content` (or `reasoning`) as the app sent it back, when it did. */
+  reasoning?: string;
 }
 
 export interface NormalizedRequest {
@@ -479,7 +481,8 @@ function validateMessage(m: unknown, i: number): NormalizedMessage {
       if (content === "" && toolCalls.length === 0 && isAbsent(m.content) && isAbsent(m.refusal)) {
         throw invalidParam(`${param}.content`, `\`${param}.content\` is required unless the assistant message has \`tool_calls\`.`, "missing_required_parameter");
       }
-      return { role: "assistant", content, toolCalls, toolCallId: null, name };
+      const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : typeof m.reasoning === "string" ? m.reasoning : undefined;
+      return { role: "assistant", content, toolCalls, toolCallId: null, name, ...(reasoning === undefined ? {} : { reasoning }) };
     }
   }
 }

@@ -9,6 +9,10 @@ import { describe, expect, it } from "vitest";
 import { createWebLlmEngine, toWebLlmRecord, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm-engine.js";
 import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
 import type { ModelRecord } from "../../src/models/record.js";
+import * as webllm079 from "webllm-0279";
+import * as webllm086 from "@mlc-ai/web-llm";
+import { FAMILIES } from "../../src/families/families.js";
+import { compileEbnf079 } from "./families/xgrammar-0279.js";
 
 const record: ModelRecord = { model: "http://127.0.0.1/m/", model_id: "Qwen3-0.6B-q4f32_1-MLC", model_lib: "http://127.0.0.1/m.wasm", family: "qwen3", integrity: { "tokenizer.json": "sha256-x" } };
 
@@ -17,7 +21,7 @@ interface Call {
   body: Record<string, unknown>;
 }
 
-function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string } = {}) {
+function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown } = {}) {
   const calls: Call[] = [];
   const log: string[] = [];
   let interrupt = false;
@@ -90,7 +94,13 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
   const prebuiltAppConfig = options.legacy ? { useIndexedDBCache: false, model_list: [] } : { cacheBackend: "cache", model_list: [] };
   const preparePrefillInput = options.legacy ? function () {} : function (this: { pipeline: { getFinishReason(): string } }) { return this.pipeline.getFinishReason(); };
   Object.assign(MLCEngine.prototype, { preparePrefillInput });
-  const module = { MLCEngine, prebuiltAppConfig, modelVersion: options.legacy ? "v0_2_48" : "v0_2_86/base", ...(options.legacy ? {} : { TENSOR_CACHE_MANIFEST_FILENAME: "tensor-cache.json" }) } as unknown as WebLlmModule;
+  const module = {
+    MLCEngine,
+    prebuiltAppConfig,
+    modelVersion: options.legacy ? "v0_2_48" : "v0_2_86/base",
+    ...(options.legacy ? {} : { TENSOR_CACHE_MANIFEST_FILENAME: "tensor-cache.json" }),
+    ...(options.checkFields ? { postInitAndCheckFieldsChatCompletion: options.checkFields } : {}),
+  } as unknown as WebLlmModule;
   return { module, calls, log };
 }
 
@@ -189,6 +199,32 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(calls[0]).toMatchObject({ api: "chat", body: { extra_body: { enable_thinking: false }, stream: true, stream_options: { include_usage: true } } });
     // the stand-in exposes no conversation template: the adapter says what to do instead
     await expect(run(engine, request({ continueFinalMessage: true, messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "He" }] }))).rejects.toMatchObject({ status: 400, param: "messages" });
+  });
+
+  it("tool_choice on 0.2.79 (no structural tags, ignored silently): the same constraint goes as an EBNF grammar that 0.2.79's xgrammar enforces", async () => {
+    const weather = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Lyon"] } }, required: ["city"] } } };
+    const context = (toolChoice: "required" | "auto") => ({ tools: [weather], toolChoice, parallelToolCalls: true, thinking: false, rawAssistantText: () => undefined });
+    const forced = FAMILIES["qwen2.5"].toolGrammar(context("required"));
+    const { module, calls } = standIn({ legacy: true, checkFields: webllm079.postInitAndCheckFieldsChatCompletion });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    await run(engine, request({ responseFormat: forced }));
+    const format = calls[0].body.response_format as { type: string; grammar: string };
+    expect(format.type).toBe("grammar");
+    const accepts = await compileEbnf079(format.grammar);
+    expect(await accepts('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')).toBe(true);
+    expect(await accepts('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>')).toBe(false);
+    expect(await accepts('<tool_call>\n{"name": "delete_all", "arguments": {"city": "Paris"}}\n</tool_call>')).toBe(false);
+    expect(await accepts("Sure, it is sunny.")).toBe(false);
+    // auto has no EBNF form: no response_format, the request runs unconstrained.
+    await run(engine, request({ responseFormat: FAMILIES["qwen2.5"].toolGrammar(context("auto")) }));
+    expect(calls[1].body.response_format).toBeUndefined();
+    // 0.2.86 enforces structural tags: they go as they are.
+    const current = standIn({ checkFields: webllm086.postInitAndCheckFieldsChatCompletion });
+    const engine086 = createWebLlmEngine({ webllm: current.module });
+    await engine086.load(record, {});
+    await run(engine086, request({ responseFormat: forced }));
+    expect(current.calls[0].body.response_format).toMatchObject({ type: "structural_tag" });
   });
 
   it("errors are mapped by name; a lost device forgets the loaded model so the host reloads it", async () => {

@@ -109,7 +109,7 @@ describe("family registry", () => {
   it("describes each family's tools and reasoning", () => {
     expect(FAMILIES.qwen3.reasoning).toMatchObject({ open: "<think>", close: "</think>", defaultOn: true, promptOpened: false });
     expect(FAMILIES["qwen3.5"].reasoning).toMatchObject({ promptOpened: true, defaultOn: true });
-    expect(FAMILIES["deepseek-r1"].reasoning).toMatchObject({ open: "<think>", promptOpened: false });
+    expect(FAMILIES["deepseek-r1"].reasoning).toMatchObject({ open: "<think>", promptOpened: true });
     expect(FAMILIES["ministral-3-reasoning"].reasoning).toMatchObject({ open: "[THINK]", close: "[/THINK]" });
     expect(FAMILIES["gemma-4"].reasoning).toMatchObject({ open: "<|channel>thought", close: "<channel|>" });
     expect(FAMILIES["ministral-3"].reasoning).toBeNull();

@@ -76,10 +76,36 @@ describe("calls cut off at the end of output", () => {
     expect(fold(parse({ format: "hermes", tools: TOOLS }, [text]).events)).toEqual({ content: text, reasoning: "", calls: [] });
   });
 
-  it("a started call keeps what was streamed, closed into valid JSON (it cannot be retracted)", () => {
-    const out = fold(parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_weather", "arguments": {"city": "Os']).events);
-    expect(out.calls).toEqual([{ name: "get_weather", arguments: '{"city": "Os"}' }]);
-    expect(out.content).toBe("");
+  it("a call cut off before it is complete stays content as written (never a call with silently closed arguments)", () => {
+    const text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Os';
+    for (const chunks of [[text], Array.from(text)]) {
+      const out = fold(parse({ format: "hermes", tools: TOOLS }, chunks).events);
+      expect(out.calls).toEqual([]);
+      expect(out.content).toBe(text);
+    }
+  });
+
+  it("every format: an incomplete or malformed call is content as written, never a call plus leftover markup", () => {
+    const cases: [Parameters<typeof parse>[0]["format"], string][] = [
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "x",, }\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Os'],
+      ["pythonic", "[get_weather(city='Os"],
+      ["qwen-xml", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOs"],
+      ["smollm", '<tool_call>[{"name": "get_weather", "arguments": {"city": "Os'],
+      ["gemma4", '<|tool_call>call:get_weather{city:<|"|>Os<|"|>'],
+    ];
+    for (const [format, text] of cases) {
+      for (const chunks of [[text], Array.from(text)]) {
+        const out = fold(parse({ format, tools: TOOLS }, chunks).events);
+        expect(out.calls, `${format}: ${text}`).toEqual([]);
+        expect(out.content, `${format}: ${text}`).toBe(text);
+      }
+    }
+  });
+
+  it("a complete call missing only its closing tag counts", () => {
+    const out = fold(parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}']).events);
+    expect(out.calls).toEqual([{ name: "get_weather", arguments: '{"city": "Oslo"}' }]);
   });
 });
 

@@ -84,14 +84,22 @@ describe("hold-back", () => {
     expect(fold(perPush[1]).calls).toEqual([{ name: "get_weather", arguments: '{"city":"x"}' }]);
   });
 
-  it("sends a call's name as soon as it is complete, before its arguments", () => {
-    const { perPush } = parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_wea', 'ther", "arguments": {"city": "Par', 'is"}}</tool_call>']);
+  it("sends a call once it is complete (an incomplete call would stay content), then nothing is retracted", () => {
+    const { perPush } = parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_wea', 'ther", "arguments": {"city": "Par', 'is"}}', "</tool_call>"]);
     expect(perPush[0]).toEqual([]);
-    expect(perPush[1]).toEqual([
+    expect(perPush[1]).toEqual([]);
+    // (After `}` a list could still continue: the call is known complete with the next text.)
+    expect([...perPush[2], ...perPush[3]]).toEqual([
       { type: "tool_call", index: 0, name: "get_weather" },
-      { type: "tool_args", index: 0, text: '{"city": "Par' },
+      { type: "tool_args", index: 0, text: '{"city": "Paris"}' },
     ]);
-    expect(perPush[2]).toEqual([{ type: "tool_args", index: 0, text: 'is"}' }]);
+  });
+
+  it("prose before a call streams at once; only the call waits", () => {
+    const { perPush } = parse({ format: "hermes", tools: TOOLS }, ["Checking. ", '<tool_call>{"name": "get_weather", "arguments": {"city": "Par', 'is"}}</tool_call>']);
+    expect(perPush[0]).toEqual([{ type: "content", text: "Checking." }]);
+    expect(perPush[1]).toEqual([]);
+    expect(perPush[2].map((e) => e.type)).toEqual(["tool_call", "tool_args"]);
   });
 
   it("holds a partial number until it is complete (JSON-converted formats)", () => {

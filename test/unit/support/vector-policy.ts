@@ -18,24 +18,23 @@ export interface PolicyEntry {
 const BARE = "bare JSON counts only if the whole reply is calls";
 const PROSE = "prose around calls is content";
 const WS = "whitespace between structure and prose is not content";
-const STREAM = "a call started in the stream is never retracted";
+const INCOMPLETE = "an incomplete call stays content";
 
 export const POLICY: Record<string, PolicyEntry> = {
-  "hermes-03-invalid-json": {
-    rule: STREAM,
-    why:
-      "vLLM re-parses the finished text and, the JSON being cut short, returns it all as content. Streaming cannot do that: " +
-      "the call's name was complete, so its tool_call delta is already out. DESIGN's 'an incomplete call stays content' is " +
-      "applied to calls whose name never completed; a call already started keeps its arguments, closed into valid JSON " +
-      "(here the arguments object itself was complete; only the outer `}` was missing).",
-    expected: { content: null, tool_calls: [{ name: "final_answer", arguments: { trigger: true } }] },
-  },
   "ministral-04-vllm-truncated-args": {
-    rule: STREAM,
+    rule: INCOMPLETE,
     why:
-      "vLLM emits the cut-off arguments as invalid JSON. We keep the started call and close its arguments into valid " +
-      "JSON (the open string and object are closed), so clients can always JSON.parse them.",
-    expected: { tool_calls: [{ name: "bash", arguments: { command: "print(\"hello world!\")\nre.compile(r'{}')" } }] },
+      "vLLM emits the cut-off call with its arguments as invalid JSON. DESIGN: an incomplete call (its arguments never " +
+      "closed) is not a call; the reply is content as written, so an app never gets arguments it cannot parse or that " +
+      "were silently closed (issue 15).",
+    expected: { content: "hi{hi[TOOL_CALLS]bash{\"command\": \"print(\\\"hello world!\\\")\\nre.compile(r'{}')", tool_calls: [] },
+  },
+  "hermes-22-sglang-undefined-function": {
+    rule: INCOMPLETE,
+    why:
+      "SGLang drops the call because it names an undeclared tool. The call is also incomplete (the output ends inside " +
+      "it), and an incomplete call stays content as written (issue 15).",
+    expected: { content: '<tool_call>{"name": "invalid_tool", ' },
   },
   "hermes-10-unicode-after-think": {
     rule: WS,
@@ -109,13 +108,17 @@ export const POLICY: Record<string, PolicyEntry> = {
       "[THINK] (and our Ministral prompt does not open it) there is no reasoning block, and the text is content as written.",
     expected: { content: "This is a reasoning section[/THINK]This is the rest", reasoning_content: null },
   },
-  "r1-02-no-end": {
-    rule: "reasoning is split by the shape our prompt sets up",
+  "r1-08-lcpp-variant-begin-token": {
+    rule: "DeepSeek-R1 output starts inside reasoning: before </think> everything is reasoning",
     why:
-      "The vector assumes the HF R1 template, which opens <think> in the prompt. web-llm's deepseek_r1 conversation " +
-      "templates do not (our R1 family: promptOpened false), so the model opens the block itself and text without " +
-      "<think> is the answer.",
-    expected: { content: "This is content", reasoning_content: null },
+      "llama.cpp's test runs without forced-open thinking, so the call at the very start counts. The distills were trained " +
+      "on a prompt that opens <think> and often omit the opener, so we read their output as vLLM's R1 parser does (issue 15): " +
+      "until </think>, call markers are reasoning text (as in r1-09).",
+    expected: {
+      content: null,
+      reasoning_content: "<｜tool▁calls｜>function<｜tool▁sep｜>special_function\n```json\n{\"arg1\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+      tool_calls: [],
+    },
   },
   "qwen2-01-qwen-agent": {
     rule: "families without a native format use our prompted Hermes format",
@@ -135,9 +138,9 @@ export const POLICY: Record<string, PolicyEntry> = {
  * it so. Shown in the test titles.
  */
 export const AGREES: Record<string, string> = {
+  "hermes-03-invalid-json": "an incomplete call stays content (its object never closed)",
   "hermes-02-unterminated-eos": "a complete call missing its closing tag counts (Granite's parser would reject it)",
   "gemma4-07-ollama-flush-unterminated": "a complete call missing its closing tag counts (Ollama flushes it; vLLM's Gemma 4 parser drops it)",
-  "hermes-22-sglang-undefined-function": "calls to undeclared tools are dropped (SGLang; vLLM and llama.cpp pass them through)",
   "hermes-14-lcpp-fenced": "bare JSON counts when the whole reply is the call (a ```json fence around it is allowed)",
   "llama-02-semicolon-parallel": "bare JSON counts when the whole reply is calls (`;`-separated calls filling the reply)",
   "llama-12-lcpp-basic": "bare JSON counts when the whole reply is the call",
@@ -146,8 +149,8 @@ export const AGREES: Record<string, string> = {
   "qwen3-r-04-no-tags-thinking-enabled": "reasoning is split by the shape the prompt sets up (Qwen3.5 opens <think> when thinking is on)",
   "hermes-17-lcpp-forced-open-think-then-call": "reasoning is split by the shape the prompt sets up (prompt-opened <think>)",
   "r1-09-lcpp-forced-open-mentions-token": "markers inside unfinished reasoning are reasoning text",
+  "r1-02-no-end": "DeepSeek-R1 output starts inside reasoning (vLLM's R1 parser): no </think> means all reasoning",
   "qwen35-05-missing-tool_call-wrapper": "Qwen3.5: a bare <function=…> block is a call (vLLM)",
-  "r1-08-lcpp-variant-begin-token": "DeepSeek-R1 variant openers are accepted (llama.cpp)",
   "mistral-06-not-json": "a control-token marker with no call after it is dropped, the rest is content",
   "pythonic-05-bad-sibling": "calls to undeclared tools are dropped (`bad` is not declared; its sibling is kept)",
   "hermes-01": "content is null beside calls when it is blank (ChoiceBuilder)",

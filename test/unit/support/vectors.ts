@@ -37,8 +37,10 @@ const GEMMA_THINK: ReasoningMarkers = { open: "<|channel>", close: "<channel|>" 
 /**
  * Vector family → format and reasoning shape. `reasoningOpen` follows the
  * prompt our families build (web-llm's conv templates): Qwen3.5 and QwQ
- * pre-open `<think>`; Qwen3, DeepSeek-R1 distills (mlc `deepseek_r1_*` does
- * not pre-open), Ministral-3-Reasoning and Gemma 4 emit their open marker.
+ * pre-open `<think>`; DeepSeek-R1 distills are read as pre-opened (their
+ * official template opens it, so they often omit it; mlc's `deepseek_r1_*`
+ * does not, and a `<think>` they write is accepted); Qwen3,
+ * Ministral-3-Reasoning and Gemma 4 emit their open marker.
  */
 const FAMILIES: Record<string, { format: OutputFormat; reasoning: ReasoningMarkers | null; reasoningOpen: boolean }> = {
   any: { format: "hermes", reasoning: null, reasoningOpen: false },
@@ -64,7 +66,7 @@ const FAMILIES: Record<string, { format: OutputFormat; reasoning: ReasoningMarke
   qwen3: { format: "hermes", reasoning: THINK, reasoningOpen: false },
   "qwen3.5|qwen3-coder": { format: "qwen-xml", reasoning: THINK, reasoningOpen: false },
   "qwen3.5": { format: "qwen-xml", reasoning: THINK, reasoningOpen: true },
-  "deepseek-r1-distill": { format: "deepseek-r1", reasoning: THINK, reasoningOpen: false },
+  "deepseek-r1-distill": { format: "deepseek-r1", reasoning: THINK, reasoningOpen: true }, // read as opened: everything before </think> is reasoning (issue 15)
   "smollm2-1.7b": { format: "smollm", reasoning: null, reasoningOpen: false },
 };
 

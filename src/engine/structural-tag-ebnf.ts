@@ -1,0 +1,300 @@
+/**
+ * A `tool_choice` structural tag (grammar.ts) compiled to one xgrammar EBNF,
+ * for engines whose grammar engine has no structural tags: web-llm 0.2.79
+ * ignores `response_format: {type: "structural_tag"}` without a word, but it
+ * takes `{type: "grammar", grammar: <EBNF>}`. Same constraint, other form:
+ *
+ * - a forced `triggered_tags` (`required` or a named function) → the output is
+ *   one of the call tags (and, unless `parallel_tool_calls: false`, more of
+ *   them separated by whitespace); nothing before the first call;
+ * - `auto` (a `triggered_tags` without `at_least_one`: free text until a
+ *   trigger) has no exact EBNF form here and is not compiled: `undefined`,
+ *   so the request runs unconstrained (the parser still reads calls);
+ * - argument content: JSON Schema → EBNF (types, enum/const, properties in
+ *   declared order with optional ones skippable, required ones mandatory,
+ *   no undeclared keys, arrays, anyOf/oneOf; anything else: any JSON value);
+ *   Qwen3.5's XML parameters; Gemma 4's own EBNF, embedded; a reasoning block
+ *   (`any_text` up to its close marker) as text that avoids the marker.
+ *
+ * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79.
+ */
+type Format = Record<string, unknown>;
+type Schema = Record<string, unknown>;
+
+class Unsupported extends Error {}
+
+const lit = (text: string): string => (text === "" ? '""' : JSON.stringify(text));
+
+/** A character for use inside `[...]`. */
+function classChar(ch: string): string {
+  switch (ch) {
+    case "\n":
+      return "\\n";
+    case "\r":
+      return "\\r";
+    case "\t":
+      return "\\t";
+    case "\\":
+    case "]":
+    case "-":
+      return "\\" + ch;
+    // xgrammar rejects `\[` and `\^` in a class: hex escapes.
+    case "[":
+      return "\\x5b";
+    case "^":
+      return "\\x5e";
+    default:
+      return ch;
+  }
+}
+
+const JSON_RULES = [
+  "ws ::= [ \\n\\t]*",
+  'j_value ::= j_object | j_array | j_string | j_number | "true" | "false" | "null"',
+  'j_object ::= "{" ws (j_string ws ":" ws j_value ws ("," ws j_string ws ":" ws j_value ws)*)? "}"',
+  'j_array ::= "[" ws (j_value ws ("," ws j_value ws)*)? "]"',
+  'j_string ::= "\\"" j_char* "\\""',
+  'j_char ::= [^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+  'j_integer ::= "-"? ("0" | [1-9] [0-9]*)',
+  'j_number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
+];
+
+class Compiler {
+  readonly rules: string[] = [];
+  private next = 0;
+  private avoidCache = new Map<string, string>();
+
+  fresh(prefix: string): string {
+    return `${prefix}${this.next++}`;
+  }
+
+  rule(prefix: string, body: string): string {
+    const name = this.fresh(prefix);
+    this.rules.push(`${name} ::= ${body}`);
+    return name;
+  }
+
+  format(f: Format): string {
+    switch (f.type) {
+      case "tag":
+        return this.tag(f as unknown as { begin: string; content: Format; end: string });
+      case "sequence":
+        return (f.elements as Format[]).map((e) => this.format(e)).join(" ");
+      case "const_string":
+        return lit(String(f.value));
+      case "triggered_tags": {
+        if (!f.at_least_one) throw new Unsupported("free text before a trigger (tool_choice auto)");
+        const alt = this.rule("calls", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
+        return f.stop_after_first ? alt : `${alt} (ws ${alt})*`;
+      }
+      case "tags_with_separator": {
+        const alt = this.rule("items", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
+        if (f.stop_after_first) return f.at_least_one ? alt : `${alt}?`;
+        const many = `${alt} (${lit(String(f.separator))} ${alt})*`;
+        return f.at_least_one ? `(${many})` : `(${many})?`;
+      }
+      case "json_schema":
+        return this.schema(f.json_schema as Schema);
+      case "qwen_xml_parameter":
+        return this.xmlParameters(f.json_schema as Schema);
+      case "grammar":
+        return this.embed(String(f.grammar));
+      case "regex": {
+        const pattern = String(f.pattern);
+        // Only a character class with a quantifier, which EBNF writes the same way.
+        if (/^\[(?:\\.|[^\]\\])*\][*+?]?$/.test(pattern)) return pattern;
+        throw new Unsupported(`regex ${pattern}`);
+      }
+      case "any_text":
+        throw new Unsupported("any_text outside a tag");
+      default:
+        throw new Unsupported(`format ${String(f.type)}`);
+    }
+  }
+
+  private tag(t: { begin: string; content: Format; end: string }): string {
+    if (t.content.type === "any_text") return `${lit(t.begin)} ${this.avoid(t.end)} ${lit(t.end)}`;
+    return `${lit(t.begin)} ${this.format(t.content)} ${lit(t.end)}`;
+  }
+
+  /**
+   * Any text that does not contain `end` (then `end` follows): the states of
+   * a string-matching automaton for `end`, one rule per state; reaching the
+   * whole of `end` is the only transition left out.
+   */
+  avoid(end: string): string {
+    const cached = this.avoidCache.get(end);
+    if (cached) return cached;
+    const chars = [...end];
+    const n = chars.length;
+    // KMP failure function over code points.
+    const fail = new Array<number>(n).fill(0);
+    for (let i = 1, k = 0; i < n; i++) {
+      while (k > 0 && chars[i] !== chars[k]) k = fail[k - 1];
+      if (chars[i] === chars[k]) k++;
+      fail[i] = k;
+    }
+    const step = (state: number, ch: string): number => {
+      let k = state;
+      while (k > 0 && chars[k] !== ch) k = fail[k - 1];
+      return chars[k] === ch ? k + 1 : 0;
+    };
+    const distinct = [...new Set(chars)];
+    const base = this.fresh("avoid");
+    const name = (state: number) => `${base}_${state}`;
+    for (let state = 0; state < n; state++) {
+      const alts: string[] = ['""'];
+      const toZero: string[] = [];
+      for (const ch of distinct) {
+        const to = step(state, ch);
+        if (to === n) continue;
+        if (to === 0) toZero.push(ch);
+        else alts.push(`[${classChar(ch)}] ${name(to)}`);
+      }
+      alts.push(`[^${distinct.map(classChar).join("")}] ${name(0)}`);
+      if (toZero.length > 0) alts.push(`[${toZero.map(classChar).join("")}] ${name(0)}`);
+      this.rules.push(`${name(state)} ::= ${alts.join(" | ")}`);
+    }
+    this.avoidCache.set(end, name(0));
+    return name(0);
+  }
+
+  schema(schema: Schema | undefined): string {
+    if (!schema || typeof schema !== "object") return "j_value";
+    if ("const" in schema) return lit(JSON.stringify(schema.const));
+    if (Array.isArray(schema.enum)) return "(" + schema.enum.map((v) => lit(JSON.stringify(v))).join(" | ") + ")";
+    const alternatives = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+    if (Array.isArray(alternatives)) return "(" + alternatives.map((s) => this.schema(s)).join(" | ") + ")";
+    if (Array.isArray(schema.type)) return "(" + (schema.type as string[]).map((t) => this.schema({ ...schema, type: t })).join(" | ") + ")";
+    switch (schema.type) {
+      case "string":
+        return "j_string";
+      case "integer":
+        return "j_integer";
+      case "number":
+        return "j_number";
+      case "boolean":
+        return '("true" | "false")';
+      case "null":
+        return '"null"';
+      case "array": {
+        const item = this.schema(schema.items as Schema | undefined);
+        return `("[" ws (${item} ws ("," ws ${item} ws)*)? "]")`;
+      }
+      case "object":
+        return schema.properties ? this.object(schema) : "j_object";
+      default:
+        return schema.properties ? this.object(schema) : "j_value";
+    }
+  }
+
+  /** An object with its properties in declared order; optional ones may be skipped, undeclared ones may not appear. */
+  private object(schema: Schema): string {
+    const properties = (schema.properties ?? {}) as Record<string, Schema>;
+    const keys = Object.keys(properties);
+    if (keys.length === 0) return '("{" ws "}")';
+    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ws ":" ws ${this.schema(properties[k])}`);
+    const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), '"," ws', "ws");
+    return `("{" ws ${members} "}")`;
+  }
+
+  /** Items in key order, each optional unless required; `sep` between written items, `after` after each. */
+  private ordered(keys: string[], items: string[], required: Set<string>, sep: string, after: string): string {
+    const first = keys.map(() => this.fresh("first"));
+    const rest = keys.map(() => this.fresh("rest"));
+    const restAt = (i: number) => (i < keys.length ? rest[i] : '""');
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const firstAlts: string[] = [];
+      const restAlts: string[] = [];
+      for (let j = i; j < keys.length; j++) {
+        firstAlts.push(`(${items[j]} ${after} ${restAt(j + 1)})`);
+        restAlts.push(`(${sep} ${items[j]} ${after} ${restAt(j + 1)})`);
+        if (required.has(keys[j])) break;
+      }
+      if (keys.slice(i).every((k) => !required.has(k))) {
+        firstAlts.push('""');
+        restAlts.push('""');
+      }
+      this.rules.push(`${first[i]} ::= ${firstAlts.join(" | ")}`, `${rest[i]} ::= ${restAlts.join(" | ")}`);
+    }
+    return first[0];
+  }
+
+  /** Qwen3.5 parameters: `<parameter=k>\nv\n</parameter>` items joined by newlines; values are text up to the close. */
+  private xmlParameters(schema: Schema | undefined): string {
+    const properties = ((schema?.properties ?? {}) as Record<string, Schema>);
+    const keys = Object.keys(properties);
+    if (keys.length === 0) return '""';
+    const text = this.avoid("\n</parameter>");
+    const items = keys.map((k) => `${lit(`<parameter=${k}>\n`)} ${this.xmlValue(properties[k], text)} ${lit("\n</parameter>")}`);
+    const required = new Set(Array.isArray(schema?.required) ? (schema!.required as string[]) : []);
+    return this.ordered(keys, items, required, '"\\n"', '""');
+  }
+
+  /**
+   * One XML parameter value: a string enum (written by the Qwen3.5 style as a
+   * `^\n?(a|b)\n?$` pattern) → those values; numbers, integers, booleans →
+   * their JSON form; anything else → text up to the close tag.
+   */
+  private xmlValue(schema: Schema | undefined, text: string): string {
+    const pattern = typeof schema?.pattern === "string" ? /^\^\\n\?\((.*)\)\\n\?\$$/s.exec(schema.pattern) : null;
+    if (pattern) {
+      const values = pattern[1].split(/(?<!\\)\|/).map((v) => v.replace(/\\(.)/gs, "$1"));
+      return "(" + values.map(lit).join(" | ") + ")";
+    }
+    const type = schema?.type;
+    if (type === "integer" || type === "number" || type === "boolean") return this.schema({ type });
+    return text;
+  }
+
+  /** Another EBNF (root rule `root`) inside this one: its rule names get a fresh prefix. */
+  private embed(grammar: string): string {
+    const prefix = this.fresh("g") + "_";
+    const lines = grammar.split("\n").filter((l) => l.trim() !== "");
+    const names = new Set(lines.map((l) => /^\s*([A-Za-z_][\w-]*)\s*::=/.exec(l)?.[1]).filter((n): n is string => n !== undefined));
+    for (const line of lines) this.rules.push(renameRules(line, names, prefix));
+    return prefix + "root";
+  }
+}
+
+/** Rule names in one EBNF line, prefixed; text inside strings and character classes is left alone. */
+function renameRules(line: string, names: Set<string>, prefix: string): string {
+  let out = "";
+  let i = 0;
+  while (i < line.length) {
+    const c = line[i];
+    if (c === '"' || c === "[") {
+      const close = c === '"' ? '"' : "]";
+      let j = i + 1;
+      while (j < line.length && line[j] !== close) j += line[j] === "\\" ? 2 : 1;
+      out += line.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const ident = /^[A-Za-z_][\w-]*/.exec(line.slice(i));
+    if (ident) {
+      out += names.has(ident[0]) ? prefix + ident[0] : ident[0];
+      i += ident[0].length;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
+/**
+ * The EBNF (root rule `root`) for a structural tag's format, or undefined
+ * when it has no EBNF form here (`auto`, or a format this compiler does not know).
+ */
+export function structuralTagToEbnf(structuralTag: Record<string, unknown>): string | undefined {
+  const format = (structuralTag.format ?? structuralTag) as Format;
+  const compiler = new Compiler();
+  try {
+    const root = compiler.format(format);
+    return [`root ::= ${root}`, ...compiler.rules, ...JSON_RULES].join("\n");
+  } catch (error) {
+    if (error instanceof Unsupported) return undefined;
+    throw error;
+  }
+}
