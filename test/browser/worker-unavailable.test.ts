@@ -39,7 +39,7 @@ function backendAt(url: URL, startTimeoutMs?: number): Backend {
 
 async function expectUnavailable(backend: Backend, message: RegExp): Promise<void> {
   const t0 = performance.now();
-  const pending = [
+  const pending: Promise<unknown>[] = [
     backend.createChatCompletion(ask, new AbortController().signal),
     backend.listModels(),
     backend.streamChatCompletion({ ...ask, stream: true }, { write() {}, end() {}, fail() {} } as never, new AbortController().signal),
