@@ -9,7 +9,7 @@
  * local npm cache.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve } from "node:path";
@@ -27,7 +27,8 @@ export interface PackInfo {
 
 /** Builds dist/ when it is missing or older than src/, then packs it. */
 export function packLibrary(into: string): PackInfo {
-  if (!existsSync(join(repo, "dist/index.js")) || !existsSync(join(repo, "dist/worker/entry.js")) || newestIn(join(repo, "src")) > statSync(join(repo, "dist/index.js")).mtimeMs) {
+  const built = ["dist/index.js", "dist/testing.js", "dist/worker.js", "dist/worker/entry.js"].map((f) => join(repo, f));
+  if (!built.every((f) => existsSync(f)) || newestIn(join(repo, "src")) > Math.min(...built.map((f) => statSync(f).mtimeMs))) {
     execFileSync(npm, ["run", "build"], { cwd: repo, stdio: "pipe" });
   }
   const out = execFileSync(npm, ["pack", "--json", "--pack-destination", into], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -35,17 +36,12 @@ export function packLibrary(into: string): PackInfo {
   return { tarball: join(into, info.filename), packedBytes: info.size, unpackedBytes: info.unpackedSize, files: info.files.map((f) => f.path) };
 }
 
+/** The newest modification time of any file under `dir`. */
 function newestIn(dir: string): number {
   let newest = 0;
-  const walk = (d: string) => {
-    for (const name of execFileSync("ls", ["-1", d], { encoding: "utf8" }).split("\n").filter(Boolean)) {
-      const path = join(d, name);
-      const stat = statSync(path);
-      if (stat.isDirectory()) walk(path);
-      else newest = Math.max(newest, stat.mtimeMs);
-    }
-  };
-  walk(dir);
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
   return newest;
 }
 
@@ -94,7 +90,7 @@ export async function serveStatic(root: string): Promise<StaticServer> {
 const WEBLLM_MARKER = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
 
 export interface PageRun {
-  result: { direct?: string; sdk?: string; error?: string } | undefined;
+  result: { direct?: string; sdk?: string; error?: string; [key: string]: unknown } | undefined;
   /** Every URL the page and its workers requested. */
   requests: string[];
   /** Scripts that are web-llm (by URL, or by a string of its prebuilt catalog that survives any minifier). */
