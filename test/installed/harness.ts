@@ -68,11 +68,18 @@ export interface StaticServer {
   close(): Promise<void>;
 }
 
-/** Serves `root` as plain files from 127.0.0.1 (404 for what is missing, no fallback page). */
-export async function serveStatic(root: string): Promise<StaticServer> {
+/**
+ * Serves `root` as plain files from 127.0.0.1: 404 for what is missing, or with
+ * `spaFallback` the root index.html (200 text/html), as single-page-app hosts do.
+ */
+export async function serveStatic(root: string, { spaFallback = false } = {}): Promise<StaticServer> {
   const server: Server = createServer((request, response) => {
     const path = decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname);
     const file = normalize(join(root, path.endsWith("/") ? `${path}index.html` : path));
+    if (spaFallback && (!existsSync(file) || statSync(file).isDirectory())) {
+      response.writeHead(200, { "content-type": TYPES[".html"] }).end(readFileSync(join(root, "index.html")));
+      return;
+    }
     if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory()) {
       response.writeHead(404, { "content-type": "text/plain" }).end("not found");
       return;

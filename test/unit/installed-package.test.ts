@@ -105,6 +105,20 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     } finally {
       await server.close();
     }
+
+    // The failure users met: the worker file missing and the host answering index.html in its place → a 503 that says so, fast.
+    const worker = assets.find((f) => f.startsWith("entry-") && f.endsWith(".js"));
+    expect(worker, `the build emits the worker: ${assets.join(", ")}`).toBeDefined();
+    rmSync(join(outDir, "assets", worker!));
+    const broken = await serveStatic(outDir, { spaFallback: true });
+    try {
+      const started = Date.now();
+      const run = await runPage(browser, `${broken.url}/`, 10_000);
+      expect(run.result?.error).toMatch(new RegExp(`ApiError: The engine worker ${broken.url}/assets/${worker!.replace(/[.]/g, "\\.")} failed to start: .*answered HTTP 200 with text/html`));
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await broken.close();
+    }
   });
 
   it("(b') Vite production build with Vite's default worker format still answers (web-llm inlined in the worker)", async () => {
