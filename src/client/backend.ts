@@ -117,7 +117,10 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const ready = Promise.race([configured, failed]).finally(() => clearTimeout(timer));
     ready.catch(() => {});
     const state: WorkerState = { worker, api, ready, ports, started: false, failStart, url, failing: false };
-    void configured.then(() => (state.started = true));
+    configured.then(
+      () => (state.started = true),
+      () => {}, // a configure that throws rejects `ready` (the race) for the callers
+    );
     worker.addEventListener("error", (event) => {
       event.preventDefault?.();
       if (!state.started) void startFailed(state, { event });
@@ -133,6 +136,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     state.worker.terminate();
     const error = await describeStartFailure({ url: state.url, custom: options.worker !== undefined, ...how });
     startFailure = error;
+    if (options.worker) customWorkerLost = true; // even after terminate(): the same Worker object cannot start again
     if (current === state) current = null;
     state.failStart(error);
   }
