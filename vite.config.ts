@@ -1,6 +1,5 @@
 import { defineConfig } from "vitest/config";
 import { playwright } from "@vitest/browser-playwright";
-import { resolve } from "node:path";
 
 /** Chromium flags: WebGPU on SwiftShader, and no attempts to reach the network. */
 export const chromiumArgs = [
@@ -14,22 +13,7 @@ export const chromiumArgs = [
 ];
 
 export default defineConfig({
-  build: {
-    outDir: "dist",
-    emptyOutDir: true,
-    sourcemap: true,
-    target: "es2022",
-    lib: {
-      entry: {
-        index: resolve(import.meta.dirname, "src/index.ts"),
-        testing: resolve(import.meta.dirname, "src/testing.ts"),
-      },
-      formats: ["es"],
-    },
-    rollupOptions: {
-      external: [/^@mlc-ai\/web-llm/, "comlink", "idb-keyval"],
-    },
-  },
+  // The package is built by scripts/build.mjs (tsc + esbuild for the worker entries), not by Vite.
   worker: { format: "es" },
   test: {
     projects: [

@@ -1,6 +1,6 @@
 /**
  * The demo's own Vite config (`npm run demo` serves it; the demo test builds it).
- * The library's vite.config.ts builds the package and runs the test projects.
+ * The library's vite.config.ts runs the test projects (scripts/build.mjs builds the package).
  */
 import { defineConfig } from "vite";
 import { resolve } from "node:path";

@@ -13,6 +13,7 @@ import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
+import { WORKER_START_TIMEOUT_MS, describeStartFailure, startDefaultWorker } from "./worker-start.js";
 
 export interface Backend {
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
@@ -52,6 +53,29 @@ export interface WorkerBackendOptions extends Omit<EngineHostOptions, "engine" |
   engine: EngineSpec;
   /** A worker to use instead of the default one (e.g. one that calls exposeEngineHost itself). */
   worker?: Worker;
+  /** How long a starting worker may take to answer `configure` before requests fail with 503. */
+  startTimeoutMs?: number;
+  /** Tests only: starts the "default" worker from another URL (a 404, an HTML page) to see the failure path. */
+  spawnDefault?: () => { worker: Worker; url: string | undefined };
+}
+
+/** The literal pattern bundlers recognise and rewrite: keep it one expression, relative to this file. */
+const spawnDefaultWorker = () =>
+  startDefaultWorker("webgpu-openai", () => new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: "webgpu-openai" }));
+
+interface WorkerState {
+  worker: Worker;
+  api: Comlink.Remote<WorkerApi>;
+  /** Resolves once the worker answered `configure`; rejects with 503 if it never starts. */
+  ready: Promise<void>;
+  ports: Set<MessagePort>;
+  /** The worker answered `configure`. */
+  started: boolean;
+  /** A start failure is being described (once). */
+  failing: boolean;
+  failStart: (error: ApiError) => void;
+  /** The default worker's script URL, as the app's bundler wrote it (unknown for an app's own Worker). */
+  url: string | undefined;
 }
 
 /**
@@ -61,31 +85,60 @@ export interface WorkerBackendOptions extends Omit<EngineHostOptions, "engine" |
  */
 export function workerBackend(options: WorkerBackendOptions): Backend {
   installErrorTransfer();
-  let current: { worker: Worker; api: Comlink.Remote<WorkerApi>; ready: Promise<void>; ports: Set<MessagePort> } | null = null;
+  let current: WorkerState | null = null;
 
   /** An app's own Worker cannot be rebuilt: once it is gone, requests fail fast instead of waiting on a dead worker. */
   let customWorkerLost = false;
 
+  /** Why the worker never came up: later requests fail fast with it instead of starting a new failing worker each (until terminate()). */
+  let startFailure: ApiError | null = null;
+
   function start() {
     if (current) return current;
+    if (startFailure) throw startFailure;
     if (customWorkerLost) {
       throw new ApiError({ status: 503, code: "worker_lost", message: "The Worker passed to createClient({ worker }) was terminated or crashed, and a Worker object cannot be restarted. Create a new client with a new Worker." });
     }
-    const worker = options.worker ?? new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: "webgpu-openai" });
+    const { worker, url } = options.worker
+      ? { worker: options.worker, url: undefined }
+      : (options.spawnDefault ?? spawnDefaultWorker)();
     const api = Comlink.wrap<WorkerApi>(worker);
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-    const ready = api.configure(
+    const configured = api.configure(
       { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache },
       onProgress,
     );
-    const state = { worker, api, ready, ports };
+    // Until the worker answers `configure`, an error event or silence means it never started: fail with 503, never hang.
+    let failStart: (error: ApiError) => void = () => {};
+    const failed = new Promise<never>((_, reject) => (failStart = reject));
+    const timeoutMs = options.startTimeoutMs ?? WORKER_START_TIMEOUT_MS;
+    const timer = setTimeout(() => void startFailed(state, { timeoutMs }), timeoutMs);
+    const ready = Promise.race([configured, failed]).finally(() => clearTimeout(timer));
+    ready.catch(() => {});
+    const state: WorkerState = { worker, api, ready, ports, started: false, failStart, url, failing: false };
+    configured.then(
+      () => (state.started = true),
+      () => {}, // a configure that throws rejects `ready` (the race) for the callers
+    );
     worker.addEventListener("error", (event) => {
       event.preventDefault?.();
-      crash(state, `The engine worker failed: ${event.message || "unknown error"}.`);
+      if (!state.started) void startFailed(state, { event });
+      else crash(state, `The engine worker failed: ${(event as ErrorEvent).message || "unknown error"}.`);
     });
     current = state;
     return state;
+  }
+
+  async function startFailed(state: NonNullable<typeof current>, how: { event?: Event; timeoutMs?: number }) {
+    if (state.failing || state.started) return;
+    state.failing = true;
+    state.worker.terminate();
+    const error = await describeStartFailure({ url: state.url, custom: options.worker !== undefined, ...how });
+    startFailure = error;
+    if (options.worker) customWorkerLost = true; // even after terminate(): the same Worker object cannot start again
+    if (current === state) current = null;
+    state.failStart(error);
   }
 
   function crash(state: NonNullable<typeof current>, message: string) {
@@ -93,6 +146,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     if (options.worker) customWorkerLost = true;
     const next = options.worker ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
     const error = new ApiError({ status: 503, code: "worker_lost", message: `${message} ${next}` });
+    state.failStart(error); // requests still waiting for the worker to start
     for (const port of state.ports) port.dispatchEvent(new MessageEvent("message", { data: { type: "error", error: serializeError(error) } satisfies PortMessage }));
     state.worker.terminate();
   }
@@ -209,6 +263,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       return state.api.cacheUsage();
     },
     terminate() {
+      startFailure = null;
       if (current) crash(current, "The client was terminated.");
     },
   };

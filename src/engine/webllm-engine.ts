@@ -37,6 +37,7 @@ import {
   WEBLLM_MAX_TOP_LOGPROBS,
   type ConvTemplate,
 } from "./webllm-request.js";
+import { importWebLlm } from "./import-webllm.js";
 
 /** The slice of web-llm's MLCEngine this adapter uses (the same in 0.2.79 and 0.2.86). */
 export interface WebLlmEngineLike {
@@ -131,7 +132,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   async function getModule(): Promise<WebLlmModule> {
     if (module) return module;
     const given = options.webllm;
-    module = typeof given === "function" ? await given() : (given ?? ((await import("@mlc-ai/web-llm")) as unknown as WebLlmModule));
+    module = typeof given === "function" ? await given() : (given ?? ((await importWebLlm()) as unknown as WebLlmModule));
     compat = detectWebLlmCompat(module);
     return module;
   }

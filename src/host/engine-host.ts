@@ -89,6 +89,7 @@ export class EngineHost {
   private readonly queue: RequestQueue;
   private readonly memory = new ConversationMemory();
   private catalogPromise: Promise<Catalog> | null = null;
+  private ownCatalog: Catalog | null = null;
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
 
@@ -201,7 +202,7 @@ export class EngineHost {
   }
 
   async retrieveModel(id: string): Promise<ModelObject> {
-    const catalog = await this.catalog();
+    const catalog = await this.catalog(id);
     const record = catalog.resolve(id, await this.features());
     return { ...modelObject(record), id };
   }
@@ -212,7 +213,7 @@ export class EngineHost {
 
   /** Loads a model ahead of the first request (downloads it if needed), with progress. */
   async loadModel(model: string, options: { onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<{ model: string }> {
-    const catalog = await this.catalog();
+    const catalog = await this.catalog(model);
     const record = catalog.resolve(model, await this.features());
     await this.checkDevice(record, undefined);
     const release = await this.queue.acquire(options.signal);
@@ -233,7 +234,7 @@ export class EngineHost {
 
   private async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
     const arrived = performance.now();
-    const catalog = await this.catalog();
+    const catalog = await this.catalog(request.model);
     const record = catalog.resolve(request.model, await this.features());
     const family = familyOf(record);
     await this.checkDevice(record, request);
@@ -458,7 +459,16 @@ export class EngineHost {
     return this.engine;
   }
 
-  private catalog(): Promise<Catalog> {
+  /**
+   * A request that names one of the app's own records by its exact id needs
+   * only those records: web-llm (whose catalog is the prebuilt list) is not
+   * loaded for a page that only uses scripted or custom records.
+   */
+  private catalog(requested?: string): Promise<Catalog> {
+    if (requested !== undefined) {
+      this.ownCatalog ??= createCatalog(this.options.models ?? []);
+      if (this.ownCatalog.find(requested)) return Promise.resolve(this.ownCatalog);
+    }
     this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
     return this.catalogPromise;
   }

@@ -1,7 +1,8 @@
 import type { ModelRecord } from "./record.js";
+import { importWebLlm } from "../engine/import-webllm.js";
 
 /** web-llm's own catalog (`prebuiltAppConfig.model_list`), loaded on first use. */
 export async function loadPrebuiltRecords(): Promise<ModelRecord[]> {
-  const { prebuiltAppConfig } = await import("@mlc-ai/web-llm");
+  const { prebuiltAppConfig } = await importWebLlm();
   return prebuiltAppConfig.model_list as unknown as ModelRecord[];
 }

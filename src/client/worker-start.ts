@@ -1,0 +1,86 @@
+/**
+ * Starting the default engine worker, and saying why it did not start.
+ *
+ * A worker whose script cannot load (404, an HTML fallback page served for a
+ * file the app's bundler never emitted, a CSP block) or that throws at startup
+ * gets only a bare `error` event with no message and nothing in the console.
+ * So the client turns it into a 503 `worker_unavailable` ApiError that names
+ * the URL, what the server answered for it, and how to fix it.
+ */
+import { ApiError } from "../protocol/api-error.js";
+
+/** How long the worker may take to answer its first message (`configure`) before requests fail. */
+export const WORKER_START_TIMEOUT_MS = 20_000;
+
+const FIX =
+  "The default worker is webgpu-openai's dist/worker/entry.js, started with `new Worker(new URL(\"../worker/entry.js\", import.meta.url), { type: \"module\" })`: " +
+  "the app's bundler must emit that file (Vite and webpack 5 do; for esbuild, Rollup, a Vite dev server or a page with no bundler see the README section \"Using it in your app\"), " +
+  "and a Content-Security-Policy must allow it (`worker-src 'self'`). " +
+  "Or host the worker yourself: a module that calls exposeEngineHost() from \"webgpu-openai/worker\", passed as createClient({ worker: new Worker(new URL(\"./my-worker.js\", import.meta.url), { type: \"module\" }) }).";
+
+export function workerUnavailable(message: string): ApiError {
+  return new ApiError({ status: 503, code: "worker_unavailable", message });
+}
+
+/**
+ * Starts the default worker and learns the URL the app's bundler gave it.
+ * The `new Worker(new URL("…", import.meta.url))` expression must stay literal
+ * (that is what bundlers look for and rewrite), so the URL is read by a
+ * Worker subclass put in place for that one call, not computed separately.
+ */
+export function startDefaultWorker(name: string, construct: () => Worker): { worker: Worker; url: string | undefined } {
+  const scope = globalThis as { Worker?: typeof Worker };
+  const Original = scope.Worker;
+  if (typeof Original !== "function") {
+    throw workerUnavailable(
+      "This environment has no Worker, and createClient() runs the engine in a module worker unless told otherwise. " +
+        "Pass createClient({ worker: false }) to run it in this thread (Node, tests, server-side rendering).",
+    );
+  }
+  let url: string | undefined;
+  scope.Worker = class extends Original {
+    constructor(scriptURL: string | URL, options?: WorkerOptions) {
+      url = String(scriptURL);
+      super(scriptURL, options);
+    }
+  };
+  try {
+    return { worker: construct(), url };
+  } catch (error) {
+    throw workerUnavailable(`The engine worker ${url ?? `"${name}"`} could not be created: ${error instanceof Error ? error.message : String(error)}. ${FIX}`);
+  } finally {
+    scope.Worker = Original;
+  }
+}
+
+/** The 503 for a worker that never came up, after a look at what its URL serves. */
+export async function describeStartFailure(failure: { url: string | undefined; custom: boolean; event?: Event; timeoutMs?: number }): Promise<ApiError> {
+  const { url, custom, event, timeoutMs } = failure;
+  const who = custom ? "The Worker passed to createClient({ worker })" : `The engine worker ${url ?? ""}`.trimEnd();
+  const thrown = event && "message" in event && (event as ErrorEvent).message ? ` It reported: ${(event as ErrorEvent).message}.` : "";
+  const fix = custom
+    ? "Check its URL, that the app's bundler emits it, and that it calls exposeEngineHost() from \"webgpu-openai/worker\" when it starts; then create a new client with a new Worker."
+    : FIX;
+  if (timeoutMs !== undefined) {
+    return workerUnavailable(`${who} did not answer within ${timeoutMs / 1000} s of starting (no exposeEngineHost() listening?).${thrown} ${fix}`);
+  }
+  return workerUnavailable(`${who} failed to start${url ? `: ${await whatServes(url)}` : "."}${thrown} ${fix}`);
+}
+
+/** What the server answers for the worker's URL: status and content type, or why it could not be fetched. */
+async function whatServes(url: string): Promise<string> {
+  if (!/^https?:/.test(url)) return `its script (${url}) did not load or threw at startup.`;
+  try {
+    const response = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(3_000) });
+    void response.body?.cancel();
+    const type = response.headers.get("content-type") ?? "no content type";
+    if (!response.ok) return `${url} answered HTTP ${response.status} (${type}): the file is not where the page looks for it.`;
+    if (/html/i.test(type)) {
+      return `${url} answered HTTP ${response.status} with ${type}, not JavaScript: the server sent a page (typically an app's index.html fallback) because the worker file was never emitted there.`;
+    }
+    if (!/javascript|ecmascript/i.test(type)) return `${url} answered HTTP ${response.status} with ${type}, which browsers do not run as a module script.`;
+    return `${url} loads (HTTP ${response.status}, ${type}) but failed to start: a syntax error, an import that does not resolve (bare imports need a bundler in a worker; import maps do not apply there), or an exception at startup. The worker's console shows which.`;
+  } catch (error) {
+    return `${url} could not be fetched (${error instanceof Error ? error.message : String(error)}): offline, blocked by CORS or by a Content-Security-Policy.`;
+  }
+}

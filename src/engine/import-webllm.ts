@@ -1,0 +1,26 @@
+/**
+ * The one place web-llm is imported (dynamically: nothing loads it until a
+ * web-llm model or the prebuilt catalog is needed). The specifier stays a
+ * literal so the app's bundler finds it and emits web-llm as its own chunk.
+ *
+ * Where it cannot load — typically a page with no bundler, whose worker has
+ * no import map for the bare `@mlc-ai/web-llm` — the request fails with a 503
+ * that says so, instead of a bare TypeError.
+ */
+import { ApiError } from "../protocol/api-error.js";
+
+export async function importWebLlm(): Promise<typeof import("@mlc-ai/web-llm")> {
+  try {
+    return await import("@mlc-ai/web-llm");
+  } catch (error) {
+    throw new ApiError({
+      status: 503,
+      code: "webllm_unavailable",
+      message:
+        `@mlc-ai/web-llm could not be loaded (${error instanceof Error ? error.message : String(error)}). ` +
+        "It is a dependency of webgpu-openai, imported by the engine worker when a web-llm model is first used: a bundler resolves it; " +
+        "a page without a bundler must serve the worker from a CDN that rewrites bare imports, or host the worker with a bundler " +
+        "(README: \"Using it in your app\"). Scripted model records work without it.",
+    });
+  }
+}

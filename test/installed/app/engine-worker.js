@@ -1,0 +1,4 @@
+// The app's own engine worker: webgpu-openai/worker serves the client's requests.
+import { exposeEngineHost } from "webgpu-openai/worker";
+
+exposeEngineHost();

@@ -1,0 +1,4 @@
+// The default worker: no `worker:` option.
+import { start } from "./app.js";
+
+start();
