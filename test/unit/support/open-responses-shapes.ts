@@ -66,8 +66,9 @@ export function checkOutputItem(item: unknown, at: string): string[] {
   switch (item.type) {
     case "message": {
       const errors = fields(item, at, { id: "string", status: "string", role: "string", content: "array" });
+      if (!["in_progress", "completed", "incomplete"].includes(String(item.status))) errors.push(`${at}.status: not a MessageStatus: ${String(item.status)}`);
       (item.content as unknown[] | undefined)?.forEach?.((part, j) => {
-        if (isObject(part) && part.type === "output_text") errors.push(...fields(part, `${at}.content[${j}]`, { text: "string", annotations: "array" }));
+        if (isObject(part) && part.type === "output_text") errors.push(...fields(part, `${at}.content[${j}]`, { text: "string", annotations: "array", logprobs: "array" }));
         else if (!isObject(part) || typeof part.type !== "string") errors.push(`${at}.content[${j}]: expected a typed part`);
       });
       return errors;
