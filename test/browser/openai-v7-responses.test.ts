@@ -57,7 +57,8 @@ describe("openai v7 responses in the page, host in the worker", () => {
   it("responses.stream() helper: finalResponse()", async () => {
     const { openai } = setup(["Final response here."]);
     const final = await openai.responses.stream({ model: MODEL, input: "hi" }).finalResponse();
-    expect(final.output_text).toBe("Final response here.");
+    const message = final.output.find((item) => item.type === "message") as OpenAI.Responses.ResponseOutputMessage;
+    expect(message.content).toMatchObject([{ type: "output_text", text: "Final response here." }]);
   });
 
   it("function tool round trip with function_call_output and previous_response_id", async () => {
