@@ -14,26 +14,33 @@ import { scriptedClient } from "./support/client.js";
 const BASE = "http://localhost.webgpu/v1";
 const promptText = (request: EngineRequest) => request.messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
 
+/**
+ * The Agents SDK keeps the default client it first resolved, so one SDK client
+ * is set once and its fetch goes to the current test's local client.
+ */
+let current: { client: ReturnType<typeof scriptedClient>["client"]; paths: string[] } | null = null;
+
 beforeAll(() => {
   setTracingDisabled(true); // no trace export over the network
   setOpenAIAPI("responses");
-});
-afterAll(() => setTracingDisabled(false));
-
-function setup(replies: ScriptedEngineOptions["replies"]) {
-  const { client, engine } = scriptedClient(replies);
-  const paths: string[] = [];
   setDefaultOpenAIClient(
     new OpenAI({
       baseURL: BASE,
       apiKey: "local",
       maxRetries: 0,
       fetch: (url: string | URL | Request, init?: RequestInit) => {
-        paths.push(`${init?.method ?? "GET"} ${new URL(String(url)).pathname}`);
-        return client.fetch(url, init);
+        current!.paths.push(`${init?.method ?? "GET"} ${new URL(String(url)).pathname}`);
+        return current!.client.fetch(url, init);
       },
     }) as never,
   );
+});
+afterAll(() => setTracingDisabled(false));
+
+function setup(replies: ScriptedEngineOptions["replies"]) {
+  const { client, engine } = scriptedClient(replies);
+  const paths: string[] = [];
+  current = { client, paths };
   return { client, engine, paths };
 }
 

@@ -55,7 +55,7 @@ describe("ai SDK openai() (Responses): generateText", () => {
     const result = await generateText({
       model: openai.responses("Qwen3-0.6B"),
       prompt: "hi",
-      providerOptions: { openai: { reasoningSummary: "auto" } },
+      providerOptions: { openai: { reasoningSummary: "auto", forceReasoning: true } },
     });
     expect(result.text).toBe("Hello!");
     expect(result.reasoningText?.trim()).toBe("The user greets me.");
@@ -97,7 +97,7 @@ describe("ai SDK openai() (Responses): streamText", () => {
 
   it("streams reasoning (summary parts) and text separately", async () => {
     const { openai } = setup(["<think>\nThinking hard.\n</think>\n\nDone."]);
-    const result = streamText({ model: openai("Qwen3-0.6B"), prompt: "hi", providerOptions: { openai: { reasoningSummary: "auto" } } });
+    const result = streamText({ model: openai("Qwen3-0.6B"), prompt: "hi", providerOptions: { openai: { reasoningSummary: "auto", forceReasoning: true } } });
     const reasoning: string[] = [];
     const text: string[] = [];
     for await (const part of result.fullStream) {
