@@ -98,7 +98,7 @@ describe("client.responses.create (non-streaming)", () => {
     expect(response.created_at).toBeGreaterThanOrEqual(before);
     expect(response.completed_at).toBeGreaterThanOrEqual(response.created_at);
     expect(response.output).toEqual([
-      { type: "message", id: expect.stringMatching(/^msg_/), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello there.", annotations: [] }] },
+      { type: "message", id: expect.stringMatching(/^msg_/), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello there.", annotations: [], logprobs: [] }] },
     ]);
     expect(response.usage).toEqual({
       input_tokens: expect.any(Number),
@@ -126,7 +126,7 @@ describe("client.responses.create (non-streaming)", () => {
     const { client } = scriptedClient(['Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>']);
     const response = await client.responses.create({ model: QWEN25, input: "Weather in Paris?", tools: [weather] });
     expect(response.output).toEqual([
-      { type: "message", id: expect.any(String), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Checking.", annotations: [] }] },
+      { type: "message", id: expect.any(String), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Checking.", annotations: [], logprobs: [] }] },
       { type: "function_call", id: expect.stringMatching(/^fc_/), call_id: expect.any(String), name: "get_weather", arguments: '{"city": "Paris"}', status: "completed" },
     ]);
     expect(response.tools).toEqual([{ type: "function", name: "get_weather", description: "Weather in a city", parameters: weather.parameters, strict: null }]);

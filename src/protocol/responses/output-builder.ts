@@ -85,11 +85,8 @@ export class ResponseOutputBuilder {
           logprobsPending = undefined;
           if (lp) for (const entry of lp) open.logprobs.push(entry);
           if (this.streaming) {
-            this.event(
-              lp
-                ? { type: "response.output_text.delta", sequence_number: 0, item_id: open.item.id, output_index: open.index, content_index: 0, delta: event.text, logprobs: lp }
-                : { type: "response.output_text.delta", sequence_number: 0, item_id: open.item.id, output_index: open.index, content_index: 0, delta: event.text },
-            );
+            // `logprobs` is required by the spec (ResponseOutputTextDeltaStreamingEvent): empty when not asked for.
+            this.event({ type: "response.output_text.delta", sequence_number: 0, item_id: open.item.id, output_index: open.index, content_index: 0, delta: event.text, logprobs: lp ?? [] });
           }
           break;
         }
@@ -179,8 +176,9 @@ export class ResponseOutputBuilder {
     if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
   }
 
+  /** OutputTextContent requires `logprobs` (as the hosted API sends it): empty when not asked for. */
   private textPart(text: string, logprobs: TokenLogprob[]) {
-    return this.options.logprobs ? { type: "output_text" as const, text, annotations: [], logprobs } : { type: "output_text" as const, text, annotations: [] };
+    return { type: "output_text" as const, text, annotations: [], logprobs: this.options.logprobs ? logprobs : [] };
   }
 
   private close(status: ItemStatus): void {
@@ -207,8 +205,7 @@ export class ResponseOutputBuilder {
         message.content = [this.textPart(open.text, open.logprobs)];
         message.status = status;
         if (this.streaming) {
-          const lp = this.options.logprobs ? { logprobs: [...open.logprobs] } : {};
-          this.event({ type: "response.output_text.done", sequence_number: 0, item_id: item.id, output_index: index, content_index: 0, text: open.text, ...lp });
+          this.event({ type: "response.output_text.done", sequence_number: 0, item_id: item.id, output_index: index, content_index: 0, text: open.text, logprobs: this.options.logprobs ? [...open.logprobs] : [] });
           this.event({ type: "response.content_part.done", sequence_number: 0, item_id: item.id, output_index: index, content_index: 0, part: this.textPart(open.text, [...open.logprobs]) });
         }
         break;
