@@ -15,6 +15,7 @@ import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { unpackEvents } from "../worker/event-wire.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
 
 export interface Backend {
   createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
@@ -22,6 +23,7 @@ export interface Backend {
   retrieveResponse(id: string): Promise<ResponseObject>;
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
   listModels(): Promise<ModelList>;
@@ -47,6 +49,7 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     retrieveResponse: async (id) => (await host()).retrieveResponse(id),
     deleteResponse: async (id) => (await host()).deleteResponse(id),
     listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
+    compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
     listModels: async () => (await host()).listModels(),
     retrieveModel: async (id) => (await host()).retrieveModel(id),
     gpuInfo: async () => (await host()).gpuInfo(),
@@ -202,6 +205,17 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
         done();
         port1.close();
         throw error;
+      }
+    },
+    async compactResponse(body, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      try {
+        return await guarded(state, port1, state.api.compactResponse(body, Comlink.transfer(port2, [port2])));
+      } finally {
+        done();
+        port1.close();
       }
     },
     retrieveResponse: async (id) => {

@@ -14,6 +14,7 @@ import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
@@ -75,6 +76,8 @@ export interface Client {
     retrieve(id: string): Promise<ResponseObject>;
     delete(id: string): Promise<ResponseDeleted>;
     inputItems: { list(id: string, query?: InputItemListQuery): Promise<InputItemList> };
+    /** `POST /responses/compact`: older turns summarised by the model into one compaction item, accepted back as input. */
+    compact(body: CompactResponseParams, options?: RequestOptions): Promise<CompactResource>;
   };
   models: {
     list(): Promise<ModelList>;
@@ -146,6 +149,7 @@ export function createClient(options: ClientOptions = {}): Client {
       retrieve: async (id) => withOutputText(await backend.retrieveResponse(id)),
       delete: (id) => backend.deleteResponse(id),
       inputItems: { list: (id, query) => backend.listResponseInputItems(id, query) },
+      compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
     },
     models: {
       list: () => backend.listModels(),

@@ -56,7 +56,7 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
       throw new ApiError({
         status: 404,
         code: "unknown_route",
-        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
+        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
       });
     } catch (error) {
       // A native fetch rejects with the signal's reason once aborted, whatever failed inside.

@@ -4,12 +4,14 @@
  *   GET    …/responses/{id}
  *   DELETE …/responses/{id}
  *   GET    …/responses/{id}/input_items   ?limit=&order=&after=
+ *   POST   …/responses/compact            JSON CompactResource (see protocol/responses/compact.ts)
  * An error after a stream started arrives as the `response.failed` event the
  * host sent, then an `error` event, and the body ends.
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import type { InputItemListQuery, ResponseCreateParams, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { Client } from "./create-client.js";
+import type { CompactResponseParams } from "../protocol/responses/compact.js";
 import { bufferedChunks, type Stream } from "./stream.js";
 
 const SSE_BATCH_CHARS = 64 * 1024;
@@ -27,6 +29,7 @@ export async function responsesRoute(
   requestId: string,
 ): Promise<Response | null> {
   const path = url.pathname.replace(/\/+$/, "");
+  if (method === "POST" && path.endsWith("/responses/compact")) return json(await client.responses.compact((await readBody()) as CompactResponseParams, { signal }), requestId);
   if (method === "POST" && path.endsWith("/responses")) {
     const body = await readBody();
     const streaming = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;

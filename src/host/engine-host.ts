@@ -12,6 +12,8 @@ import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { choiceOutput, type GenerationOutput } from "./generation-output.js";
 import { ResponsesFace } from "./responses-face.js";
 import { DEFAULT_MAX_RESPONSES, ResponseStore } from "./response-store.js";
+import { compactConversation } from "./responses-compact.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { newCompletionId, newRequestId } from "../protocol/ids.js";
 import type {
@@ -130,6 +132,11 @@ export class EngineHost {
 
   async listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList> {
     return this.responses.inputItems(id, query);
+  }
+
+  /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */
+  compactResponse(body: unknown, options: RequestOptions = {}): Promise<CompactResource> {
+    return compactConversation(this.responses, body, options.signal);
   }
 
   // ── chat completions ─────────────────────────────────────────────────────

@@ -64,6 +64,12 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
+    compactResponse(body, port) {
+      const signal = abortSignalOf(port);
+      return ready()
+        .compactResponse(body, { signal })
+        .finally(() => port.close());
+    },
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),

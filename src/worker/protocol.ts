@@ -7,6 +7,7 @@ import type { ApiErrorInit } from "../protocol/api-error.js";
 import type { PackedChunks } from "./chunk-wire.js";
 import type { PackedEvents } from "./event-wire.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject } from "../protocol/responses/types.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
@@ -48,6 +49,7 @@ export interface WorkerApi {
   retrieveResponse(id: string): Promise<ResponseObject>;
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;

@@ -27,6 +27,14 @@ export const SUMMARY_PROMPT =
 /** Heads the summary when the item is expanded back into the conversation. */
 export const SUMMARY_HEADING = "Summary of the earlier conversation:";
 
+/** The body of `POST /responses/compact` (Open Responses CompactResponseMethodPublicBody). */
+export interface CompactResponseParams {
+  model: string;
+  input?: string | unknown[] | null;
+  previous_response_id?: string | null;
+  instructions?: string | null;
+}
+
 export interface CompactRequest {
   model: string;
   /** The input items as sent (raw: the Responses validator checks them when they are used). */

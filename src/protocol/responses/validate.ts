@@ -10,6 +10,7 @@
  * lookup into the host's response store.
  */
 import { ApiError, invalidParam } from "../api-error.js";
+import { expandCompactionItems } from "./compact.js";
 import { ANY_OBJECT_SCHEMA, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_SCHEMA_DEPTH, REASONING_EFFORTS, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
 import type { ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
@@ -409,7 +410,8 @@ function validateInput(v: unknown, lookup: ResponsesLookup): InputItem[] {
   if (isAbsent(v)) return [];
   if (typeof v === "string") return [{ type: "message", id: newItemId("msg"), status: "completed", role: "user", content: [{ type: "input_text", text: v }] }];
   if (!Array.isArray(v)) throw invalidParam("input", `\`input\` must be a string or an array of items, got ${describe(v)}.`, "invalid_type");
-  return v.map((item, i) => validateItem(item, `input[${i}]`, lookup));
+  // Compaction items (from /responses/compact) stand for the turns they hold.
+  return expandCompactionItems(v).map((item, i) => validateItem(item, `input[${i}]`, lookup));
 }
 
 function validateItem(item: unknown, param: string, lookup: ResponsesLookup): InputItem {
