@@ -88,6 +88,24 @@ describe("openai v7 responses in the page, host in the worker", () => {
     expect(parsed.output_parsed).toEqual({ city: "Paris" });
   });
 
+  it("compaction through the worker: POST /responses/compact, the item sent back as input", async () => {
+    const { client, openai } = setup(["Alice asked about Paris.", "Your name is Alice."]);
+    const history = [
+      { role: "user" as const, content: "My name is Alice." },
+      { role: "assistant" as const, content: "Hello Alice!" },
+      { role: "user" as const, content: "Tell me about Paris." },
+      { role: "assistant" as const, content: "Paris is the capital of France." },
+    ];
+    const response = await client.fetch(`${BASE}/responses/compact`, { method: "POST", body: JSON.stringify({ model: MODEL, input: history }) });
+    expect(response.status).toBe(200);
+    const compacted = (await response.json()) as { object: string; output: OpenAI.Responses.ResponseInputItem[] };
+    expect(compacted.object).toBe("response.compaction");
+    const next = await openai.responses.create({ model: MODEL, input: [...compacted.output, { role: "user", content: "What is my name?" }] });
+    expect(next.output_text).toBe("Your name is Alice.");
+    const direct = await client.responses.compact({ model: MODEL, input: "hi" });
+    expect(direct.output[0].type).toBe("compaction");
+  });
+
   it("unknown previous_response_id → BadRequestError previous_response_not_found", async () => {
     const { openai } = setup([]);
     const error = await openai.responses.create({ model: MODEL, input: "hi", previous_response_id: "resp_nope" }).catch((e) => e);
