@@ -131,10 +131,10 @@ describe("accepted values reach the engine as the chat face's do", () => {
     const { client, engine } = scriptedClient([call, call, call, "plain"]);
     await client.responses.create({ ...base, tools: [fn, other], tool_choice: "required" } as never);
     expect(engine.requests[0].responseFormat).toBeDefined();
-    const named = await client.responses.create({ ...base, tools: [fn, other], tool_choice: { type: "function", name: "get_weather" } } as never);
+    const named = await client.responses.create({ ...base, tools: [fn, other], tool_choice: { type: "function", name: "get_weather" } } as { model: string });
     expect(named.tool_choice).toEqual({ type: "function", name: "get_weather" });
     expect(JSON.stringify(engine.requests[1].responseFormat)).toContain("get_weather");
-    const allowed = await client.responses.create({ ...base, tools: [fn, other], tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "get_weather" }] } } as never);
+    const allowed = await client.responses.create({ ...base, tools: [fn, other], tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "get_weather" }] } } as { model: string });
     expect(allowed.output.some((i) => i.type === "function_call")).toBe(true);
     expect(JSON.stringify(engine.requests[2].messages)).not.toContain("get_time");
     await client.responses.create({ ...base, tools: [fn], tool_choice: "none" } as never);
