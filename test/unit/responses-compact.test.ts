@@ -93,6 +93,13 @@ describe("compaction through the client", () => {
     expect(prompt).not.toContain("Paris is the capital of France. Paris");
   });
 
+  it("the summarizer runs with thinking off (a reasoning model's summary is its answer text)", async () => {
+    const { client, engine } = scriptedClient(["<think>\nok\n</think>\n\n" + SUMMARY]);
+    const compacted = await client.responses.compact({ model: "Qwen3-0.6B", input: history });
+    expect(engine.requests[0].thinking.enabled).toBe(false);
+    expect(expandCompactionItems(compacted.output)[0]).toEqual({ type: "message", role: "user", content: [{ type: "input_text", text: `${SUMMARY_HEADING}\n${SUMMARY}` }] });
+  });
+
   it("a short conversation compacts without running the model", async () => {
     const { client, engine } = scriptedClient(reply);
     const compacted = await client.responses.compact({ model: MODEL, input: [msg("user", "hi")] });
