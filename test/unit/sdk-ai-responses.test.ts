@@ -73,6 +73,21 @@ describe("ai SDK openai() (Responses): generateText", () => {
     expect(hasToolResult(engine.requests[1])).toBe(true);
   });
 
+  it("reasoning + a tool call over two steps: the reasoning item goes back (item_reference) and the answer follows", async () => {
+    const { openai, bodies } = setup((request) => (hasToolResult(request) ? "It is 18°C." : `<think>\nI need the weather tool.\n</think>\n\n${weatherCall}`));
+    const result = await generateText({
+      model: openai("Qwen3-0.6B"),
+      prompt: "Weather in Paris?",
+      tools: { weather: weatherTool },
+      stopWhen: stepCountIs(3),
+      providerOptions: { openai: { reasoningSummary: "auto", forceReasoning: true } },
+    });
+    expect(result.text).toBe("It is 18°C.");
+    expect(result.steps[0].reasoningText?.trim()).toBe("I need the weather tool.");
+    const secondInput = JSON.stringify(bodies[1].input);
+    expect(secondInput).toMatch(/item_reference|"type":"reasoning"/);
+  });
+
   it("structured output: Output.object sends text.format json_schema; the object is parsed", async () => {
     const { openai, engine, bodies } = setup(['{"city": "Paris", "population": 2100000}']);
     const schema = jsonSchema<{ city: string; population: number }>({ type: "object", properties: { city: { type: "string" }, population: { type: "number" } }, required: ["city", "population"], additionalProperties: false });
