@@ -51,7 +51,7 @@ export class ResponsesFace<P extends { family: Family }> {
       const response = finalResponse(base, builder, result);
       this.save(request, response);
       return response;
-    });
+    }).catch(rethrowForInput);
   }
 
   /**
@@ -99,10 +99,10 @@ export class ResponsesFace<P extends { family: Family }> {
       run.then(
         () => sink.end(),
         (error) => {
-          if (!started) rejectStarted(error);
+          if (!started) rejectStarted(forInput(error));
           else if (isAbortError(error)) sink.end();
           else {
-            const failure = ApiError.from(error);
+            const failure = ApiError.from(forInput(error));
             const b = builder as ResponseOutputBuilder | null;
             if (b && base) {
               const failed: ResponseObject = { ...(base as ResponseObject), status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
@@ -148,6 +148,16 @@ export class ResponsesFace<P extends { family: Family }> {
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
     this.store.put({ response: structuredCloneLite(response), inputItems: request.inputItems, history });
   }
+}
+
+/** The pipeline names the chat face's `messages`; here the conversation is `input`. */
+function forInput(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.param !== "messages") return error;
+  return new ApiError({ status: error.status, type: error.type, code: error.code, param: "input", message: error.message, retryAfterMs: error.retryAfterMs });
+}
+
+function rethrowForInput(error: unknown): never {
+  throw forInput(error);
 }
 
 function notFound(id: string): ApiError {

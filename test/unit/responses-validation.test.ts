@@ -164,7 +164,14 @@ describe("accepted values reach the engine as the chat face's do", () => {
     const { client, engine } = scriptedClient(["A cat."]);
     await client.responses.create({ model: "Phi-3.5-vision-instruct-q4f16_1-MLC", input: [{ role: "user", content: [{ type: "input_text", text: "What?" }, { type: "input_image", image_url: image }] }] });
     expect(JSON.stringify(engine.requests[0].messages)).toContain(image);
-    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400, param: "input", code: "unsupported_input" });
+  });
+
+  it("a prompt longer than the context window → 400 context_length_exceeded naming input (streamed or not)", async () => {
+    const { client } = scriptedClient(["never"]);
+    const long = "word ".repeat(40_000);
+    await expect(client.responses.create({ ...base, input: long })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded", param: "input" });
+    await expect(client.responses.create({ ...base, input: long, stream: true })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded", param: "input" });
   });
 
   it("reasoning items sent back are accepted (with reasoning_text content or summary only)", async () => {
