@@ -39,10 +39,22 @@ export class ResponsesFace<P extends { family: Family }> {
   ) {}
 
   async create(body: unknown, signal: AbortSignal | undefined): Promise<ResponseObject> {
-    const request = validateResponsesRequest(body, this.store);
+    let request = validateResponsesRequest(body, this.store);
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
+    for (;;) {
+      try {
+        return await this.createOnce(request, signal);
+      } catch (error) {
+        const shorter = truncatedOnOverflow(request, error);
+        if (!shorter) throw error;
+        request = shorter;
+      }
+    }
+  }
+
+  private createOnce(request: ResponsesRequest, signal: AbortSignal | undefined): Promise<ResponseObject> {
     return this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
       const base = baseResponse(request);
       const builder = new ResponseOutputBuilder({ emit: null, summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
@@ -51,7 +63,7 @@ export class ResponsesFace<P extends { family: Family }> {
       const response = finalResponse(base, builder, result);
       this.save(request, response);
       return response;
-    });
+    }).catch(rethrowForInput);
   }
 
   /**
@@ -59,14 +71,21 @@ export class ResponsesFace<P extends { family: Family }> {
    * before that reject, as chat's do); from then on events go to `sink`.
    * An error after the start sends `response.failed`, then fails the sink.
    */
-  stream(body: unknown, sink: EventSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
-    let request: ResponsesRequest;
-    try {
-      request = validateResponsesRequest(body, this.store);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async stream(body: unknown, sink: EventSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+    let request = validateResponsesRequest(body, this.store);
     request.normalized.stream = true;
+    for (;;) {
+      try {
+        return await this.streamOnce(request, sink, signal);
+      } catch (error) {
+        const shorter = truncatedOnOverflow(request, error);
+        if (!shorter) throw error;
+        request = shorter;
+      }
+    }
+  }
+
+  private streamOnce(request: ResponsesRequest, sink: EventSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolveStarted, rejectStarted) => {
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
@@ -99,10 +118,10 @@ export class ResponsesFace<P extends { family: Family }> {
       run.then(
         () => sink.end(),
         (error) => {
-          if (!started) rejectStarted(error);
+          if (!started) rejectStarted(forInput(error));
           else if (isAbortError(error)) sink.end();
           else {
-            const failure = ApiError.from(error);
+            const failure = ApiError.from(forInput(error));
             const b = builder as ResponseOutputBuilder | null;
             if (b && base) {
               const failed: ResponseObject = { ...(base as ResponseObject), status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
@@ -148,6 +167,33 @@ export class ResponsesFace<P extends { family: Family }> {
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
     this.store.put({ response: structuredCloneLite(response), inputItems: request.inputItems, history });
   }
+}
+
+/**
+ * `truncation: "auto"`: when the prompt does not fit the model's window, the
+ * oldest turn (everything before the second user message after the system
+ * prefix) is dropped and the request runs again; null when it cannot shrink
+ * or truncation is off. The stored conversation keeps every turn.
+ */
+function truncatedOnOverflow(request: ResponsesRequest, error: unknown): ResponsesRequest | null {
+  if (request.echo.truncation !== "auto" || !(error instanceof ApiError) || error.code !== "context_length_exceeded") return null;
+  const messages = request.normalized.messages;
+  let first = 0;
+  while (first < messages.length && messages[first].role === "system") first++;
+  let next = first + 1;
+  while (next < messages.length && messages[next].role !== "user") next++;
+  if (next >= messages.length) return null;
+  return { ...request, normalized: { ...request.normalized, messages: [...messages.slice(0, first), ...messages.slice(next)] } };
+}
+
+/** The pipeline names the chat face's `messages`; here the conversation is `input`. */
+function forInput(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.param !== "messages") return error;
+  return new ApiError({ status: error.status, type: error.type, code: error.code, param: "input", message: error.message, retryAfterMs: error.retryAfterMs });
+}
+
+function rethrowForInput(error: unknown): never {
+  throw forInput(error);
 }
 
 function notFound(id: string): ApiError {

@@ -38,6 +38,15 @@ describe("previous_response_id", () => {
     expect(second.usage?.input_tokens).toBe(c2.usage.prompt_tokens);
   });
 
+  it("instructions are not carried over: each request's own instructions apply", async () => {
+    const { client, engine } = scriptedClient(["a", "b"]);
+    const first = await client.responses.create({ model: QWEN25, instructions: "Speak French.", input: "hi" });
+    await client.responses.create({ model: QWEN25, instructions: "Speak German.", input: "again", previous_response_id: first.id });
+    const text = JSON.stringify(engine.requests[1].messages);
+    expect(text).toContain("Speak German.");
+    expect(text).not.toContain("Speak French.");
+  });
+
   it("the items sent back (no previous_response_id) reuse the KV cache the same way", async () => {
     const { client } = scriptedClient(["Hello there.", "Fine."]);
     const first = await client.responses.create({ model: QWEN25, input: [{ role: "user", content: "hi" }] });

@@ -164,7 +164,37 @@ describe("accepted values reach the engine as the chat face's do", () => {
     const { client, engine } = scriptedClient(["A cat."]);
     await client.responses.create({ model: "Phi-3.5-vision-instruct-q4f16_1-MLC", input: [{ role: "user", content: [{ type: "input_text", text: "What?" }, { type: "input_image", image_url: image }] }] });
     expect(JSON.stringify(engine.requests[0].messages)).toContain(image);
-    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400, param: "input", code: "unsupported_input" });
+  });
+
+  it("a prompt longer than the context window → 400 context_length_exceeded naming input (streamed or not)", async () => {
+    const { client } = scriptedClient(["never"]);
+    const long = "word ".repeat(40_000);
+    await expect(client.responses.create({ ...base, input: long })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded", param: "input" });
+    await expect(client.responses.create({ ...base, input: long, stream: true })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded", param: "input" });
+  });
+
+  it("truncation auto drops the oldest turns until the prompt fits; disabled fails", async () => {
+    const long = "word ".repeat(20_000);
+    const input = [
+      { role: "user", content: long },
+      { role: "assistant", content: "ok" },
+      { role: "user", content: long },
+      { role: "assistant", content: "ok" },
+      { role: "user", content: "the question" },
+    ];
+    const { client, engine } = scriptedClient(["answer", "answer"]);
+    await expect(client.responses.create({ ...base, instructions: "Be brief.", input })).rejects.toMatchObject({ code: "context_length_exceeded" });
+    const response = await client.responses.create({ ...base, instructions: "Be brief.", input, truncation: "auto" });
+    expect(response.output_text).toBe("answer");
+    const sent = engine.requests.at(-1)?.messages ?? [];
+    expect(String(sent[0].content)).toContain("Be brief.");
+    expect(JSON.stringify(sent)).not.toContain("word word");
+    expect(sent.at(-1)?.content).toContain("the question");
+    const streamed = await client.responses.create({ ...base, input, truncation: "auto", stream: true });
+    let text = "";
+    for await (const e of streamed) if (e.type === "response.output_text.delta") text += e.delta;
+    expect(text).toBe("answer");
   });
 
   it("reasoning items sent back are accepted (with reasoning_text content or summary only)", async () => {
