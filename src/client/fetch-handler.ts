@@ -2,7 +2,7 @@
  * `client.fetch`: the OpenAI REST API served from the local client, for SDKs
  * that take a custom fetch. Routes by path suffix, so any base URL works:
  *   POST …/chat/completions   JSON, or SSE when `stream: true`
- *   POST …/responses, GET|DELETE …/responses/{id}, GET …/responses/{id}/input_items   (fetch-responses.ts)
+ *   POST …/responses, GET|DELETE …/responses/{id}, GET …/responses/{id}/input_items, POST …/responses/compact   (fetch-responses.ts)
  *   GET  …/models, …/models/{id}
  * Everything else → 404 JSON error. No key is needed; Authorization is ignored.
  *
