@@ -10,6 +10,7 @@ import { CreateWebWorkerMLCEngine, type ChatCompletionChunk as WebLlmChunk } fro
 import { createClient, type Client } from "../src/index.js";
 import { createScriptedEngine } from "../src/testing.js";
 import { BENCH_MODEL, benchRecord, benchText } from "./tokens.js";
+import { responsesClient, responsesSdkVariant, responsesWorkerVariant } from "./responses.js";
 
 export interface PipelineOptions {
   tokens: number;
@@ -134,6 +135,8 @@ async function pipeline({ tokens, runs }: PipelineOptions): Promise<PipelineResu
   const inProcess = await clientVariant(false, calls, tokens);
   // The worker client answers (b), the raw SSE read and (c): one warm-up + runs each.
   const inWorker = await clientVariant(true, 3 * calls, tokens);
+  // The Responses face through the worker (stream, and SDK over client.fetch): one warm-up + runs each.
+  const responses = await responsesClient(2 * calls, tokens);
   const variants: Record<string, Variant> = {
     baseline: await baselineVariant(),
     webllm: await webLlmVariant(),
@@ -141,6 +144,8 @@ async function pipeline({ tokens, runs }: PipelineOptions): Promise<PipelineResu
     worker: inWorker.variant,
     rawSse: rawSseVariant(inWorker.client),
     sdk: sdkVariant(inWorker.client),
+    responsesWorker: responsesWorkerVariant(responses),
+    responsesSdk: responsesSdkVariant(responses),
   };
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (let run = 0; run <= runs; run++) {
@@ -152,6 +157,7 @@ async function pipeline({ tokens, runs }: PipelineOptions): Promise<PipelineResu
   }
   inProcess.client.terminate();
   inWorker.client.terminate();
+  responses.terminate();
   return { tokens, runs, samples, tokensPerS: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)])) };
 }
 

@@ -14,8 +14,17 @@ import { deserializeError, installErrorTransfer, serializeError } from "../worke
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import { WORKER_START_TIMEOUT_MS, describeStartFailure, startDefaultWorker } from "./worker-start.js";
+import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import { unpackEvents } from "../worker/event-wire.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
 
 export interface Backend {
+  createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
+  streamResponse(body: unknown, queue: ChunkQueue<ResponseStreamEvent>, signal: AbortSignal): Promise<void>;
+  retrieveResponse(id: string): Promise<ResponseObject>;
+  deleteResponse(id: string): Promise<ResponseDeleted>;
+  listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
   listModels(): Promise<ModelList>;
@@ -36,6 +45,12 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
   return {
     createChatCompletion: async (body, signal) => (await host()).createChatCompletion(body, { signal }),
     streamChatCompletion: async (body, queue, signal) => (await host()).streamChatCompletion(body, queue, { signal }),
+    createResponse: async (body, signal) => (await host()).createResponse(body, { signal }),
+    streamResponse: async (body, queue, signal) => (await host()).streamResponse(body, queue, { signal }),
+    retrieveResponse: async (id) => (await host()).retrieveResponse(id),
+    deleteResponse: async (id) => (await host()).deleteResponse(id),
+    listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
+    compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
     listModels: async () => (await host()).listModels(),
     retrieveModel: async (id) => (await host()).retrieveModel(id),
     gpuInfo: async () => (await host()).gpuInfo(),
@@ -106,7 +121,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
     const configured = api.configure(
-      { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache },
+      { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore },
       onProgress,
     );
     // Until the worker answers `configure`, an error event or silence means it never started: fail with 503, never hang.
@@ -196,6 +211,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       port1.onmessage = (event: MessageEvent<PortMessage>) => {
         const message = event.data;
         if (message.type === "chunks") queue.write(unpackChunks(message.packed));
+        else if (message.type === "events") return;
         else {
           if (message.type === "end") queue.end();
           else queue.fail(deserializeError(message.error) as ApiError);
@@ -210,6 +226,66 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
         port1.close();
         throw error;
       }
+    },
+    async createResponse(body, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      try {
+        return await guarded(state, port1, state.api.createResponse(body, Comlink.transfer(port2, [port2])));
+      } finally {
+        done();
+        port1.close();
+      }
+    },
+    async streamResponse(body, queue, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      port1.onmessage = (event: MessageEvent<PortMessage>) => {
+        const message = event.data;
+        if (message.type === "events") queue.write(unpackEvents(message.packed));
+        else if (message.type === "chunks") return;
+        else {
+          if (message.type === "end") queue.end();
+          else queue.fail(deserializeError(message.error) as ApiError);
+          done();
+          port1.close();
+        }
+      };
+      try {
+        await guarded(state, port1, state.api.streamResponse(body, Comlink.transfer(port2, [port2])));
+      } catch (error) {
+        done();
+        port1.close();
+        throw error;
+      }
+    },
+    async compactResponse(body, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      try {
+        return await guarded(state, port1, state.api.compactResponse(body, Comlink.transfer(port2, [port2])));
+      } finally {
+        done();
+        port1.close();
+      }
+    },
+    retrieveResponse: async (id) => {
+      const state = start();
+      await state.ready;
+      return state.api.retrieveResponse(id);
+    },
+    deleteResponse: async (id) => {
+      const state = start();
+      await state.ready;
+      return state.api.deleteResponse(id);
+    },
+    listResponseInputItems: async (id, query) => {
+      const state = start();
+      await state.ready;
+      return state.api.listResponseInputItems(id, query);
     },
     listModels: async () => {
       const state = start();

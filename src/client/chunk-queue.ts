@@ -6,14 +6,14 @@ import type { ChunkSink } from "../host/engine-host.js";
 import type { ApiError } from "../protocol/api-error.js";
 import type { ChatCompletionChunk } from "../protocol/types.js";
 
-export class ChunkQueue implements ChunkSink {
-  private buffer: ChatCompletionChunk[] = [];
+export class ChunkQueue<T = ChatCompletionChunk> implements ChunkSink<T> {
+  private buffer: T[] = [];
   private head = 0;
   private ended = false;
   private failure: ApiError | null = null;
   private wake: (() => void) | null = null;
 
-  write(chunks: ChatCompletionChunk[]): void {
+  write(chunks: T[]): void {
     if (this.ended) return;
     for (const chunk of chunks) this.buffer.push(chunk);
     this.notify();
@@ -37,7 +37,7 @@ export class ChunkQueue implements ChunkSink {
   }
 
   /** The next chunk, or null at the end; throws the stream's error. */
-  async next(): Promise<ChatCompletionChunk | null> {
+  async next(): Promise<T | null> {
     for (;;) {
       if (this.head < this.buffer.length) {
         const chunk = this.buffer[this.head++];

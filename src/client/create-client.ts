@@ -13,6 +13,8 @@ import type { ScriptedEngine } from "../engine/scripted.js";
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
+import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
@@ -43,6 +45,13 @@ export interface ClientOptions {
    * `provider: { allow_fallbacks: false }` or `{ require_local: true }`.
    */
   fallback?: FallbackOptions;
+  /**
+   * The Responses API's store (`store: true`, the default): responses kept in
+   * memory, never on disk, for previous_response_id, retrieve, delete and
+   * input_items. Beyond `maxResponses` (default 100) the least recently used
+   * is evicted.
+   */
+  responsesStore?: { maxResponses?: number };
 }
 
 export interface RequestOptions {
@@ -59,6 +68,17 @@ export interface Client {
       create(body: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
       create(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletion | Stream>;
     };
+  };
+  /** The Responses API (Open Responses) on the same local pipeline. */
+  responses: {
+    create(body: ResponseCreateParams & { stream: true }, options?: RequestOptions): Promise<Stream<ResponseStreamEvent>>;
+    create(body: ResponseCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ResponseObject>;
+    create(body: ResponseCreateParams, options?: RequestOptions): Promise<ResponseObject | Stream<ResponseStreamEvent>>;
+    retrieve(id: string): Promise<ResponseObject>;
+    delete(id: string): Promise<ResponseDeleted>;
+    inputItems: { list(id: string, query?: InputItemListQuery): Promise<InputItemList> };
+    /** `POST /responses/compact`: older turns summarised by the model into one compaction item, accepted back as input. */
+    compact(body: CompactResponseParams, options?: RequestOptions): Promise<CompactResource>;
   };
   models: {
     list(): Promise<ModelList>;
@@ -109,8 +129,29 @@ export function createClient(options: ClientOptions = {}): Client {
     return backend.createChatCompletion(body, external ?? new AbortController().signal);
   }
 
+  async function createResponse(body: ResponseCreateParams, requestOptions: RequestOptions = {}): Promise<ResponseObject | Stream<ResponseStreamEvent>> {
+    const external = requestOptions.signal;
+    if (body && typeof body === "object" && body.stream === true) {
+      const controller = new AbortController();
+      const forward = () => controller.abort(external?.reason);
+      if (external?.aborted) forward();
+      external?.addEventListener("abort", forward, { once: true });
+      const queue = new ChunkQueue<ResponseStreamEvent>();
+      await backend.streamResponse(body, queue, controller.signal);
+      return new Stream(queue, controller);
+    }
+    return withOutputText(await backend.createResponse(body, external ?? new AbortController().signal));
+  }
+
   const client: Client = {
     chat: { completions: { create: create as Client["chat"]["completions"]["create"] } },
+    responses: {
+      create: createResponse as Client["responses"]["create"],
+      retrieve: async (id) => withOutputText(await backend.retrieveResponse(id)),
+      delete: (id) => backend.deleteResponse(id),
+      inputItems: { list: (id, query) => backend.listResponseInputItems(id, query) },
+      compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
+    },
     models: {
       list: () => backend.listModels(),
       retrieve: (id) => backend.retrieveModel(id),
@@ -135,6 +176,13 @@ export function createClient(options: ClientOptions = {}): Client {
   return client;
 }
 
+/** `output_text`: every output_text part joined, as the OpenAI SDK adds it. */
+function withOutputText(response: ResponseObject): ResponseObject {
+  let text = "";
+  for (const item of response.output) if (item.type === "message") for (const part of item.content) if (part.type === "output_text") text += part.text;
+  return { ...response, output_text: text };
+}
+
 function chooseBackend(options: ClientOptions): Backend {
   const useWorker = options.worker ?? inBrowser();
   const hostOptions: EngineHostOptions = {
@@ -144,6 +192,7 @@ function chooseBackend(options: ClientOptions): Backend {
     timeoutMs: options.timeoutMs,
     cache: options.cache,
     onProgress: options.onProgress,
+    responsesStore: options.responsesStore,
   };
   if (!useWorker) return inProcessBackend(hostOptions);
   const customWorker = typeof useWorker === "object" ? useWorker : undefined;

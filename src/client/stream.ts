@@ -9,15 +9,15 @@ import type { ChunkQueue } from "./chunk-queue.js";
 /** Library-internal: how many chunks a Stream holds that its iterator returns without waiting (fetch-handler batches them). */
 export const bufferedChunks = Symbol("bufferedChunks");
 
-export class Stream implements AsyncIterable<ChatCompletionChunk> {
+export class Stream<T = ChatCompletionChunk> implements AsyncIterable<T> {
   private consumed = false;
 
   constructor(
-    private readonly queue: ChunkQueue,
+    private readonly queue: ChunkQueue<T>,
     readonly controller: AbortController,
   ) {}
 
-  [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
+  [Symbol.asyncIterator](): AsyncIterator<T> {
     if (this.consumed) throw new Error("This stream has already been iterated; a stream can be consumed once (use tee() for two readers).");
     this.consumed = true;
     const { queue, controller } = this;
@@ -43,14 +43,14 @@ export class Stream implements AsyncIterable<ChatCompletionChunk> {
   }
 
   /** Two independent readers of the same chunks. */
-  tee(): [AsyncIterable<ChatCompletionChunk>, AsyncIterable<ChatCompletionChunk>] {
+  tee(): [AsyncIterable<T>, AsyncIterable<T>] {
     const iterator = this[Symbol.asyncIterator]();
-    const buffers: ChatCompletionChunk[][] = [[], []];
-    let pending: Promise<IteratorResult<ChatCompletionChunk>> | null = null;
-    const reader = (side: 0 | 1): AsyncIterable<ChatCompletionChunk> => ({
+    const buffers: T[][] = [[], []];
+    let pending: Promise<IteratorResult<T>> | null = null;
+    const reader = (side: 0 | 1): AsyncIterable<T> => ({
       [Symbol.asyncIterator]: () => ({
         async next() {
-          if (buffers[side].length > 0) return { value: buffers[side].shift() as ChatCompletionChunk, done: false };
+          if (buffers[side].length > 0) return { value: buffers[side].shift() as T, done: false };
           pending ??= iterator.next().finally(() => (pending = null));
           const result = await pending;
           if (!result.done) buffers[1 - side].push(result.value);

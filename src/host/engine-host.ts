@@ -9,6 +9,12 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
+import { choiceOutput, type GenerationOutput, type SentBackReply } from "./generation-output.js";
+import { ResponsesFace } from "./responses-face.js";
+import { DEFAULT_MAX_RESPONSES, ResponseStore } from "./response-store.js";
+import { compactConversation } from "./responses-compact.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
+import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { newCompletionId, newRequestId } from "../protocol/ids.js";
 import type {
   ChatCompletion,
@@ -49,11 +55,13 @@ export interface EngineHostOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** How the adapter is probed; replaceable in tests. */
   probeGpu?: () => Promise<GpuProbe>;
+  /** Responses kept in memory for previous_response_id / retrieve (least recently used evicted). Default 100. */
+  responsesStore?: { maxResponses?: number };
 }
 
-/** Receives a stream's chunks. The host calls `end` or `fail` exactly once. */
-export interface ChunkSink {
-  write(chunks: ChatCompletionChunk[]): void;
+/** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
+export interface ChunkSink<T = ChatCompletionChunk> {
+  write(chunks: T[]): void;
   end(): void;
   fail(error: ApiError): void;
 }
@@ -72,7 +80,7 @@ const REASONING_BUDGET: Record<Exclude<ReasoningEffort, "none">, number | undefi
   max: undefined,
 };
 
-interface Prepared {
+export interface Prepared {
   request: NormalizedRequest;
   record: ModelRecord;
   family: Family;
@@ -92,10 +100,43 @@ export class EngineHost {
   private ownCatalog: Catalog | null = null;
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
+  private readonly responses: ResponsesFace<Prepared>;
 
   constructor(private readonly options: EngineHostOptions = {}) {
     this.engine = options.engine ?? null;
     this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
+    this.responses = new ResponsesFace<Prepared>(
+      { run: (request, signal, work) => this.withSlot(request, signal, work), generate: (prepared, output, signal) => this.generate(prepared, output, signal) },
+      new ResponseStore(options.responsesStore?.maxResponses ?? DEFAULT_MAX_RESPONSES),
+    );
+  }
+
+  // ── responses (the Responses API face: same pipeline, another output builder) ──
+
+  createResponse(body: unknown, options: RequestOptions = {}): Promise<ResponseObject> {
+    return this.responses.create(body, options.signal);
+  }
+
+  /** Resolves once generation has started; events then go to `sink` (as streamChatCompletion's chunks). */
+  streamResponse(body: unknown, sink: ChunkSink<ResponseStreamEvent>, options: RequestOptions = {}): Promise<void> {
+    return this.responses.stream(body, sink, options.signal);
+  }
+
+  async retrieveResponse(id: string): Promise<ResponseObject> {
+    return this.responses.retrieve(id);
+  }
+
+  async deleteResponse(id: string): Promise<ResponseDeleted> {
+    return this.responses.delete(id);
+  }
+
+  async listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList> {
+    return this.responses.inputItems(id, query);
+  }
+
+  /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */
+  compactResponse(body: unknown, options: RequestOptions = {}): Promise<CompactResource> {
+    return compactConversation(this.responses, body, options.signal);
   }
 
   // ── chat completions ─────────────────────────────────────────────────────
@@ -111,7 +152,7 @@ export class EngineHost {
       let usage: Usage | null = null;
       for (let index = 0; index < request.n; index++) {
         const builder = new ChoiceBuilder(index, () => prepared.family.newToolCallId());
-        const result = await this.generate(prepared, builder, signal, () => undefined);
+        const result = await this.generate(prepared, choiceOutput(builder, () => undefined), signal);
         builders.push(builder);
         finishes.push(builder.finishReason(result.finish));
         usage = addUsage(usage, result.usage);
@@ -162,14 +203,14 @@ export class EngineHost {
         });
         const builder = new ChoiceBuilder(0, () => prepared.family.newToolCallId());
         const wantLogprobs = request.topLogprobs !== undefined;
-        const result = await this.generate(prepared, builder, signal, (deltas, logprobs) => {
+        const result = await this.generate(prepared, choiceOutput(builder, (deltas, logprobs) => {
           if (!started) {
             started = true;
             resolveStarted();
           }
           const chunks = deltas.map((delta, i) => chunk(delta, null, wantLogprobs && i === 0 && logprobs ? { content: logprobs, refusal: null } : null));
           if (chunks.length > 0) sink.write(chunks);
-        });
+        }), signal);
         if (!started) {
           started = true;
           resolveStarted();
@@ -324,13 +365,8 @@ export class EngineHost {
     };
   }
 
-  /** Runs one choice through the engine and the family's parser. */
-  private async generate(
-    prepared: Prepared,
-    builder: ChoiceBuilder,
-    signal: AbortSignal,
-    emit: (deltas: ChunkDelta[], logprobs: import("../protocol/types.js").TokenLogprob[] | undefined) => void,
-  ): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
+  /** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
+  private async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
     const engine = await this.engineFor(prepared.record);
     const parser = prepared.family.createParser(prepared.context);
     const guard = new StopGuard(prepared.engineRequest.sampling.stop);
@@ -351,19 +387,18 @@ export class EngineHost {
       }
       const text = guard.push(event.text);
       raw += text;
-      builder.addLogprobs(event.logprobs);
       const events = parser.push(text);
       if (parser.inReasoning) reasoningTokens++;
-      emit(builder.deltas(events), event.logprobs);
+      output.write(events, event.logprobs);
     }
     const held = guard.finish();
     raw += held;
-    emit(builder.deltas([...parser.push(held), ...parser.finish()]), undefined);
+    output.write([...parser.push(held), ...parser.finish()], undefined);
     if (finish === "abort" && signal.aborted) throw abortError();
     const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
     prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
-    if (finish === "stop") this.rememberReply(prepared, builder, raw);
+    if (finish === "stop") this.rememberReply(prepared, output.reply(), raw);
     return {
       finish,
       usage: {
@@ -376,12 +411,11 @@ export class EngineHost {
     };
   }
 
-  private rememberReply(prepared: Prepared, builder: ChoiceBuilder, raw: string): void {
-    const message = builder.message();
+  private rememberReply(prepared: Prepared, reply: SentBackReply, raw: string): void {
     const messages = prepared.request.messages;
-    const calls = message.tool_calls ?? [];
-    const key = ConversationMemory.keyOf(prepared.record.model_id, { content: message.content ?? "", toolCalls: calls }, messages[messages.length - 1], prepared.request.cacheKey);
-    this.memory.remember(key, { raw, calls: calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), reasoning: message.reasoning_content ?? "" });
+    const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey);
+    const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+    this.memory.remember(key, { raw, calls, reasoning: reply.reasoning });
   }
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {

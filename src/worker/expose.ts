@@ -8,7 +8,7 @@ import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { PortCommand, WorkerApi, WorkerHostConfig } from "./protocol.js";
-import { PortSink } from "./port-sink.js";
+import { EventPortSink, PortSink } from "./port-sink.js";
 import { installErrorTransfer } from "./transfer.js";
 
 /** An AbortSignal that fires when the page posts `abort` on the port. */
@@ -37,6 +37,7 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
         maxQueue: config.maxQueue,
         timeoutMs: config.timeoutMs,
         cache: config.cache,
+        responsesStore: config.responsesStore,
         onProgress,
       });
     },
@@ -49,6 +50,25 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
     streamChatCompletion(body, port) {
       const signal = abortSignalOf(port);
       return ready().streamChatCompletion(body, new PortSink(port), { signal });
+    },
+    createResponse(body, port) {
+      const signal = abortSignalOf(port);
+      return ready()
+        .createResponse(body, { signal })
+        .finally(() => port.close());
+    },
+    streamResponse(body, port) {
+      const signal = abortSignalOf(port);
+      return ready().streamResponse(body, new EventPortSink(port), { signal });
+    },
+    retrieveResponse: (id) => ready().retrieveResponse(id),
+    deleteResponse: (id) => ready().deleteResponse(id),
+    listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
+    compactResponse(body, port) {
+      const signal = abortSignalOf(port);
+      return ready()
+        .compactResponse(body, { signal })
+        .finally(() => port.close());
     },
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),

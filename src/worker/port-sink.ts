@@ -9,6 +9,8 @@ import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { PortMessage } from "./protocol.js";
 import { serializeError } from "./transfer.js";
 import { packChunks } from "./chunk-wire.js";
+import { packEvents } from "./event-wire.js";
+import type { ResponseStreamEvent } from "../protocol/responses/types.js";
 
 /** Runs `fn` in a later task, without setTimeout's 4 ms clamp. */
 function nextTask(fn: () => void): void {
@@ -20,14 +22,18 @@ function nextTask(fn: () => void): void {
   channel.port2.postMessage(null);
 }
 
-export class PortSink implements ChunkSink {
-  private pending: ChatCompletionChunk[] = [];
+/** Batches what is written in one task into one message; `pack` gives that message's wire form. */
+class BatchingPortSink<T> implements ChunkSink<T> {
+  private pending: T[] = [];
   private scheduled = false;
   private closed = false;
 
-  constructor(private readonly port: MessagePort) {}
+  constructor(
+    private readonly port: MessagePort,
+    private readonly pack: (items: T[]) => PortMessage,
+  ) {}
 
-  write(chunks: ChatCompletionChunk[]): void {
+  write(chunks: T[]): void {
     if (this.closed) return;
     for (const chunk of chunks) this.pending.push(chunk);
     if (!this.scheduled) {
@@ -49,7 +55,7 @@ export class PortSink implements ChunkSink {
     if (this.pending.length === 0) return;
     const chunks = this.pending;
     this.pending = [];
-    this.post({ type: "chunks", packed: packChunks(chunks) });
+    this.post(this.pack(chunks));
   }
 
   private finish(message: PortMessage): void {
@@ -62,5 +68,19 @@ export class PortSink implements ChunkSink {
 
   private post(message: PortMessage): void {
     this.port.postMessage(message);
+  }
+}
+
+/** Chat chunks (compact wire form: worker/chunk-wire.ts). */
+export class PortSink extends BatchingPortSink<ChatCompletionChunk> {
+  constructor(port: MessagePort) {
+    super(port, (chunks) => ({ type: "chunks", packed: packChunks(chunks) }));
+  }
+}
+
+/** Responses stream events (compact wire form: worker/event-wire.ts). */
+export class EventPortSink extends BatchingPortSink<ResponseStreamEvent> {
+  constructor(port: MessagePort) {
+    super(port, (events) => ({ type: "events", packed: packEvents(events) }));
   }
 }

@@ -5,6 +5,9 @@
 import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
 import type { ApiErrorInit } from "../protocol/api-error.js";
 import type { PackedChunks } from "./chunk-wire.js";
+import type { PackedEvents } from "./event-wire.js";
+import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject } from "../protocol/responses/types.js";
+import type { CompactResource } from "../protocol/responses/compact.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
@@ -13,6 +16,7 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 /** Worker → page, on a request's port. */
 export type PortMessage =
   | { type: "chunks"; packed: PackedChunks }
+  | { type: "events"; packed: PackedEvents }
   | { type: "end" }
   | { type: "error"; error: ApiErrorInit };
 
@@ -30,6 +34,7 @@ export interface WorkerHostConfig {
   maxQueue?: number;
   timeoutMs?: number;
   cache?: "indexeddb" | "cache" | "opfs";
+  responsesStore?: { maxResponses?: number };
 }
 
 /** The API the worker exposes with comlink. */
@@ -38,6 +43,13 @@ export interface WorkerApi {
   createChatCompletion(body: unknown, port: MessagePort): Promise<ChatCompletion>;
   /** Resolves when generation has started; chunks then arrive on `port`. */
   streamChatCompletion(body: unknown, port: MessagePort): Promise<void>;
+  createResponse(body: unknown, port: MessagePort): Promise<ResponseObject>;
+  /** Resolves when generation has started; events then arrive on `port`. */
+  streamResponse(body: unknown, port: MessagePort): Promise<void>;
+  retrieveResponse(id: string): Promise<ResponseObject>;
+  deleteResponse(id: string): Promise<ResponseDeleted>;
+  listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;

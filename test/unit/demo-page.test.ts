@@ -119,6 +119,13 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     await page.locator("#dropin-run").click();
     await expect.poll(() => page.locator("#dropin-output").textContent(), { timeout: 15_000 }).toBe("Hello from the unchanged OpenAI SDK.");
     expect(await page.locator("#dropin pre.snippet").textContent()).toContain("fetch: local.fetch");
+    // the same conversation through openai.responses (the Responses API over client.fetch)
+    await page.locator("#dropin-api").selectOption("responses");
+    expect(await page.locator("#dropin pre.snippet").textContent()).toContain("openai.responses.create");
+    await page.locator("#dropin-output").evaluate((element) => { element.textContent = ""; });
+    await page.locator("#dropin-run").click();
+    await expect.poll(() => page.locator("#dropin-output").textContent(), { timeout: 15_000 }).toBe("Hello from the unchanged OpenAI SDK.");
+    await page.locator("#dropin-api").selectOption("chat");
     await page.locator("[role=tab]", { hasText: "Chat" }).click();
   });
 

@@ -1,0 +1,589 @@
+/**
+ * Validation and normalization of a `POST /responses` body into the same
+ * NormalizedRequest the chat face produces (so the rest of the pipeline —
+ * family shaping, grammar, parsers, KV-reuse memory — is shared), plus what
+ * the Response object echoes. Every invalid value → 400 naming its `param`,
+ * as protocol/validate.ts does for chat. Hosted-only features → 400 saying
+ * they are not available on a local model.
+ *
+ * `previous_response_id` and `item_reference` items are resolved through a
+ * lookup into the host's response store.
+ */
+import { ApiError, invalidParam } from "../api-error.js";
+import { expandCompactionItems } from "./compact.js";
+import { ANY_OBJECT_SCHEMA, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_SCHEMA_DEPTH, REASONING_EFFORTS, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
+import type { ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
+import type { EngineResponseFormat } from "../../engine/types.js";
+import { randomId } from "../ids.js";
+import type {
+  FunctionToolParam,
+  InputItem,
+  OutputItem,
+  ResponseObject,
+  ResponsesToolChoice,
+  TextFormat,
+} from "./types.js";
+
+/** The hosted API's limits. */
+export const MAX_TOP_LOGPROBS = 20;
+export const MAX_METADATA_KEYS = 16;
+
+/** What the store answers for `previous_response_id` and `item_reference`. */
+export interface ResponsesLookup {
+  /** The conversation a stored response ends (its inputs, without instructions, and its output), or undefined. */
+  history(responseId: string): NormalizedMessage[] | undefined;
+  /** A stored input or output item by id. */
+  item(itemId: string): InputItem | OutputItem | undefined;
+}
+
+/** The settings a Response object echoes: everything but its id, times, status, output and usage. */
+export type ResponseEcho = Pick<
+  ResponseObject,
+  | "model" | "previous_response_id" | "instructions" | "tools" | "tool_choice" | "truncation" | "parallel_tool_calls" | "text"
+  | "top_p" | "presence_penalty" | "frequency_penalty" | "top_logprobs" | "temperature" | "reasoning" | "max_output_tokens"
+  | "max_tool_calls" | "store" | "background" | "service_tier" | "metadata" | "safety_identifier" | "prompt_cache_key" | "user"
+>;
+
+export interface ResponsesRequest {
+  normalized: NormalizedRequest;
+  /** This request's own input items, each with an id (what `input_items` lists). */
+  inputItems: InputItem[];
+  /** The conversation up to this turn without instructions: the previous response's, then this input. */
+  history: NormalizedMessage[];
+  echo: ResponseEcho;
+  store: boolean;
+  /** `reasoning.summary` was asked for: the reasoning text is given as `summary_text` too. */
+  summary: boolean;
+  /** `include: ["message.output_text.logprobs"]` or `top_logprobs` > 0. */
+  logprobs: boolean;
+}
+
+type Body = Record<string, unknown>;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isAbsent = (v: unknown) => v === undefined || v === null;
+const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "a string" : `a ${typeof v}`);
+
+const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|mcp|local_shell|shell|apply_patch)$/;
+const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond the in-memory response store.";
+const hosted = (param: string, what: string) => new ApiError({ status: 400, param, code: "unsupported_on_local_model", message: `${what} ${LOCAL}` });
+
+export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup): ResponsesRequest {
+  if (!isObject(raw)) {
+    throw new ApiError({ status: 400, code: "invalid_request_body", message: `The request body must be a JSON object, got ${describe(raw)}.` });
+  }
+  const body = raw as Body;
+  const model = body.model;
+  if (typeof model !== "string" || model.trim() === "") {
+    throw invalidParam("model", "`model` is required and must be a non-empty string (a catalog id such as `Qwen3-0.6B-q4f16_1-MLC` or an alias such as `Qwen/Qwen3-0.6B`).", isAbsent(model) ? "missing_required_parameter" : "invalid_type");
+  }
+
+  // Hosted-only features first: the clearest answer for a request that cannot work here at all.
+  if (body.background === true) throw hosted("background", "`background: true`");
+  if (!isAbsent(body.background) && typeof body.background !== "boolean") throw invalidParam("background", "`background` must be a boolean.", "invalid_type");
+  if (!isAbsent(body.conversation)) throw hosted("conversation", "`conversation` (server-side conversation objects)");
+  if (!isAbsent(body.prompt)) throw hosted("prompt", "`prompt` (stored prompt templates)");
+
+  const stream = optionalBoolean(body, "stream") ?? false;
+  validateStreamOptions(body, stream);
+  const store = optionalBoolean(body, "store") ?? true;
+  const instructions = optionalString(body, "instructions") ?? null;
+  const previousId = optionalString(body, "previous_response_id") ?? null;
+  const include = validateInclude(body.include);
+  const topLogprobs = optionalInteger(body, "top_logprobs", 0, MAX_TOP_LOGPROBS);
+  const logprobs = include.has("message.output_text.logprobs") || (topLogprobs ?? 0) > 0;
+  const maxOutputTokens = optionalInteger(body, "max_output_tokens", 1) ?? null;
+  const maxToolCalls = optionalInteger(body, "max_tool_calls", 1) ?? null;
+  const temperature = optionalNumber(body, "temperature", 0, 2);
+  const topP = optionalNumber(body, "top_p", 0, 1);
+  const presencePenalty = optionalNumber(body, "presence_penalty", -2, 2);
+  const frequencyPenalty = optionalNumber(body, "frequency_penalty", -2, 2);
+  const truncation = validateTruncation(body.truncation);
+  const metadata = validateMetadata(body.metadata);
+  const promptCacheKey = optionalString(body, "prompt_cache_key", 64) ?? null;
+  const safetyIdentifier = optionalString(body, "safety_identifier", 64) ?? null;
+  const user = optionalString(body, "user") ?? null;
+  const serviceTier = optionalString(body, "service_tier");
+  const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
+  const { tools, echo: toolsEcho } = validateTools(body.tools);
+  const { choice, echo: choiceEcho, allowed } = validateToolChoice(body.tool_choice, tools);
+  const { format, responseFormat } = validateText(body.text);
+  const { effort, summary, echo: reasoningEcho } = validateReasoning(body.reasoning);
+
+  // The conversation: the previous response's, then this input.
+  let prior: NormalizedMessage[] = [];
+  if (previousId !== null) {
+    const found = lookup.history(previousId);
+    if (!found) {
+      throw new ApiError({ status: 400, param: "previous_response_id", code: "previous_response_not_found", message: `Previous response with id '${previousId}' not found. Responses live in this client's memory only (never on disk), up to its responsesStore.maxResponses; one that was deleted, evicted, stored with \`store: false\` or made by another client cannot be continued.` });
+    }
+    prior = found;
+  }
+  const inputItems = validateInput(body.input, lookup);
+  const callNames = new Map<string, string>();
+  for (const m of prior) for (const c of m.toolCalls) callNames.set(c.id, c.function.name);
+  const input = itemsToMessages(inputItems, "input", callNames);
+  if (input.length === 0) {
+    throw invalidParam("input", "`input` must hold at least one message, function call output or other item the model can read.", "missing_required_parameter");
+  }
+  const images = input.reduce((n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === "image_url").length : 0), 0);
+  if (images > MAX_IMAGES) throw new ApiError({ status: 413, param: "input", code: "too_many_images", message: `A request may carry at most ${MAX_IMAGES} images, got ${images}.` });
+  const history = [...prior, ...input];
+  const system: NormalizedMessage[] = instructions !== null ? [{ role: "system", content: instructions, toolCalls: [], toolCallId: null, name: null }] : [];
+
+  const normalized: NormalizedRequest = {
+    model,
+    messages: [...system, ...history],
+    maxTokens: maxOutputTokens ?? undefined,
+    stream,
+    includeUsage: false,
+    temperature,
+    top_p: topP,
+    presence_penalty: presencePenalty,
+    frequency_penalty: frequencyPenalty,
+    stop: [],
+    topLogprobs: logprobs ? (topLogprobs ?? 0) : undefined,
+    tools: allowed,
+    toolChoice: choice,
+    parallelToolCalls: parallelToolCalls && maxToolCalls !== 1,
+    responseFormat,
+    reasoningEffort: effort,
+    cacheKey: promptCacheKey ?? safetyIdentifier ?? user ?? undefined,
+    provider: undefined,
+    n: 1,
+    // A Responses turn is always a new assistant item, even after an assistant message.
+    continueFinalMessage: false,
+  };
+  return {
+    normalized,
+    inputItems,
+    history,
+    store,
+    summary,
+    logprobs,
+    echo: {
+      model,
+      previous_response_id: previousId,
+      instructions,
+      tools: toolsEcho,
+      tool_choice: choiceEcho,
+      truncation,
+      parallel_tool_calls: parallelToolCalls,
+      text: { format },
+      top_p: topP ?? 1,
+      presence_penalty: presencePenalty ?? 0,
+      frequency_penalty: frequencyPenalty ?? 0,
+      top_logprobs: topLogprobs ?? 0,
+      temperature: temperature ?? 1,
+      reasoning: reasoningEcho,
+      max_output_tokens: maxOutputTokens,
+      max_tool_calls: maxToolCalls,
+      store,
+      background: false,
+      service_tier: serviceTier ?? "default",
+      metadata,
+      safety_identifier: safetyIdentifier,
+      prompt_cache_key: promptCacheKey,
+      user,
+    },
+  };
+}
+
+// ── scalars ────────────────────────────────────────────────────────────────
+
+function optionalBoolean(body: Body, param: string): boolean | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "boolean") throw invalidParam(param, `\`${param}\` must be a boolean (true or false), got ${describe(v)}.`, "invalid_type");
+  return v;
+}
+
+function optionalString(body: Body, param: string, maxLength?: number): string | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "string") throw invalidParam(param, `\`${param}\` must be a string, got ${describe(v)}.`, "invalid_type");
+  if (maxLength !== undefined && v.length > maxLength) throw invalidParam(param, `\`${param}\` must be at most ${maxLength} characters, got ${v.length}.`);
+  return v;
+}
+
+function optionalNumber(body: Body, param: string, min: number, max: number): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidParam(param, `\`${param}\` must be a number between ${min} and ${max}, got ${describe(v)}.`, "invalid_type");
+  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be between ${min} and ${max}, got ${v}.`);
+  return v;
+}
+
+function optionalInteger(body: Body, param: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
+  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, got ${v}.`);
+  return v;
+}
+
+function validateStreamOptions(body: Body, stream: boolean): void {
+  const v = body.stream_options;
+  if (isAbsent(v)) return;
+  if (!isObject(v)) throw invalidParam("stream_options", "`stream_options` must be an object such as {\"include_obfuscation\": false}.", "invalid_type");
+  if (!stream) throw invalidParam("stream_options", "`stream_options` is only allowed when `stream` is true.");
+  // Obfuscation pads events against side channels on the network; a local stream never leaves the page, so none is added.
+  if (!isAbsent(v.include_obfuscation) && typeof v.include_obfuscation !== "boolean") {
+    throw invalidParam("stream_options.include_obfuscation", "`stream_options.include_obfuscation` must be a boolean.", "invalid_type");
+  }
+}
+
+const INCLUDABLE = new Set(["message.output_text.logprobs", "reasoning.encrypted_content"]);
+const HOSTED_INCLUDES = new Set(["file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "code_interpreter_call.outputs", "computer_call_output.output.image_url", "message.input_image.image_url"]);
+
+function validateInclude(v: unknown): Set<string> {
+  if (isAbsent(v)) return new Set();
+  if (!Array.isArray(v)) throw invalidParam("include", "`include` must be an array of strings such as \"message.output_text.logprobs\".", "invalid_type");
+  v.forEach((entry, i) => {
+    if (typeof entry !== "string") throw invalidParam(`include[${i}]`, `\`include[${i}]\` must be a string.`, "invalid_type");
+    if (HOSTED_INCLUDES.has(entry)) throw hosted(`include[${i}]`, `\`include: "${entry}"\``);
+    if (!INCLUDABLE.has(entry)) throw invalidParam(`include[${i}]`, `\`include[${i}]\` must be "message.output_text.logprobs" or "reasoning.encrypted_content", got ${JSON.stringify(entry)}.`);
+  });
+  return new Set(v as string[]);
+}
+
+function validateTruncation(v: unknown): "auto" | "disabled" {
+  if (isAbsent(v)) return "disabled";
+  if (v !== "auto" && v !== "disabled") throw invalidParam("truncation", "`truncation` must be \"auto\" or \"disabled\".");
+  return v;
+}
+
+function validateMetadata(v: unknown): Record<string, string> {
+  if (isAbsent(v)) return {};
+  if (!isObject(v)) throw invalidParam("metadata", "`metadata` must be an object of string values.", "invalid_type");
+  const entries = Object.entries(v);
+  if (entries.length > MAX_METADATA_KEYS) throw invalidParam("metadata", `\`metadata\` takes at most ${MAX_METADATA_KEYS} keys, got ${entries.length}.`);
+  for (const [key, value] of entries) {
+    if (key.length > 64) throw invalidParam("metadata", `\`metadata\` keys must be at most 64 characters ("${key.slice(0, 20)}…").`);
+    if (typeof value !== "string") throw invalidParam(`metadata.${key}`, `\`metadata.${key}\` must be a string.`, "invalid_type");
+    if (value.length > 512) throw invalidParam(`metadata.${key}`, `\`metadata.${key}\` must be at most 512 characters.`);
+  }
+  return { ...(v as Record<string, string>) };
+}
+
+function checkSchemaDepth(value: unknown, param: string): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > MAX_SCHEMA_DEPTH) throw invalidParam(param, `\`${param}\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema (use $defs and $ref for recursive shapes).`, "schema_too_deep");
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
+// ── tools ──────────────────────────────────────────────────────────────────
+
+const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolParam[] } {
+  if (isAbsent(v)) return { tools: [], echo: [] };
+  if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}.", "invalid_type");
+  const names = new Set<string>();
+  const echo: FunctionToolParam[] = [];
+  const tools = v.map((tool, i): FunctionTool => {
+    const param = `tools[${i}]`;
+    if (!isObject(tool)) throw invalidParam(param, `\`${param}\` must be an object.`, "invalid_type");
+    if (typeof tool.type === "string" && HOSTED_TOOLS.test(tool.type)) throw hosted(`${param}.type`, `The hosted tool \`${tool.type}\``);
+    if (tool.type !== "function") throw invalidParam(`${param}.type`, `\`${param}.type\` must be "function" (function tools are the tools a local model can call), got ${JSON.stringify(tool.type)}.`);
+    if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) throw invalidParam(`${param}.name`, `\`${param}.name\` must be 1–64 characters of a-z, A-Z, 0-9, underscores, dots or dashes.`);
+    if (names.has(tool.name)) throw invalidParam(`${param}.name`, `Tool name \`${tool.name}\` is declared twice.`);
+    names.add(tool.name);
+    if (!isAbsent(tool.description) && typeof tool.description !== "string") throw invalidParam(`${param}.description`, `\`${param}.description\` must be a string.`, "invalid_type");
+    if (!isAbsent(tool.parameters) && !isObject(tool.parameters)) throw invalidParam(`${param}.parameters`, `\`${param}.parameters\` must be a JSON Schema object.`, "invalid_type");
+    if (isObject(tool.parameters)) {
+      checkSchemaDepth(tool.parameters, `${param}.parameters`);
+      if (!isAbsent(tool.parameters.type) && tool.parameters.type !== "object") throw invalidParam(`${param}.parameters.type`, `\`${param}.parameters\` must describe an object ("type": "object").`);
+    }
+    if (!isAbsent(tool.strict) && typeof tool.strict !== "boolean") throw invalidParam(`${param}.strict`, `\`${param}.strict\` must be a boolean.`, "invalid_type");
+    const description = typeof tool.description === "string" ? tool.description : null;
+    const parameters = isObject(tool.parameters) ? tool.parameters : null;
+    const strict = typeof tool.strict === "boolean" ? tool.strict : null;
+    echo.push({ type: "function", name: tool.name, description, parameters, strict });
+    return {
+      type: "function",
+      function: {
+        name: tool.name,
+        ...(description !== null ? { description } : {}),
+        parameters: parameters ?? { type: "object", properties: {} },
+        ...(strict !== null ? { strict } : {}),
+      },
+    };
+  });
+  return { tools, echo };
+}
+
+function validateToolChoice(v: unknown, tools: FunctionTool[]): { choice: ToolChoice; echo: ResponsesToolChoice; allowed: FunctionTool[] } {
+  const declared = (name: string, param: string) => {
+    if (!tools.some((t) => t.function.name === name)) throw invalidParam(param, `\`${param}\` names the function \`${name}\`, which is not declared in \`tools\`.`);
+  };
+  if (isAbsent(v)) return { choice: tools.length > 0 ? "auto" : "none", echo: "auto", allowed: tools };
+  if (v === "auto" || v === "none" || v === "required") {
+    if (v === "required" && tools.length === 0) throw invalidParam("tool_choice", "`tool_choice: \"required\"` needs at least one tool in `tools`.");
+    return { choice: v === "auto" && tools.length === 0 ? "none" : v, echo: v, allowed: tools };
+  }
+  if (isObject(v) && v.type === "function") {
+    if (typeof v.name !== "string") throw invalidParam("tool_choice.name", "`tool_choice.name` must be the name of a declared function.", "invalid_type");
+    declared(v.name, "tool_choice.name");
+    return { choice: { type: "function", function: { name: v.name } }, echo: { type: "function", name: v.name }, allowed: tools };
+  }
+  if (isObject(v) && v.type === "allowed_tools") {
+    if (v.mode !== "auto" && v.mode !== "required") throw invalidParam("tool_choice.mode", "`tool_choice.mode` must be \"auto\" or \"required\".");
+    if (!Array.isArray(v.tools) || v.tools.length === 0) throw invalidParam("tool_choice.tools", "`tool_choice.tools` must be a non-empty array of {\"type\": \"function\", \"name\": ...}.", "invalid_type");
+    const names = v.tools.map((t, i) => {
+      const param = `tool_choice.tools[${i}]`;
+      if (!isObject(t) || t.type !== "function" || typeof t.name !== "string") throw invalidParam(param, `\`${param}\` must be {"type": "function", "name": ...}.`);
+      declared(t.name, `${param}.name`);
+      return t.name;
+    });
+    const allowed = tools.filter((t) => names.includes(t.function.name));
+    return { choice: v.mode, echo: { type: "allowed_tools", mode: v.mode, tools: names.map((name) => ({ type: "function", name })) }, allowed };
+  }
+  if (isObject(v) && typeof v.type === "string" && HOSTED_TOOLS.test(v.type)) throw hosted("tool_choice.type", `The hosted tool \`${v.type}\``);
+  throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\", {\"type\": \"function\", \"name\": ...} or {\"type\": \"allowed_tools\", ...}.");
+}
+
+// ── text.format, reasoning ─────────────────────────────────────────────────
+
+function validateText(v: unknown): { format: TextFormat; responseFormat: EngineResponseFormat | undefined } {
+  if (isAbsent(v)) return { format: { type: "text" }, responseFormat: undefined };
+  if (!isObject(v)) throw invalidParam("text", "`text` must be an object such as {\"format\": {\"type\": \"json_object\"}}.", "invalid_type");
+  if (!isAbsent(v.verbosity) && v.verbosity !== "low" && v.verbosity !== "medium" && v.verbosity !== "high") {
+    throw invalidParam("text.verbosity", "`text.verbosity` must be \"low\", \"medium\" or \"high\".");
+  }
+  const f = v.format;
+  if (isAbsent(f)) return { format: { type: "text" }, responseFormat: undefined };
+  if (!isObject(f)) throw invalidParam("text.format", "`text.format` must be an object such as {\"type\": \"json_schema\", \"name\": ..., \"schema\": {...}}.", "invalid_type");
+  switch (f.type) {
+    case "text":
+      return { format: { type: "text" }, responseFormat: undefined };
+    case "json_object":
+      return { format: { type: "json_object" }, responseFormat: { type: "json_object", schema: ANY_OBJECT_SCHEMA } };
+    case "json_schema": {
+      if (!isAbsent(f.name) && (typeof f.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(f.name))) {
+        throw invalidParam("text.format.name", "`text.format.name` must be 1–64 characters of a-z, A-Z, 0-9, underscores or dashes.");
+      }
+      if (!isObject(f.schema)) throw invalidParam("text.format.schema", "`text.format.schema` must be a JSON Schema object.", isAbsent(f.schema) ? "missing_required_parameter" : "invalid_type");
+      checkSchemaDepth(f.schema, "text.format.schema");
+      if (!isAbsent(f.strict) && typeof f.strict !== "boolean") throw invalidParam("text.format.strict", "`text.format.strict` must be a boolean.", "invalid_type");
+      if (!isAbsent(f.description) && typeof f.description !== "string") throw invalidParam("text.format.description", "`text.format.description` must be a string.", "invalid_type");
+      const format: TextFormat = {
+        type: "json_schema",
+        name: typeof f.name === "string" ? f.name : "response",
+        schema: f.schema,
+        strict: typeof f.strict === "boolean" ? f.strict : null,
+        ...(typeof f.description === "string" ? { description: f.description } : {}),
+      };
+      return { format, responseFormat: { type: "json_object", schema: JSON.stringify(f.schema) } };
+    }
+    default:
+      throw invalidParam("text.format.type", "`text.format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+  }
+}
+
+const SUMMARIES = ["auto", "concise", "detailed"];
+
+function validateReasoning(v: unknown): { effort: ReasoningEffort | undefined; summary: boolean; echo: ResponseObject["reasoning"] } {
+  if (isAbsent(v)) return { effort: undefined, summary: false, echo: { effort: null, summary: null } };
+  if (!isObject(v)) throw invalidParam("reasoning", "`reasoning` must be an object such as {\"effort\": \"low\", \"summary\": \"auto\"}.", "invalid_type");
+  let effort: ReasoningEffort | undefined;
+  if (!isAbsent(v.effort)) {
+    if (typeof v.effort !== "string" || !REASONING_EFFORTS.includes(v.effort as ReasoningEffort)) throw invalidParam("reasoning.effort", `\`reasoning.effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
+    effort = v.effort as ReasoningEffort;
+  }
+  // `generate_summary` is the older name of `summary`.
+  const summaryParam = isAbsent(v.summary) ? "reasoning.generate_summary" : "reasoning.summary";
+  const summary = isAbsent(v.summary) ? v.generate_summary : v.summary;
+  if (!isAbsent(summary) && (typeof summary !== "string" || !SUMMARIES.includes(summary))) throw invalidParam(summaryParam, `\`${summaryParam}\` must be "auto", "concise" or "detailed".`);
+  return { effort, summary: !isAbsent(summary), echo: { effort: effort ?? null, summary: (summary as string | undefined) ?? null } };
+}
+
+// ── input items ────────────────────────────────────────────────────────────
+
+const newItemId = (prefix: string) => `${prefix}_${randomId(24)}`;
+
+/** `input` as stored items (ids assigned), item references resolved. */
+function validateInput(v: unknown, lookup: ResponsesLookup): InputItem[] {
+  if (isAbsent(v)) return [];
+  if (typeof v === "string") return [{ type: "message", id: newItemId("msg"), status: "completed", role: "user", content: [{ type: "input_text", text: v }] }];
+  if (!Array.isArray(v)) throw invalidParam("input", `\`input\` must be a string or an array of items, got ${describe(v)}.`, "invalid_type");
+  // Compaction items (from /responses/compact) stand for the turns they hold.
+  return expandCompactionItems(v).map((item, i) => validateItem(item, `input[${i}]`, lookup));
+}
+
+function validateItem(item: unknown, param: string, lookup: ResponsesLookup): InputItem {
+  if (!isObject(item)) throw invalidParam(param, `\`${param}\` must be an item object, got ${describe(item)}.`, "invalid_type");
+  // A message may leave out `type` (the "easy input message").
+  const type = isAbsent(item.type) && typeof item.role === "string" ? "message" : item.type;
+  const id = typeof item.id === "string" && item.id !== "" ? item.id : undefined;
+  switch (type) {
+    case "message":
+      return validateMessageItem(item, param, id);
+    case "function_call": {
+      const callId = requiredString(item, "call_id", param);
+      const name = requiredString(item, "name", param);
+      const args = item.arguments;
+      if (typeof args !== "string") throw invalidParam(`${param}.arguments`, `\`${param}.arguments\` must be the call's arguments as a JSON string.`, isAbsent(args) ? "missing_required_parameter" : "invalid_type");
+      return { type: "function_call", id: id ?? newItemId("fc"), call_id: callId, name, arguments: args, status: "completed" };
+    }
+    case "function_call_output": {
+      const callId = requiredString(item, "call_id", param);
+      const output = item.output;
+      if (typeof output === "string") return { type: "function_call_output", id: id ?? newItemId("fco"), call_id: callId, output, status: "completed" };
+      if (!Array.isArray(output)) throw invalidParam(`${param}.output`, `\`${param}.output\` must be a string or an array of input_text parts.`, isAbsent(output) ? "missing_required_parameter" : "invalid_type");
+      const parts = output.map((part, j) => {
+        const p = `${param}.output[${j}]`;
+        if (!isObject(part) || part.type !== "input_text" || typeof part.text !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "input_text", "text": ...}: a local model reads tool results as text.`);
+        return { type: "input_text" as const, text: part.text };
+      });
+      return { type: "function_call_output", id: id ?? newItemId("fco"), call_id: callId, output: parts, status: "completed" };
+    }
+    case "reasoning": {
+      const summary = validateTextParts(item.summary ?? [], `${param}.summary`, "summary_text");
+      const content = isAbsent(item.content) ? undefined : validateTextParts(item.content, `${param}.content`, "reasoning_text");
+      return {
+        type: "reasoning",
+        id: id ?? newItemId("rs"),
+        summary: summary.map((text) => ({ type: "summary_text", text })),
+        ...(content ? { content: content.map((text) => ({ type: "reasoning_text" as const, text })) } : {}),
+        ...(typeof item.encrypted_content === "string" ? { encrypted_content: item.encrypted_content } : {}),
+      };
+    }
+    case "item_reference": {
+      const ref = requiredString(item, "id", param);
+      const found = lookup.item(ref);
+      if (!found) throw invalidParam(`${param}.id`, `No stored item with id '${ref}': item references resolve against responses this client stored (store: true) and still holds.`, "item_not_found");
+      return structuredClone(found) as InputItem;
+    }
+    default:
+      if (typeof type === "string" && /^(web_search|file_search|computer|code_interpreter|image_generation|local_shell|mcp)/.test(type)) throw hosted(`${param}.type`, `The hosted item type \`${type}\``);
+      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "reasoning" or "item_reference", got ${JSON.stringify(type)}.`);
+  }
+}
+
+function requiredString(item: Record<string, unknown>, key: string, param: string): string {
+  const v = item[key];
+  if (typeof v !== "string" || v === "") throw invalidParam(`${param}.${key}`, `\`${param}.${key}\` is required: a non-empty string.`, isAbsent(v) ? "missing_required_parameter" : "invalid_type");
+  return v;
+}
+
+function validateTextParts(v: unknown, param: string, type: string): string[] {
+  if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be an array of {"type": "${type}", "text": ...}.`, "invalid_type");
+  return v.map((part, j) => {
+    if (!isObject(part) || part.type !== type || typeof part.text !== "string") throw invalidParam(`${param}[${j}]`, `\`${param}[${j}]\` must be {"type": "${type}", "text": ...}.`);
+    return part.text;
+  });
+}
+
+const ROLES = new Set(["user", "system", "developer", "assistant"]);
+
+function validateMessageItem(item: Record<string, unknown>, param: string, id: string | undefined): InputItem {
+  const role = item.role;
+  if (typeof role !== "string" || !ROLES.has(role)) throw invalidParam(`${param}.role`, `\`${param}.role\` must be one of user, system, developer, assistant (got ${JSON.stringify(role)}).`);
+  const r = role as "user" | "system" | "developer" | "assistant";
+  const content = item.content;
+  const textType = r === "assistant" ? "output_text" : "input_text";
+  const makeText = (text: string) => (textType === "output_text" ? { type: "output_text" as const, text, annotations: [] } : { type: "input_text" as const, text });
+  if (typeof content === "string") return { type: "message", id: id ?? newItemId("msg"), status: "completed", role: r, content: [makeText(content)] };
+  if (!Array.isArray(content)) throw invalidParam(`${param}.content`, `\`${param}.content\` must be a string or an array of content parts.`, isAbsent(content) ? "missing_required_parameter" : "invalid_type");
+  const parts = content.map((part, j) => {
+    const p = `${param}.content[${j}]`;
+    if (!isObject(part)) throw invalidParam(p, `\`${p}\` must be a content part object.`, "invalid_type");
+    switch (part.type) {
+      case "input_text":
+      case "output_text":
+      case "text":
+        if (typeof part.text !== "string") throw invalidParam(`${p}.text`, `\`${p}.text\` must be a string.`, "invalid_type");
+        return makeText(part.text);
+      case "refusal":
+        if (r !== "assistant" || typeof part.refusal !== "string") throw invalidParam(p, `\`${p}\`: refusal parts belong to assistant messages and carry a \`refusal\` string.`);
+        return { type: "refusal" as const, refusal: part.refusal };
+      case "input_image": {
+        if (r !== "user") throw invalidParam(`${p}.type`, `\`${p}\`: images are accepted only in user messages.`);
+        if (!isAbsent(part.file_id)) throw hosted(`${p}.file_id`, "Images by `file_id` (the hosted Files API)");
+        const url = part.image_url;
+        if (typeof url !== "string") throw invalidParam(`${p}.image_url`, `\`${p}.image_url\` must be a data URL string.`, "invalid_type");
+        if (!url.startsWith("data:image/")) {
+          throw invalidParam(`${p}.image_url`, "Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.", "invalid_image_url");
+        }
+        if (url.length * 0.75 > MAX_IMAGE_BYTES) throw new ApiError({ status: 413, param: `${p}.image_url`, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
+        const detail = part.detail === "low" || part.detail === "high" || part.detail === "auto" ? part.detail : undefined;
+        return { type: "input_image" as const, image_url: url, ...(detail ? { detail } : {}) };
+      }
+      case "input_file":
+        throw hosted(`${p}.type`, "File inputs (`input_file`)");
+      default:
+        throw invalidParam(`${p}.type`, `\`${p}.type\` must be "input_text", "input_image" (user) or "output_text" (assistant), got ${JSON.stringify(part.type)}.`);
+    }
+  });
+  return { type: "message", id: id ?? newItemId("msg"), status: "completed", role: r, content: parts };
+}
+
+/**
+ * Items → the chat face's messages. Consecutive assistant-side items (reasoning,
+ * assistant messages, function calls) form one assistant turn whose content is
+ * the message texts joined and whose tool calls are the function calls, so a
+ * turn sent back as items keys the KV-reuse memory exactly as the chat message
+ * would. Reasoning is not replayed as text (the memory restores the raw reply
+ * when the reasoning sent back is the reasoning it produced).
+ */
+export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, param: string, callNames = new Map<string, string>()): NormalizedMessage[] {
+  const out: NormalizedMessage[] = [];
+  let turn: NormalizedMessage | null = null;
+  const assistant = () => {
+    if (!turn) {
+      turn = { role: "assistant", content: "", toolCalls: [], toolCallId: null, name: null };
+      out.push(turn);
+    }
+    return turn;
+  };
+  items.forEach((item) => {
+    switch (item.type) {
+      case "reasoning": {
+        // The reasoning text, when sent back, must match what the memory holds for the raw reply to be restored.
+        const sent = (item as { content?: Array<{ text: string }> }).content;
+        const m = assistant();
+        if (sent) m.reasoning = (m.reasoning ?? "") + sent.map((p) => p.text).join("");
+        return;
+      }
+      case "function_call": {
+        const call = item as { call_id: string; name: string; arguments: string };
+        const toolCall: ToolCall = { id: call.call_id, type: "function", function: { name: call.name, arguments: call.arguments } };
+        callNames.set(call.call_id, call.name);
+        assistant().toolCalls.push(toolCall);
+        return;
+      }
+      case "function_call_output": {
+        turn = null;
+        const result = item as { call_id: string; output: string | Array<{ text: string }> };
+        const content = typeof result.output === "string" ? result.output : result.output.map((p) => p.text).join("\n");
+        out.push({ role: "tool", content, toolCallId: result.call_id, toolCalls: [], name: callNames.get(result.call_id) ?? null });
+        return;
+      }
+      case "message": {
+        const message = item as { role: string; content: Array<{ type: string; text?: string; refusal?: string; image_url?: string }> };
+        if (message.role === "assistant") {
+          const m = assistant();
+          m.content = (m.content as string) + message.content.map((p) => p.text ?? p.refusal ?? "").join("");
+          return;
+        }
+        turn = null;
+        const role = message.role === "user" ? "user" : "system";
+        out.push({ role, content: partsContent(message.content), toolCalls: [], toolCallId: null, name: null });
+        return;
+      }
+      default:
+        throw invalidParam(param, `Items of type \`${item.type}\` cannot be read by the model here.`);
+    }
+  });
+  return out;
+}
+
+/** Text parts joined (as the chat face flattens text-only arrays); with images, chat content parts. */
+function partsContent(parts: Array<{ type: string; text?: string; image_url?: string; detail?: string }>): string | ContentPart[] {
+  if (parts.every((p) => p.type !== "input_image")) return parts.map((p) => p.text ?? "").join("\n");
+  return parts.map((p): ContentPart => (p.type === "input_image" ? { type: "image_url", image_url: { url: p.image_url as string } } : { type: "text", text: p.text ?? "" }));
+}
