@@ -94,7 +94,8 @@ describe("compaction through the client", () => {
   });
 
   it("the summarizer runs with thinking off (a reasoning model's summary is its answer text)", async () => {
-    const { client, engine } = scriptedClient(["<think>\nok\n</think>\n\n" + SUMMARY]);
+    // With thinking off web-llm streams an empty think block first (the scripted engine does too): not part of the summary.
+    const { client, engine } = scriptedClient([SUMMARY]);
     const compacted = await client.responses.compact({ model: "Qwen3-0.6B", input: history });
     expect(engine.requests[0].thinking.enabled).toBe(false);
     expect(expandCompactionItems(compacted.output)[0]).toEqual({ type: "message", role: "user", content: [{ type: "input_text", text: `${SUMMARY_HEADING}\n${SUMMARY}` }] });

@@ -19,8 +19,8 @@ describe("previous_response_id", () => {
     expect(first.usage?.input_tokens_details.cached_tokens).toBe(0);
     const second = await client.responses.create({ model: QWEN25, instructions: "Be kind.", input: "who are you?", previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
-    // As chat: the whole first turn (prompt and reply) is served from the cache.
-    expect(second.usage?.input_tokens_details.cached_tokens).toBe((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
+    // As chat (and web-llm): the whole first turn but its last reply token is served from the cache.
+    expect(second.usage?.input_tokens_details.cached_tokens).toBe((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0) - 1);
     const [turn1, turn2] = engine.requests;
     expect(turn2.messages.slice(0, turn1.messages.length)).toEqual(turn1.messages);
     expect(turn2.messages[turn2.messages.length - 1].content).toContain("who are you?");
@@ -52,6 +52,25 @@ describe("previous_response_id", () => {
     const first = await client.responses.create({ model: QWEN25, input: [{ role: "user", content: "hi" }] });
     const second = await client.responses.create({ model: QWEN25, input: [{ role: "user", content: "hi" }, ...first.output, { role: "user", content: "how are you?" }] as never });
     expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it("a thinking model's items sent back restore the raw reply only while its reasoning text is unedited", async () => {
+    // Qwen3 keeps the reasoning of a tool round (after the last user message), so the restored raw text reaches the prompt.
+    const raw = '<think>\nThe user wants Paris.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    const { client, engine } = scriptedClient([raw, "Sunny.", raw, "Sunny."]);
+    const roundTrip = async (edit: (text: string) => string) => {
+      const first = await client.responses.create({ model: QWEN3, input: [{ role: "user", content: "Weather in Paris?" }], tools: [weather] });
+      const call = first.output.find((i) => i.type === "function_call") as { call_id: string };
+      const sentBack = first.output.map((item) =>
+        item.type === "reasoning" ? { ...item, content: item.content?.map((part) => ({ ...part, text: edit(part.text) })) } : item,
+      );
+      const input = [{ role: "user", content: "Weather in Paris?" }, ...sentBack, { type: "function_call_output", call_id: call.call_id, output: "18C" }];
+      await client.responses.create({ model: QWEN3, input: input as never, tools: [weather] });
+      return JSON.stringify(engine.requests[engine.requests.length - 1].messages);
+    };
+    expect(await roundTrip((text) => text)).toContain("The user wants Paris.");
+    // The model must see what the app sent: an edited reasoning is not swapped for the remembered raw reply.
+    expect(await roundTrip(() => "The user wants Lyon.")).not.toContain("The user wants Paris.");
   });
 
   it("a function call round trip: function_call_output after previous_response_id, KV reused", async () => {
