@@ -8,6 +8,7 @@
 import OpenAI from "openai";
 import { createClient, type Client } from "../../src/index.js";
 import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/index.js";
+import { defineEmbedSmoke } from "./embed-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -209,4 +210,5 @@ window.smoke = async (options) => {
   client.terminate();
   return report;
 };
+defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 window.smokeReady = true;
