@@ -60,9 +60,10 @@ for (const dir of [chatDir, embedDir].filter(Boolean))
   if (!existsSync(join(dir, "resolve/main/mlc-chat-config.json"))) fail(`${dir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
 for (const lib of [chatLib, embedLib].filter(Boolean)) if (!existsSync(lib)) fail(`${lib} not found.`);
 if (!ALIAS[webllm]) fail(`--webllm must be one of ${Object.keys(ALIAS).join(", ")}`);
-const embedModelId = args["embed-model-id"] ?? "snowflake-arctic-embed-s-q0f32-MLC-b4";
 const stubKernels = String(args["stub-kernels"] ?? "argsort1_kernel_2").split(",").filter((k) => k && k !== "none");
 const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
+// the id names the batch as web-llm's prebuilt ids do (`-b4`, `-b32`), and it replaces the prebuilt record of that id
+const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
 const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
 
 const report = chatDir
@@ -135,7 +136,7 @@ try {
   if (chatDir) report.result = await step(() => page.evaluate((o) => window.smoke(o), { modelId, countersUrl, maxTokens, only }), () => window.smokeReport);
   if (embedDir && !report.timedOutAfterS) {
     const inputs = embedInputs(inputCount);
-    report.embedding.result = await step(() => page.evaluate((o) => window.smokeEmbed(o), { modelId: embedModelId, countersUrl, stubKernels, inputs }), () => window.smokeEmbedReport);
+    report.embedding.result = await step(() => page.evaluate((o) => window.smokeEmbed(o), { modelId: embedModelId, countersUrl, stubKernels, inputs, compiledBatch }), () => window.smokeEmbedReport);
   }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);

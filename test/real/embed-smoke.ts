@@ -29,6 +29,8 @@ export interface EmbedSmokeOptions {
   stubKernels: string[];
   /** More than the library's compiled batch; the driver makes them (the last repeats the first, in another batch). */
   inputs: string[];
+  /** `max_batch_size` of the library (the driver reads it from the .wasm). */
+  compiledBatch?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -40,8 +42,9 @@ interface EmbeddingList {
 
 const origin = location.origin;
 
-function record(modelId: string): ModelRecord {
+function record(modelId: string, compiledBatch?: number): ModelRecord {
   return {
+    ...(compiledBatch ? { embedding_batch_size: compiledBatch } : {}),
     model: `${origin}/embed-model/`,
     model_id: modelId,
     model_lib: `${origin}/lib/embed-model.wasm`,
@@ -71,7 +74,7 @@ async function loadOnce(modelId: string, options: EmbedSmokeOptions): Promise<{ 
   const phases: string[] = [];
   let last: LoadProgress | null = null;
   let monotonic = true;
-  const client = createClient({ models: [record(modelId)], cache: "indexeddb", worker: worker(options.stubKernels) });
+  const client = createClient({ models: [record(modelId, options.compiledBatch)], cache: "indexeddb", worker: worker(options.stubKernels) });
   const t0 = performance.now();
   let error: Json | undefined;
   try {
@@ -187,7 +190,7 @@ async function smokeEmbed(options: EmbedSmokeOptions): Promise<Json> {
   // 4. web-llm's own engine on this page, on the cache our downloader filled
   installCompatShim({ stubKernels: options.stubKernels });
   const webllm = await import("@mlc-ai/web-llm"); // here only: the chat smoke never loads web-llm on the page
-  const appConfig = { model_list: [record(modelId) as unknown as WebLLM.ModelRecord], cacheBackend: "indexeddb" } as WebLLM.AppConfig;
+  const appConfig = { model_list: [record(modelId, options.compiledBatch) as unknown as WebLLM.ModelRecord], cacheBackend: "indexeddb" } as WebLLM.AppConfig;
   const before = await served(options.countersUrl);
   const t0 = performance.now();
   let engine: WebLLM.MLCEngine | undefined;
