@@ -9,6 +9,7 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
+import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
@@ -38,6 +39,8 @@ export interface WorkerApi {
   createChatCompletion(body: unknown, port: MessagePort): Promise<ChatCompletion>;
   /** Resolves when generation has started; chunks then arrive on `port`. */
   streamChatCompletion(body: unknown, port: MessagePort): Promise<void>;
+  /** Abort arrives on `port`. */
+  createEmbeddings(body: unknown, port: MessagePort): Promise<CreateEmbeddingResponse>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;
