@@ -23,7 +23,7 @@ export type PortCommand = { type: "abort" };
 /** Serializable engine choice for the default worker. */
 export type EngineSpec =
   | { kind: "webllm" }
-  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number };
+  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number };
 
 export interface WorkerHostConfig {
   engine: EngineSpec;
