@@ -6,6 +6,7 @@ export type { FallbackOptions } from "./client/fallback.js";
 export { Stream } from "./client/stream.js";
 export { ApiError } from "./protocol/api-error.js";
 export type * from "./protocol/types.js";
+export type * from "./protocol/embeddings-types.js";
 export type { LoadProgress, Engine, EngineRequest, EngineEvent } from "./engine/types.js";
 export type { ModelRecord } from "./models/record.js";
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";

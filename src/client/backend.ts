@@ -13,10 +13,12 @@ import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
+import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 
 export interface Backend {
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
+  createEmbeddings(body: unknown, signal: AbortSignal): Promise<CreateEmbeddingResponse>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;
@@ -35,6 +37,7 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
   return {
     createChatCompletion: async (body, signal) => (await host()).createChatCompletion(body, { signal }),
     streamChatCompletion: async (body, queue, signal) => (await host()).streamChatCompletion(body, queue, { signal }),
+    createEmbeddings: async (body, signal) => (await host()).createEmbeddings(body, { signal }),
     listModels: async () => (await host()).listModels(),
     retrieveModel: async (id) => (await host()).retrieveModel(id),
     gpuInfo: async () => (await host()).gpuInfo(),
@@ -155,6 +158,17 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
         done();
         port1.close();
         throw error;
+      }
+    },
+    async createEmbeddings(body, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      try {
+        return await guarded(state, port1, state.api.createEmbeddings(body, Comlink.transfer(port2, [port2])));
+      } finally {
+        done();
+        port1.close();
       }
     },
     listModels: async () => {

@@ -16,6 +16,7 @@ import { ChunkQueue } from "./chunk-queue.js";
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
+import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 
 export interface ClientOptions {
   /**
@@ -58,6 +59,10 @@ export interface Client {
       create(body: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
       create(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletion | Stream>;
     };
+  };
+  embeddings: {
+    /** Vectors from a local embedding model (`snowflake-arctic-embed-s|m`), resident next to the chat model. */
+    create(body: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
   };
   models: {
     list(): Promise<ModelList>;
@@ -110,6 +115,7 @@ export function createClient(options: ClientOptions = {}): Client {
 
   const client: Client = {
     chat: { completions: { create: create as Client["chat"]["completions"]["create"] } },
+    embeddings: { create: (body, requestOptions = {}) => backend.createEmbeddings(body, requestOptions.signal ?? new AbortController().signal) },
     models: {
       list: () => backend.listModels(),
       retrieve: (id) => backend.retrieveModel(id),

@@ -13,8 +13,9 @@ import { createScriptedEngine, type ScriptedEngine } from "./scripted.js";
  * catalog entry serves any number of requests, unlike a test's engine, which
  * runs out on purpose.
  */
-export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine): ScriptedEngine {
-  const replies = spec.replies;
+export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine, embedding = false): ScriptedEngine {
+  // An embedding record embeds with the scripted default (hashed bag of words) and needs no replies.
+  const replies = embedding && spec.replies === undefined ? [""] : spec.replies;
   if (!Array.isArray(replies) || replies.length === 0 || !replies.every((r) => typeof r === "string")) {
     throw new ApiError({
       status: 500,

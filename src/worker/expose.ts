@@ -50,6 +50,12 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
       const signal = abortSignalOf(port);
       return ready().streamChatCompletion(body, new PortSink(port), { signal });
     },
+    createEmbeddings(body, port) {
+      const signal = abortSignalOf(port);
+      return ready()
+        .createEmbeddings(body, { signal })
+        .finally(() => port.close());
+    },
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),
