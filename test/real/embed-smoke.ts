@@ -63,10 +63,15 @@ function errorOf(error: unknown): Json {
   return { name: e?.name, status: e?.status, code: e?.code, param: e?.param, message: String(e?.message ?? error).slice(0, 600) };
 }
 
+/**
+ * The stub list travels in the worker's name, not in a `?query` on its URL:
+ * the worker's lazily imported chunks import back from its entry chunk by the
+ * plain URL, and a module with another URL (the query) is a second instance,
+ * which would run a second exposeEngineHost (an unconfigured host answering
+ * the same messages).
+ */
 function worker(stubKernels: string[]): Worker {
-  const url = new URL(embedWorkerUrl, location.href);
-  if (stubKernels.length) url.searchParams.set("stubKernels", stubKernels.join(","));
-  return new Worker(url, { type: "module" });
+  return new Worker(new URL(embedWorkerUrl, location.href), { type: "module", name: `smoke-embed stubKernels=${stubKernels.join(",")}` });
 }
 
 async function loadOnce(modelId: string, options: EmbedSmokeOptions): Promise<{ client: Client; report: Json }> {

@@ -4,9 +4,9 @@
  * the test-only compat shim for the old model library, then serves the
  * library's own EngineHost exactly as the default worker does.
  */
-import { installCompatShim, shimLog, shimOptionsFromLocation } from "./webllm-compat-shim.js";
+import { installCompatShim, shimLog, shimOptionsFromName } from "./webllm-compat-shim.js";
 import { exposeEngineHost } from "../../src/testing.js";
 
-installCompatShim(shimOptionsFromLocation(self.location.search));
+installCompatShim(shimOptionsFromName((self as unknown as { name: string }).name));
 (self as unknown as { __compatShimLog: string[] }).__compatShimLog = shimLog;
 exposeEngineHost();

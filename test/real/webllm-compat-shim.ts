@@ -83,7 +83,7 @@ export function installCompatShim(options: CompatShimOptions = {}): void {
   };
 }
 
-/** The options a page passes to a worker in its URL (`?stubKernels=a,b`). */
-export function shimOptionsFromLocation(search: string): CompatShimOptions {
-  return { stubKernels: (new URLSearchParams(search).get("stubKernels") ?? "").split(",").filter(Boolean) };
+/** The options a page passes to a worker in its name (`… stubKernels=a,b`). */
+export function shimOptionsFromName(name: string): CompatShimOptions {
+  return { stubKernels: (/stubKernels=(\S*)/.exec(name)?.[1] ?? "").split(",").filter(Boolean) };
 }
