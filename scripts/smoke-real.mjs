@@ -7,6 +7,8 @@
  *                         [--max-tokens 2] [--only multiturn,abort,tools,sdk] [--port 0] [--timeout-s 3600]
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
+ *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
+ *   --steps chat,embed,mixed picks what runs.
  *
  * An embedding model (its mlc-chat-config.json model_type is an encoder such
  * as `bert`) given as --model-dir is recognised and run as one. The embedding
@@ -65,6 +67,11 @@ const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
 // the id names the batch as web-llm's prebuilt ids do (`-b4`, `-b32`), and it replaces the prebuilt record of that id
 const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
 const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
+// chat: the chat model's checks; embed: the embedding model's; mixed: both models in one client (needs both folders)
+const steps = String(args.steps ?? "chat,embed,mixed").split(",");
+const runChat = !!chatDir && steps.includes("chat");
+const runEmbed = !!embedDir && steps.includes("embed");
+const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 
 const report = chatDir
   ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
@@ -133,14 +140,22 @@ try {
     return timedOut ? await page.evaluate(partial) : await done;
   };
   const countersUrl = `${origin}/__counters`;
-  if (chatDir) report.result = await step(() => page.evaluate((o) => window.smoke(o), { modelId, countersUrl, maxTokens, only }), () => window.smokeReport);
-  if (embedDir && !report.timedOutAfterS) {
-    const inputs = embedInputs(inputCount);
+  if (runChat) report.result = await step(() => page.evaluate((o) => window.smoke(o), { modelId, countersUrl, maxTokens, only }), () => window.smokeReport);
+  const inputs = embedInputs(inputCount);
+  if (runEmbed && !report.timedOutAfterS) {
     report.embedding.result = await step(() => page.evaluate((o) => window.smokeEmbed(o), { modelId: embedModelId, countersUrl, stubKernels, inputs, compiledBatch }), () => window.smokeEmbedReport);
+  }
+  if (runMixed && !report.timedOutAfterS) {
+    const o = { chatModelId: modelId, embedModelId, countersUrl, stubKernels, inputs, compiledBatch };
+    report.mixed = await step(() => page.evaluate((x) => window.smokeMixed(x), o), () => window.smokeMixedReport);
   }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);
-  report.checks = { ...(chatDir ? checks(report.result ?? {}) : {}), ...(embedDir ? embedChecks(report.embedding.result ?? {}) : {}) };
+  report.checks = {
+    ...(runChat ? checks(report.result ?? {}) : {}),
+    ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
+    ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
+  };
 } catch (error) {
   report.error = String(error?.stack ?? error);
 } finally {
@@ -195,6 +210,19 @@ function embedChecks(r) {
   c.sameVectorsAsWebllmDirect = typeof r.compare?.maxAbsDiffOursVsWebllm === "number" && r.compare.maxAbsDiffOursVsWebllm <= 1e-5;
   c.sameTokenCountAsWebllmDirect = !!e.usage && e.usage.prompt_tokens === r.webllmDirectEmbed?.usage?.prompt_tokens;
   return c;
+}
+
+/** Chat + embedding model in one client: both resident, alternating requests reload neither. */
+function mixedChecks(r) {
+  const okEmbed = (e) => !!e && !e.error && e.count === inputCount;
+  const okChat = (c) => !!c && !c.error && c.usage?.completion_tokens >= 1;
+  return {
+    mixedBothLoaded: !r.loadError && typeof r.embedLoadMs === "number",
+    mixedEmbeddingModelListedAsEmbedding: !!r.listed?.some((m) => m.id === embedModelId && m.type === "embedding"),
+    mixedChatAnsweredBetweenEmbeddings: okChat(r.chat1) && okChat(r.chat2),
+    mixedEmbeddedTwiceIdentically: okEmbed(r.embed1) && okEmbed(r.embed2) && r.maxAbsDiffEmbed1VsEmbed2 === 0,
+    mixedNoReloadWhileAlternating: r.progressEventsAfterLoads === 0 && r.modelRequestsAfterLoads === 0,
+  };
 }
 
 /** `n` short inputs of different lengths; the last repeats the first (it lands in another batch). */

@@ -33,8 +33,8 @@ export interface EmbedSmokeOptions {
   compiledBatch?: number;
 }
 
-type Json = Record<string, unknown>;
-interface EmbeddingList {
+export type Json = Record<string, unknown>;
+export interface EmbeddingList {
   data: Array<{ index: number; embedding: number[] | string }>;
   usage?: { prompt_tokens: number; total_tokens: number };
   model?: string;
@@ -42,7 +42,7 @@ interface EmbeddingList {
 
 const origin = location.origin;
 
-function record(modelId: string, compiledBatch?: number): ModelRecord {
+export function embedRecord(modelId: string, compiledBatch?: number): ModelRecord {
   return {
     ...(compiledBatch ? { embedding_batch_size: compiledBatch } : {}),
     model: `${origin}/embed-model/`,
@@ -53,12 +53,12 @@ function record(modelId: string, compiledBatch?: number): ModelRecord {
   };
 }
 
-async function served(countersUrl: string): Promise<number> {
+export async function served(countersUrl: string): Promise<number> {
   const res = await fetch(countersUrl, { cache: "no-store" });
   return ((await res.json()) as { modelRequests: number }).modelRequests;
 }
 
-function errorOf(error: unknown): Json {
+export function errorOf(error: unknown): Json {
   const e = error as { name?: string; message?: string; status?: number; code?: string; param?: string; stack?: string };
   return { name: e?.name, status: e?.status, code: e?.code, param: e?.param, message: String(e?.message ?? error).slice(0, 600) };
 }
@@ -70,7 +70,7 @@ function errorOf(error: unknown): Json {
  * which would run a second exposeEngineHost (an unconfigured host answering
  * the same messages).
  */
-function worker(stubKernels: string[]): Worker {
+export function worker(stubKernels: string[]): Worker {
   return new Worker(new URL(embedWorkerUrl, location.href), { type: "module", name: `smoke-embed stubKernels=${stubKernels.join(",")}` });
 }
 
@@ -79,7 +79,7 @@ async function loadOnce(modelId: string, options: EmbedSmokeOptions): Promise<{ 
   const phases: string[] = [];
   let last: LoadProgress | null = null;
   let monotonic = true;
-  const client = createClient({ models: [record(modelId, options.compiledBatch)], cache: "indexeddb", worker: worker(options.stubKernels) });
+  const client = createClient({ models: [embedRecord(modelId, options.compiledBatch)], cache: "indexeddb", worker: worker(options.stubKernels) });
   const t0 = performance.now();
   let error: Json | undefined;
   try {
@@ -99,7 +99,7 @@ async function loadOnce(modelId: string, options: EmbedSmokeOptions): Promise<{ 
 }
 
 /** Vectors as float arrays, in `index` order (base64 decoded as the OpenAI SDK does: little-endian float32). */
-function vectorsOf(list: EmbeddingList): number[][] {
+export function vectorsOf(list: EmbeddingList): number[][] {
   return [...list.data]
     .sort((a, b) => a.index - b.index)
     .map((d) => {
@@ -109,7 +109,7 @@ function vectorsOf(list: EmbeddingList): number[][] {
     });
 }
 
-async function embedTimed(work: () => Promise<EmbeddingList>): Promise<{ report: Json; vectors?: number[][] }> {
+export async function embedTimed(work: () => Promise<EmbeddingList>): Promise<{ report: Json; vectors?: number[][] }> {
   const t0 = performance.now();
   try {
     const list = await work();
@@ -195,7 +195,8 @@ async function smokeEmbed(options: EmbedSmokeOptions): Promise<Json> {
   // 4. web-llm's own engine on this page, on the cache our downloader filled
   installCompatShim({ stubKernels: options.stubKernels });
   const webllm = await import("@mlc-ai/web-llm"); // here only: the chat smoke never loads web-llm on the page
-  const appConfig = { model_list: [record(modelId, options.compiledBatch) as unknown as WebLLM.ModelRecord], cacheBackend: "indexeddb" } as WebLLM.AppConfig;
+  // cacheBackend: web-llm ≥ 0.2.80; useIndexedDBCache: ≤ 0.2.79
+  const appConfig = { model_list: [embedRecord(modelId, options.compiledBatch) as unknown as WebLLM.ModelRecord], cacheBackend: "indexeddb", useIndexedDBCache: true } as WebLLM.AppConfig;
   const before = await served(options.countersUrl);
   const t0 = performance.now();
   let engine: WebLLM.MLCEngine | undefined;

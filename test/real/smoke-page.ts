@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { createClient, type Client } from "../../src/index.js";
 import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/index.js";
 import { defineEmbedSmoke } from "./embed-smoke.js";
+import { defineMixedSmoke } from "./mixed-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -211,4 +212,5 @@ window.smoke = async (options) => {
   return report;
 };
 defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
+defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 window.smokeReady = true;
