@@ -35,6 +35,8 @@ export interface ScriptedRecordEngine {
   tokenDelayMs?: number;
   /** Simulated load time (ms), reported as progress. */
   loadDelayMs?: number;
+  /** Embedding records (model_type 1): simulated time per batch (ms). They need no replies. */
+  embedDelayMs?: number;
 }
 
 /** web-llm's `ModelType.VLM`. */
