@@ -203,6 +203,15 @@ describe("embeddings: batching, abort, residency", () => {
     expect(engine.loads).toHaveLength(2);
   });
 
+  it("load progress for an embedding model reaches models.load's onProgress and the client's, as for chat", async () => {
+    const seen: number[] = [];
+    const own: number[] = [];
+    const client = createClient({ worker: false, engine: createScriptedEngine({ replies: ["x"] }), onProgress: (p) => seen.push(p.fraction) });
+    await client.models.load("Snowflake/snowflake-arctic-embed-s", { onProgress: (p) => own.push(p.fraction) });
+    expect(own).toEqual([0.25, 0.5, 0.75, 1]);
+    expect(seen).toEqual(own);
+  });
+
   it("a scripted catalog record of model_type embedding embeds with no replies", async () => {
     const client = createClient({
       worker: false,
