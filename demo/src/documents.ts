@@ -10,7 +10,7 @@
 import type { Client } from "../../src/index.js";
 import { h, replace } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { groundedMessages, splitPassages, topPassages, type Passage } from "./passages.js";
+import { groundedMessages, queryText, splitPassages, topPassages, type Passage } from "./passages.js";
 
 /** Passages per embeddings request: small enough for a smooth progress bar. */
 const PASSAGES_PER_REQUEST = 8;
@@ -149,7 +149,7 @@ export function createDocuments(client: Client, embeddingModels: string[], initi
     status.textContent = "";
     replace(answer);
     try {
-      const { data } = await client.embeddings.create({ model: select.value, input: text }, { signal: controller.signal });
+      const { data } = await client.embeddings.create({ model: select.value, input: queryText(select.value, text) }, { signal: controller.signal });
       const best = topPassages(data[0].embedding as number[], index.map((x) => x.vector), TOP_K);
       const chosen = best.map((b) => index[b.index].passage);
       replace(

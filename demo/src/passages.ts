@@ -93,3 +93,11 @@ export function groundedMessages(question: string, passages: Passage[]): Array<{
     { role: "user", content: question },
   ];
 }
+
+/**
+ * Arctic-embed models were trained with this prefix on queries (not on
+ * passages); retrieval is better with it (Snowflake's model card).
+ */
+export function queryText(model: string, question: string): string {
+  return /arctic-embed/i.test(model) ? `Represent this sentence for searching relevant passages: ${question}` : question;
+}

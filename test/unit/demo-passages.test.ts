@@ -1,6 +1,6 @@
 /** The Documents view's retrieval helpers: passage splitting, cosine ranking, the grounded prompt. */
 import { describe, expect, it } from "vitest";
-import { cosine, groundedMessages, splitPassages, topPassages } from "../../demo/src/passages.js";
+import { cosine, groundedMessages, queryText, splitPassages, topPassages } from "../../demo/src/passages.js";
 
 const words = (n: number, w = "word") => Array.from({ length: n }, (_, i) => `${w}${i}`).join(" ");
 
@@ -38,5 +38,10 @@ describe("demo passages", () => {
     const [system, user] = groundedMessages("How long?", [{ source: "a.txt", text: "Two years." }, { source: "b.txt", text: "Blue." }]);
     expect(system.content).toContain("[1] (a.txt) Two years.\n\n[2] (b.txt) Blue.");
     expect(user).toEqual({ role: "user", content: "How long?" });
+  });
+
+  it("arctic-embed queries get the model's query prefix; other models' do not", () => {
+    expect(queryText("snowflake-arctic-embed-s-q0f32-MLC-b4", "Why?")).toBe("Represent this sentence for searching relevant passages: Why?");
+    expect(queryText("Demo-Embed-MLC-b4", "Why?")).toBe("Why?");
   });
 });
