@@ -183,6 +183,25 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     expect(result.embeddings).toHaveLength(1);
   });
 
+  it("through EngineHost: when both do not fit in the device's memory, each load unloads the other kind (and says nothing when they fit)", async () => {
+    const gpu: GpuProbe = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+    const bigChat = { ...chat, vram_required_MB: 1400 };
+    const smallEmbed = { ...embed, vram_required_MB: 240 };
+    for (const [memoryGb, expected] of [
+      [2, [`reload ${chat.model_id}`, `reload ${embed.model_id}`, `reload ${chat.model_id}`, `reload ${embed.model_id}`]],
+      [4, [`reload ${chat.model_id}`, `reloadInternal ${embed.model_id}`]],
+    ] as const) {
+      const { module, log } = standIn({ legacy: true });
+      const engine = createWebLlmEngine({ webllm: module });
+      const host = new EngineHost({ engine, models: [bigChat, smallEmbed], probeGpu: async () => gpu, deviceMemoryGb: memoryGb });
+      for (let i = 0; i < 2; i++) {
+        await host.createChatCompletion({ model: chat.model_id, messages: [{ role: "user", content: "Hi" }] });
+        await host.createEmbeddings({ model: embed.model_id, input: "x" });
+      }
+      expect(loads(log).filter((l) => l !== "unload")).toEqual(expected);
+    }
+  });
+
   it("through EngineHost: batches of the compiled size (b4), in order, one load per model", async () => {
     const { module, log } = standIn({ legacy: true }); // legacy: web-llm fetches for itself, so no downloader in Node
     const engine = createWebLlmEngine({ webllm: module });
