@@ -170,6 +170,18 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     expect(log.some((l) => l.startsWith("embed "))).toBe(false);
   });
 
+  it("a tokenizer that truncates at the window (tokenizer.json truncation) cannot hide a long input; an input exactly window-long passes", async () => {
+    const { module, log, pipelines } = standIn();
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(embed, {});
+    const words = (n: number) => Array.from({ length: n }, () => "w").join(" ");
+    pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => t.split(/\s+/).slice(0, 512).map((_, i) => i);
+    await expect(engine.embed!({ model: embed.model_id, input: [words(900)], firstIndex: 0 }, new AbortController().signal)).rejects.toMatchObject({ status: 400, param: "input[0]", message: expect.stringContaining("longer than 512 tokens") });
+    expect(log.some((l) => l.startsWith("embed "))).toBe(false);
+    const exact = await engine.embed!({ model: embed.model_id, input: [words(511), words(512)], firstIndex: 0 }, new AbortController().signal);
+    expect(exact.embeddings).toHaveLength(2);
+  });
+
   it("abort before the batch: AbortError and web-llm is not called; token ids pass through", async () => {
     const { module, log } = standIn();
     const engine = createWebLlmEngine({ webllm: module });
