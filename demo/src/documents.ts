@@ -120,6 +120,15 @@ export function createDocuments(client: Client, embeddingModels: string[], initi
     index = [];
     const started = performance.now();
     try {
+      // The first time, the embedding model downloads (~240 MB for arctic-embed-s) and loads: the same bar shows it.
+      await client.models.load(select.value, {
+        signal: controller.signal,
+        onProgress: (p) => {
+          progress.value = p.fraction;
+          progressText.textContent = `Loading ${select.value}: ${Math.round(p.fraction * 100)}%`;
+        },
+      });
+      progress.value = 0;
       for (let start = 0; start < all.length; start += PASSAGES_PER_REQUEST) {
         const batch = all.slice(start, start + PASSAGES_PER_REQUEST);
         const response = await client.embeddings.create({ model: select.value, input: batch.map((p) => p.text) }, { signal: controller.signal });
