@@ -166,6 +166,11 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
 
   async function loadEmbedding(record: ModelRecord, loadOptions: LoadOptions) {
     if (embeddingRecord?.model_id === record.model_id) return;
+    if (loadOptions.exclusive) {
+      loaded = null;
+      currentRecord = null;
+      kv = null;
+    }
     loads.push(record.model_id);
     const steps = 4;
     for (let i = 1; i <= steps; i++) {
@@ -201,6 +206,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     },
     async load(record: ModelRecord, loadOptions: LoadOptions) {
       if (isEmbeddingRecord(record)) return loadEmbedding(record, loadOptions);
+      if (loadOptions.exclusive) embeddingRecord = null;
       if (loaded === record.model_id) return;
       loads.push(record.model_id);
       const total = 1_000_000;

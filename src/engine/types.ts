@@ -83,6 +83,11 @@ export interface LoadOptions {
   /** web-llm `chatOpts.conv_config` overrides for the family (e.g. a tool role). */
   convConfig?: Record<string, unknown>;
   cacheBackend?: "indexeddb" | "cache" | "opfs";
+  /**
+   * Unload the resident model of the other kind (chat vs embedding) first:
+   * the host found that both do not fit in GPU memory together.
+   */
+  exclusive?: boolean;
 }
 
 /**

@@ -171,7 +171,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     } catch (error) {
       throw new ApiError({ status: 400, code: "unsupported_cache", param: "cache", message: (error as Error).message });
     }
-    engine.setAppConfig({ model_list: [next, ...(embedding ? [embedding.record] : [])].map(toWebLlmRecord), ...appCache });
+    engine.setAppConfig({ model_list: [next, ...(embedding && !loadOptions.exclusive ? [embedding.record] : [])].map(toWebLlmRecord), ...appCache });
     const mapProgress = createProgressMapper();
     engine.setInitProgressCallback((report) => loadOptions.onProgress?.(mapProgress(report)));
     const hadChat = loaded !== null;
@@ -182,7 +182,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     resetBeforeNext = false;
     const opts = loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined;
     // An embedding model stays: added to when no chat model is resident, reloaded with the new one otherwise.
-    const resident = embedding;
+    const resident = loadOptions.exclusive ? null : embedding;
+    if (loadOptions.exclusive) embedding = null;
     await runReload(loadOptions.signal, (live) =>
       !resident
         ? live.reload(next.model_id, opts)
@@ -253,11 +254,19 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     } catch (error) {
       throw new ApiError({ status: 400, code: "unsupported_cache", param: "cache", message: (error as Error).message });
     }
-    engine.setAppConfig({ model_list: [...(record ? [record] : []), next].map(toWebLlmRecord), ...appCache });
+    engine.setAppConfig({ model_list: [...(record && !loadOptions.exclusive ? [record] : []), next].map(toWebLlmRecord), ...appCache });
     const mapProgress = createProgressMapper();
     engine.setInitProgressCallback((report) => loadOptions.onProgress?.(mapProgress(report)));
     const hadEmbedding = embedding !== null;
     embedding = null;
+    if (loadOptions.exclusive && loaded) {
+      // Both do not fit: the chat model goes, and comes back (alone) at the next chat request.
+      loaded = null;
+      loadedKey = "";
+      record = null;
+      kv.forget();
+      resetBeforeNext = false;
+    }
     const chat = loaded;
     await runReload(loadOptions.signal, (live) => {
       if (!chat) return live.reload(next.model_id);

@@ -28,7 +28,7 @@ import { contextWindowOf, MODEL_TYPE_VLM, quantizationOf, type ModelRecord } fro
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
-import { checkDeviceFit } from "../gpu/fit.js";
+import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
@@ -52,6 +52,8 @@ export interface EngineHostOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** How the adapter is probed; replaceable in tests. */
   probeGpu?: () => Promise<GpuProbe>;
+  /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
+  deviceMemoryGb?: number;
 }
 
 /** Receives a stream's chunks. The host calls `end` or `fail` exactly once. */
@@ -448,6 +450,10 @@ export class EngineHost {
     // A chat model and an embedding model are resident together: each checks its own slot.
     if ((embedding ? engine.loadedEmbeddingModel : engine.loadedModel) === record.model_id) return;
     const convConfig = embedding ? undefined : familyOf(record).convConfig;
+    // The model of the other kind stays unless both do not fit in GPU memory together.
+    const otherId = embedding ? engine.loadedModel : engine.loadedEmbeddingModel;
+    const other = otherId && engine.requiresGpu ? (await this.catalog()).find(otherId) : undefined;
+    const exclusive = other ? !fitsTogether([other, record], this.options.deviceMemoryGb ?? deviceMemoryGb()).fits : false;
     const emit = (progress: LoadProgress) => {
       this.options.onProgress?.(progress);
       onProgress?.(progress);
@@ -460,6 +466,7 @@ export class EngineHost {
     await engine.load(record, {
       signal,
       convConfig,
+      exclusive,
       cacheBackend: this.options.cache,
       onProgress: phases ? phases.engine : emit,
     });

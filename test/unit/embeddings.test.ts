@@ -203,6 +203,15 @@ describe("embeddings: batching, abort, residency", () => {
     expect(engine.loads).toHaveLength(2);
   });
 
+  it("load progress for an embedding model reaches models.load's onProgress and the client's, as for chat", async () => {
+    const seen: number[] = [];
+    const own: number[] = [];
+    const client = createClient({ worker: false, engine: createScriptedEngine({ replies: ["x"] }), onProgress: (p) => seen.push(p.fraction) });
+    await client.models.load("Snowflake/snowflake-arctic-embed-s", { onProgress: (p) => own.push(p.fraction) });
+    expect(own).toEqual([0.25, 0.5, 0.75, 1]);
+    expect(seen).toEqual(own);
+  });
+
   it("a scripted catalog record of model_type embedding embeds with no replies", async () => {
     const client = createClient({
       worker: false,
@@ -211,5 +220,34 @@ describe("embeddings: batching, abort, residency", () => {
     });
     const { data } = await client.embeddings.create({ model: "my-embedder", input: ["alpha beta", "gamma"] });
     expect(data.map((d) => (d.embedding as number[]).length)).toEqual([16, 16]);
+  });
+});
+
+describe("POST /embeddings on client.fetch", () => {
+  const url = "http://localhost.webgpu/v1/embeddings";
+  it("answers JSON with a request id under any base URL; errors are OpenAI error bodies", async () => {
+    const { client } = setup();
+    const ok = await client.fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: EMBED, input: ["a", "b"] }) });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toBe("application/json");
+    expect(ok.headers.get("x-request-id")).toMatch(/^req_/);
+    expect((await ok.json()).data).toHaveLength(2);
+    const other = await client.fetch("https://api.example.test/openai/embeddings", { method: "POST", body: JSON.stringify({ model: EMBED, input: "a" }) });
+    expect(other.status).toBe(200);
+
+    const bad = await client.fetch(url, { method: "POST", body: JSON.stringify({ model: EMBED, input: ["a", ""] }) });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatchObject({ type: "invalid_request_error", param: "input[1]", code: "empty_input" });
+    const notJson = await client.fetch(url, { method: "POST", body: "{" });
+    expect(notJson.status).toBe(400);
+    expect((await notJson.json()).error.code).toBe("invalid_json");
+  });
+
+  it("an aborted signal rejects the fetch with its reason, as a native fetch does", async () => {
+    const { client } = setup({ replies: ["x"], embedDelayMs: 30 });
+    const controller = new AbortController();
+    const pending = client.fetch(url, { method: "POST", body: JSON.stringify({ model: "snowflake-arctic-embed-s-b4", input: Array.from({ length: 20 }, (_, i) => `t${i}`) }), signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("user left")), 40);
+    await expect(pending).rejects.toThrow("user left");
   });
 });

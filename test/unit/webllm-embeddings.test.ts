@@ -170,6 +170,18 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     expect(log.some((l) => l.startsWith("embed "))).toBe(false);
   });
 
+  it("a tokenizer that truncates at the window (tokenizer.json truncation) cannot hide a long input; an input exactly window-long passes", async () => {
+    const { module, log, pipelines } = standIn();
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(embed, {});
+    const words = (n: number) => Array.from({ length: n }, () => "w").join(" ");
+    pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => t.split(/\s+/).slice(0, 512).map((_, i) => i);
+    await expect(engine.embed!({ model: embed.model_id, input: [words(900)], firstIndex: 0 }, new AbortController().signal)).rejects.toMatchObject({ status: 400, param: "input[0]", message: expect.stringContaining("longer than 512 tokens") });
+    expect(log.some((l) => l.startsWith("embed "))).toBe(false);
+    const exact = await engine.embed!({ model: embed.model_id, input: [words(511), words(512)], firstIndex: 0 }, new AbortController().signal);
+    expect(exact.embeddings).toHaveLength(2);
+  });
+
   it("abort before the batch: AbortError and web-llm is not called; token ids pass through", async () => {
     const { module, log } = standIn();
     const engine = createWebLlmEngine({ webllm: module });
@@ -181,6 +193,25 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     expect(engine.embedsTokenIds).toBe(true);
     const result = await engine.embed!({ model: embed.model_id, input: [[1, 2, 3]], firstIndex: 0 }, new AbortController().signal);
     expect(result.embeddings).toHaveLength(1);
+  });
+
+  it("through EngineHost: when both do not fit in the device's memory, each load unloads the other kind (and says nothing when they fit)", async () => {
+    const gpu: GpuProbe = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+    const bigChat = { ...chat, vram_required_MB: 1400 };
+    const smallEmbed = { ...embed, vram_required_MB: 240 };
+    for (const [memoryGb, expected] of [
+      [2, [`reload ${chat.model_id}`, `reload ${embed.model_id}`, `reload ${chat.model_id}`, `reload ${embed.model_id}`]],
+      [4, [`reload ${chat.model_id}`, `reloadInternal ${embed.model_id}`]],
+    ] as const) {
+      const { module, log } = standIn({ legacy: true });
+      const engine = createWebLlmEngine({ webllm: module });
+      const host = new EngineHost({ engine, models: [bigChat, smallEmbed], probeGpu: async () => gpu, deviceMemoryGb: memoryGb });
+      for (let i = 0; i < 2; i++) {
+        await host.createChatCompletion({ model: chat.model_id, messages: [{ role: "user", content: "Hi" }] });
+        await host.createEmbeddings({ model: embed.model_id, input: "x" });
+      }
+      expect(loads(log).filter((l) => l !== "unload")).toEqual(expected);
+    }
   });
 
   it("through EngineHost: batches of the compiled size (b4), in order, one load per model", async () => {
