@@ -164,14 +164,11 @@ export function defineEmbedSmoke(): void {
 }
 
 async function smokeEmbed(options: EmbedSmokeOptions): Promise<Json> {
-  const { modelId } = options;
-  const { inputs } = options;
+  const { modelId, inputs } = options;
   const report: Json = { modelId, inputs: inputs.length, stubKernels: options.stubKernels };
   window.smokeEmbedReport = report;
   const body = { model: modelId, input: inputs };
-  // The library's embeddings API (client.embeddings.create), typed loosely so the
-  // harness states what it calls even where the API is missing.
-  const embed = (client: Client) => (client as unknown as { embeddings: { create(b: unknown): Promise<EmbeddingList> } }).embeddings.create(body);
+  const embed = async (client: Client) => (await client.embeddings.create(body)) as EmbeddingList;
 
   // 1–2. network load (fresh profile) + a batch
   const first = await loadOnce(modelId, options);
