@@ -8,7 +8,7 @@
  * WEBGPU_OPENAI_EMBED_MODEL_DIR and WEBGPU_OPENAI_EMBED_MODEL_LIB name a local
  * MLC embedding model folder and its library (e.g. snowflake-arctic-embed-s
  * from binary-mlc-llm-libs v0_2_80, which runs on web-llm 0.2.86 here).
- * WEBGPU_OPENAI_WEBLLM picks the web-llm version (default 0.2.86). About 3–6
+ * WEBGPU_OPENAI_WEBLLM picks the web-llm version (default 0.2.86). About 1–3
  * minutes on SwiftShader.
  */
 import { describe, expect, it } from "vitest";
