@@ -5,6 +5,20 @@
  *
  *   npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79|0.2.86]
  *                         [--max-tokens 2] [--only multiturn,abort,tools,sdk] [--port 0] [--timeout-s 3600]
+ *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
+ *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
+ *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
+ *   --steps chat,embed,mixed picks what runs.
+ *
+ * An embedding model (its mlc-chat-config.json model_type is an encoder such
+ * as `bert`) given as --model-dir is recognised and run as one. The embedding
+ * run uses a custom worker (test/real/embed-worker.ts) that installs a
+ * TEST-ONLY shim (test/real/webllm-compat-shim.ts): the two wasm imports that
+ * 2025 libraries need on web-llm 0.2.86, and an empty body for the named WGSL
+ * kernels (default argsort1_kernel_2, the top-p sort kernel embeddings never
+ * run, which SwiftShader takes ~13 min to compile). It embeds a batch larger
+ * than the library's compiled batch (max_batch_size read from the .wasm),
+ * reloads from IndexedDB, and compares with web-llm's own engine.embeddings.
  *
  * <folder> is an MLC model folder whose files sit in <folder>/resolve/main/
  * (web-llm appends resolve/main/ to a model URL), e.g. one built by the
@@ -38,12 +52,31 @@ const modelId = args["model-id"] ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
 const only = args.only ? String(args.only).split(",") : undefined;
 const log = (...a) => console.error("[smoke-real]", ...a);
 
-if (!modelDir || !modelLib) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79]");
-if (!existsSync(join(modelDir, "resolve/main/mlc-chat-config.json"))) fail(`${modelDir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
-if (!existsSync(modelLib)) fail(`${modelLib} not found.`);
+let chatDir = modelDir;
+let chatLib = modelLib;
+let embedDir = args["embed-model-dir"] && resolve(args["embed-model-dir"]);
+let embedLib = args["embed-model-lib"] && resolve(args["embed-model-lib"]);
+if (chatDir && isEmbeddingFolder(chatDir) && !embedDir) [embedDir, embedLib, chatDir, chatLib] = [chatDir, chatLib, undefined, undefined];
+if (!(chatDir && chatLib) && !(embedDir && embedLib)) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79] | --embed-model-dir <folder> --embed-model-lib <wasm>");
+for (const dir of [chatDir, embedDir].filter(Boolean))
+  if (!existsSync(join(dir, "resolve/main/mlc-chat-config.json"))) fail(`${dir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
+for (const lib of [chatLib, embedLib].filter(Boolean)) if (!existsSync(lib)) fail(`${lib} not found.`);
 if (!ALIAS[webllm]) fail(`--webllm must be one of ${Object.keys(ALIAS).join(", ")}`);
+const stubKernels = String(args["stub-kernels"] ?? "argsort1_kernel_2").split(",").filter((k) => k && k !== "none");
+const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
+// the id names the batch as web-llm's prebuilt ids do (`-b4`, `-b32`), and it replaces the prebuilt record of that id
+const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
+const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
+// chat: the chat model's checks; embed: the embedding model's; mixed: both models in one client (needs both folders)
+const steps = String(args.steps ?? "chat,embed,mixed").split(",");
+const runChat = !!chatDir && steps.includes("chat");
+const runEmbed = !!embedDir && steps.includes("embed");
+const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 
-const report = { webllm, modelDir, modelLib, modelId, maxTokens, startedAt: new Date().toISOString() };
+const report = chatDir
+  ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
+  : { webllm, startedAt: new Date().toISOString() };
+if (embedDir) report.embedding = { modelDir: embedDir, modelLib: embedLib, modelId: embedModelId, compiledBatch, inputs: inputCount, stubKernels };
 const outDir = join(root, "node_modules/.cache/smoke-real", webllm);
 const profile = mkdtempSync(join(tmpdir(), "webgpu-openai-smoke-"));
 let server;
@@ -70,10 +103,12 @@ try {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
     if (path === "/__counters") return send(res, 200, "application/json", JSON.stringify({ modelRequests }));
     let file;
-    if (path.startsWith("/model/")) file = safeJoin(modelDir, path.slice("/model/".length));
-    else if (path === "/lib/model.wasm") file = modelLib;
+    if (path.startsWith("/model/") && chatDir) file = safeJoin(chatDir, path.slice("/model/".length));
+    else if (path === "/lib/model.wasm") file = chatLib;
+    else if (path.startsWith("/embed-model/") && embedDir) file = safeJoin(embedDir, path.slice("/embed-model/".length));
+    else if (path === "/lib/embed-model.wasm") file = embedLib;
     else file = safeJoin(outDir, path === "/" ? "index.html" : path.slice(1));
-    if (path.startsWith("/model/") || path.startsWith("/lib/")) modelRequests++;
+    if (path.startsWith("/model/") || path.startsWith("/embed-model/") || path.startsWith("/lib/")) modelRequests++;
     if (!file || !existsSync(file) || !statSync(file).isFile()) return send(res, 404, "text/plain", "not found");
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": statSync(file).size, "cache-control": "no-store" });
     createReadStream(file).pipe(res);
@@ -97,14 +132,30 @@ try {
   log(`page ready at ${origin}; running (slow on SwiftShader: many minutes)`);
   const t1 = Date.now();
   // On SwiftShader (and a busy machine) a full run can outlast the limit: then report what finished.
-  const limit = Math.max(timeoutS * 1000 - (Date.now() - started) - 30_000, 1000);
-  const done = page.evaluate((o) => window.smoke(o), { modelId, countersUrl: `${origin}/__counters`, maxTokens, only });
-  const timedOut = await Promise.race([done.then(() => false), new Promise((ok) => setTimeout(() => ok(true), limit))]);
-  report.result = timedOut ? await page.evaluate(() => window.smokeReport) : await done;
-  if (timedOut) report.timedOutAfterS = Math.round((Date.now() - started) / 1000);
+  const step = async (run, partial) => {
+    const limit = Math.max(timeoutS * 1000 - (Date.now() - started) - 30_000, 1000);
+    const done = run();
+    const timedOut = await Promise.race([done.then(() => false), new Promise((ok) => setTimeout(() => ok(true), limit))]);
+    if (timedOut) report.timedOutAfterS = Math.round((Date.now() - started) / 1000);
+    return timedOut ? await page.evaluate(partial) : await done;
+  };
+  const countersUrl = `${origin}/__counters`;
+  if (runChat) report.result = await step(() => page.evaluate((o) => window.smoke(o), { modelId, countersUrl, maxTokens, only }), () => window.smokeReport);
+  const inputs = embedInputs(inputCount);
+  if (runEmbed && !report.timedOutAfterS) {
+    report.embedding.result = await step(() => page.evaluate((o) => window.smokeEmbed(o), { modelId: embedModelId, countersUrl, stubKernels, inputs, compiledBatch }), () => window.smokeEmbedReport);
+  }
+  if (runMixed && !report.timedOutAfterS) {
+    const o = { chatModelId: modelId, embedModelId, countersUrl, stubKernels, inputs, compiledBatch };
+    report.mixed = await step(() => page.evaluate((x) => window.smokeMixed(x), o), () => window.smokeMixedReport);
+  }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);
-  report.checks = checks(report.result ?? {});
+  report.checks = {
+    ...(runChat ? checks(report.result ?? {}) : {}),
+    ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
+    ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
+  };
 } catch (error) {
   report.error = String(error?.stack ?? error);
 } finally {
@@ -139,6 +190,64 @@ function checks(r) {
   if (r.tools) c.toolsAccepted = !r.tools.error;
   if (r.sdk) c.sdkStreamed = !r.sdk.streamed.error && r.sdk.streamed.chunks >= 2;
   return c;
+}
+
+/** The embedding run's pass/fail summary. */
+function embedChecks(r) {
+  const c = {};
+  const net = r.loadFromNetwork ?? { error: "not run" };
+  const idb = r.loadFromIndexedDB ?? { error: "not run" };
+  c.embedLoadedFromNetwork = !net.error && net.modelRequests > 0;
+  c.embedLoadedFromIndexedDBWithZeroRequests = !idb.error && idb.modelRequests === 0;
+  c.embedProgressMonotonicToOne = !!(net.fractionMonotonic && idb.fractionMonotonic && net.lastProgress?.fraction === 1 && idb.lastProgress?.fraction === 1);
+  const e = r.embedAfterIndexedDBLoad ?? { error: "not run" };
+  const inOrder = (x) => !x.error && x.count === inputCount && x.indices?.every((i, k) => i === k) && x.dims?.length === 1 && x.dims[0] > 0 && x.finite;
+  c.embeddedBatchLargerThanCompiledBatch = inputCount > (compiledBatch ?? 0) && inOrder(r.embedAfterNetworkLoad ?? {}) && inOrder(e) && e.usage?.prompt_tokens > 0;
+  c.sameVectorsAfterIndexedDBReload = r.compare?.maxAbsDiffNetworkVsIndexedDBLoad === 0;
+  c.openaiSdkBase64MatchesFloat = inOrder(r.embedThroughOpenAISdk ?? {}) && r.compare?.maxAbsDiffSdkBase64VsFloat === 0;
+  c.webllmDirectReadOurCacheWithZeroRequests = !r.webllmDirectLoad?.error && r.webllmDirectLoad?.modelRequests === 0;
+  // same library, same kernels, same weights: expected bit-identical; 1e-5 leaves room for a different dispatch order
+  c.sameVectorsAsWebllmDirect = typeof r.compare?.maxAbsDiffOursVsWebllm === "number" && r.compare.maxAbsDiffOursVsWebllm <= 1e-5;
+  c.sameTokenCountAsWebllmDirect = !!e.usage && e.usage.prompt_tokens === r.webllmDirectEmbed?.usage?.prompt_tokens;
+  return c;
+}
+
+/** Chat + embedding model in one client: both resident, alternating requests reload neither. */
+function mixedChecks(r) {
+  const okEmbed = (e) => !!e && !e.error && e.count === inputCount;
+  const okChat = (c) => !!c && !c.error && c.usage?.completion_tokens >= 1;
+  return {
+    mixedBothLoaded: !r.loadError && typeof r.embedLoadMs === "number",
+    mixedEmbeddingModelListedAsEmbedding: !!r.listed?.some((m) => m.id === embedModelId && m.type === "embedding"),
+    mixedChatAnsweredBetweenEmbeddings: okChat(r.chat1) && okChat(r.chat2),
+    mixedEmbeddedTwiceIdentically: okEmbed(r.embed1) && okEmbed(r.embed2) && r.maxAbsDiffEmbed1VsEmbed2 === 0,
+    mixedNoReloadWhileAlternating: r.progressEventsAfterLoads === 0 && r.modelRequestsAfterLoads === 0,
+  };
+}
+
+/** `n` short inputs of different lengths; the last repeats the first (it lands in another batch). */
+function embedInputs(n) {
+  // short: SwiftShader embeds ~1.5-5 tokens/s, and every batch is padded to its longest input
+  const base = ["red fox", "blue sky at noon", "green tea", "a cat", "web gpu"];
+  const out = Array.from({ length: Math.max(n - 1, 1) }, (_, i) => (i < base.length ? base[i] : `${base[i % base.length]} (${i})`));
+  if (n > 1) out.push(out[0]);
+  return out;
+}
+
+/** Encoder model types web-llm runs as embedding models. */
+function isEmbeddingFolder(dir) {
+  try {
+    const config = JSON.parse(readFileSync(join(dir, "resolve/main/mlc-chat-config.json"), "utf8"));
+    return ["bert"].includes(config.model_type);
+  } catch {
+    return false;
+  }
+}
+
+/** The compiled batch of an embedding library: `max_batch_size` in the metadata JSON the compiler embeds in the .wasm. */
+function maxBatchSizeOf(lib) {
+  const m = /"max_batch_size":\s*(\d+)/.exec(readFileSync(lib).toString("latin1"));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** chromiumArgs from vite.config.ts, so the smoke run and the browser tests use the same flags. */

@@ -1,5 +1,6 @@
 /** Test helpers for apps: a deterministic local "model" with no GPU and no download. */
 export { createScriptedEngine, scriptedTokens } from "./engine/scripted.js";
+export { hashedBagOfWords } from "./engine/scripted-embed.js";
 export type { ScriptedEngine, ScriptedEngineOptions, ScriptedReply } from "./engine/scripted.js";
 export { exposeEngineHost } from "./worker/expose.js";
 export { EngineHost } from "./host/engine-host.js";

@@ -6,15 +6,19 @@
  *   await client.models.list();                 // the catalog, with family, size and capabilities
  *   await client.models.load(id, { onProgress, signal });
  *   await client.chat.completions.create({ model, messages, stream: true, tools });
+ *   await client.embeddings.create({ model, input });   // the Documents view
  *   client.cache.*                              // the weights the browser holds
  *
  * URL parameters: `?catalog=<url>` adds model records (a JSON array of
- * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model.
+ * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model;
+ * `?embed=<id>` the Documents view's embedding model (default: the catalog's
+ * own embedding record, else snowflake-arctic-embed-s, batch 4).
  */
 import { createClient, type ModelRecord } from "../../src/index.js";
 import { createChat } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { createDropIn } from "./dropin.js";
+import { createDocuments } from "./documents.js";
 import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
 import { modelEntries } from "./model-entries.js";
 import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
@@ -23,6 +27,8 @@ import { installThemeToggle } from "./theme.js";
 
 /** The smallest model with both tools and reasoning; the library picks its f16 or f32 variant. */
 const DEFAULT_MODEL = "Qwen3-0.6B";
+/** The smallest embedding model (384 dimensions, batch 4: ~240 MB next to the chat model). */
+const DEFAULT_EMBEDDING_MODEL = "snowflake-arctic-embed-s-q0f32-MLC-b4";
 
 async function loadCatalog(url: string | null): Promise<ModelRecord[]> {
   if (!url) return [];
@@ -56,12 +62,16 @@ async function main() {
   }
 
   const { data: models } = await client.models.list();
-  const entries = modelEntries(models, gpu);
+  // Embedding models serve the Documents view, not the chat picker.
+  const entries = modelEntries(models.filter((m) => m.type !== "embedding"), gpu);
+  const embeddingIds = models.filter((m) => m.type === "embedding").map((m) => m.id);
   const panel = createModelsPanel(client, entries, params.get("model") ?? DEFAULT_MODEL);
   modelsPanel = panel;
   const settings = createSettings();
   const chat = createChat(client, settings, panel.selected);
   const dropIn = createDropIn(client, chat.messages, panel.selected);
+  const ownEmbedder = records.find((r) => r.model_type === 1)?.model_id;
+  const documents = createDocuments(client, embeddingIds, params.get("embed") ?? ownEmbedder ?? DEFAULT_EMBEDDING_MODEL, panel.selected);
 
   replace(
     root,
@@ -70,7 +80,7 @@ async function main() {
       "div",
       { class: "layout" },
       h("aside", { class: "sidebar" }, panel.element, gpuPanel(gpu.info, entries)),
-      h("main", { class: "main" }, tabs([["Chat", chat.element], ["OpenAI SDK drop-in", dropIn]])),
+      h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );
   document.getElementById("prompt")?.focus();

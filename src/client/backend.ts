@@ -17,6 +17,7 @@ import { WORKER_START_TIMEOUT_MS, describeStartFailure, startDefaultWorker } fro
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
+import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 
 export interface Backend {
   createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
@@ -27,6 +28,7 @@ export interface Backend {
   compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
+  createEmbeddings(body: unknown, signal: AbortSignal): Promise<CreateEmbeddingResponse>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;
@@ -51,6 +53,7 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     deleteResponse: async (id) => (await host()).deleteResponse(id),
     listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
     compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
+    createEmbeddings: async (body, signal) => (await host()).createEmbeddings(body, { signal }),
     listModels: async () => (await host()).listModels(),
     retrieveModel: async (id) => (await host()).retrieveModel(id),
     gpuInfo: async () => (await host()).gpuInfo(),
@@ -233,6 +236,17 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       const { port1, port2, done } = channel(state, signal);
       try {
         return await guarded(state, port1, state.api.createResponse(body, Comlink.transfer(port2, [port2])));
+      } finally {
+        done();
+        port1.close();
+      }
+    },
+    async createEmbeddings(body, signal) {
+      const state = start();
+      await state.ready;
+      const { port1, port2, done } = channel(state, signal);
+      try {
+        return await guarded(state, port1, state.api.createEmbeddings(body, Comlink.transfer(port2, [port2])));
       } finally {
         done();
         port1.close();

@@ -18,6 +18,7 @@ import type { CompactResource, CompactResponseParams } from "../protocol/respons
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
+import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 
 export interface ClientOptions {
   /**
@@ -79,6 +80,10 @@ export interface Client {
     inputItems: { list(id: string, query?: InputItemListQuery): Promise<InputItemList> };
     /** `POST /responses/compact`: older turns summarised by the model into one compaction item, accepted back as input. */
     compact(body: CompactResponseParams, options?: RequestOptions): Promise<CompactResource>;
+  };
+  embeddings: {
+    /** Vectors from a local embedding model (`snowflake-arctic-embed-s|m`), resident next to the chat model. */
+    create(body: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
   };
   models: {
     list(): Promise<ModelList>;
@@ -152,6 +157,7 @@ export function createClient(options: ClientOptions = {}): Client {
       inputItems: { list: (id, query) => backend.listResponseInputItems(id, query) },
       compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
     },
+    embeddings: { create: (body, requestOptions = {}) => backend.createEmbeddings(body, requestOptions.signal ?? new AbortController().signal) },
     models: {
       list: () => backend.listModels(),
       retrieve: (id) => backend.retrieveModel(id),

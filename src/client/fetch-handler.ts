@@ -3,6 +3,7 @@
  * that take a custom fetch. Routes by path suffix, so any base URL works:
  *   POST …/chat/completions   JSON, or SSE when `stream: true`
  *   POST …/responses, GET|DELETE …/responses/{id}, GET …/responses/{id}/input_items, POST …/responses/compact   (fetch-responses.ts)
+ *   POST …/embeddings         JSON
  *   GET  …/models, …/models/{id}
  * Everything else → 404 JSON error. No key is needed; Authorization is ignored.
  *
@@ -15,6 +16,7 @@ import { newRequestId } from "../protocol/ids.js";
 import { sseDataText, sseDone, sseError } from "../protocol/sse.js";
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import type { Client } from "./create-client.js";
+import type { EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 import { bufferedChunks, type Stream } from "./stream.js";
 import { responsesRoute } from "./fetch-responses.js";
 
@@ -36,7 +38,7 @@ interface LocalRequest {
 }
 
 /** Builds `client.fetch` over a client's JS API. */
-export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses">>): FetchFunction {
+export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses" | "embeddings">>): FetchFunction {
   return async function localFetch(input, init) {
     const request = describeRequest(input, init);
     const { signal } = request;
@@ -51,13 +53,16 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
         const routed = await responsesRoute(client as Pick<Client, "responses">, request.method, request.url, async () => parseJson(await request.readBody()), signal, requestId);
         if (routed) return routed;
       }
+      if (request.method === "POST" && path.endsWith("/embeddings") && client.embeddings) {
+        return json(await client.embeddings.create(parseJson(await request.readBody()) as EmbeddingCreateParams, { signal }), requestId);
+      }
       if (request.method === "GET" && path.endsWith("/models")) return json(await client.models.list(), requestId);
       const modelMatch = /\/models\/([^/]+(?:\/[^/]+)?)$/.exec(path);
       if (request.method === "GET" && modelMatch) return json(await client.models.retrieve(safeDecode(modelMatch[1])), requestId);
       throw new ApiError({
         status: 404,
         code: "unknown_route",
-        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
+        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, POST {baseURL}/embeddings, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
       });
     } catch (error) {
       // A native fetch rejects with the signal's reason once aborted, whatever failed inside.

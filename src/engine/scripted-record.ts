@@ -13,8 +13,9 @@ import { createScriptedEngine, type ScriptedEngine } from "./scripted.js";
  * catalog entry serves any number of requests, unlike a test's engine, which
  * runs out on purpose.
  */
-export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine): ScriptedEngine {
-  const replies = spec.replies;
+export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine, embedding = false): ScriptedEngine {
+  // An embedding record embeds with the scripted default (hashed bag of words) and needs no replies.
+  const replies = embedding && !(Array.isArray(spec.replies) && spec.replies.length > 0) ? [""] : spec.replies;
   if (!Array.isArray(replies) || replies.length === 0 || !replies.every((r) => typeof r === "string")) {
     throw new ApiError({
       status: 500,
@@ -28,5 +29,6 @@ export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine):
     replies: () => replies[next++ % replies.length],
     tokenDelayMs: spec.tokenDelayMs,
     loadDelayMs: spec.loadDelayMs,
+    embedDelayMs: spec.embedDelayMs,
   });
 }

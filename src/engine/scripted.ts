@@ -11,8 +11,10 @@ import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { contextWindowOf } from "../models/record.js";
-import type { Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
 import { usesEnableThinking } from "./webllm-request.js";
+import type { EmbedRequest, Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
+import { isEmbeddingRecord } from "../models/embedding.js";
+import { scriptedEmbed } from "./scripted-embed.js";
 
 /**
  * What web-llm 0.2.86 writes into the reply it streams and stores when a
@@ -31,6 +33,13 @@ export interface ScriptedEngineOptions {
   tokenDelayMs?: number;
   /** Simulated load time (ms), reported as progress. */
   loadDelayMs?: number;
+  /**
+   * Embeddings: a vector per text. Default: a deterministic hashed bag of words
+   * in the model's size, unit length (same text → same vector; shared words → closer).
+   */
+  embed?: (text: string) => number[];
+  /** Simulated time per embedding batch (ms); abort is honoured between batches. */
+  embedDelayMs?: number;
 }
 
 export interface ScriptedEngine extends Engine {
@@ -38,8 +47,10 @@ export interface ScriptedEngine extends Engine {
   readonly requests: EngineRequest[];
   /** How many loads ran (a model already loaded is not loaded again). */
   readonly loads: string[];
+  /** Every embedding batch received, in order. */
+  readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number } | null;
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number } | null;
 }
 
 const TOKEN = /\s*[\p{L}\p{N}]+|\s*[^\s\p{L}\p{N}]|\s+/gu;
@@ -160,18 +171,53 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   }
 
   let currentRecord: ModelRecord | null = null;
+  /** The embedding model, resident next to the chat model (loading one never unloads the other). */
+  let embeddingRecord: ModelRecord | null = null;
+  const embeds: EmbedRequest[] = [];
 
-  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string");
+  async function loadEmbedding(record: ModelRecord, loadOptions: LoadOptions) {
+    if (embeddingRecord?.model_id === record.model_id) return;
+    if (loadOptions.exclusive) {
+      loaded = null;
+      currentRecord = null;
+      kv = null;
+    }
+    loads.push(record.model_id);
+    const steps = 4;
+    for (let i = 1; i <= steps; i++) {
+      if (loadOptions.signal?.aborted) throw abortError();
+      if (options.loadDelayMs) await sleep(options.loadDelayMs / steps, loadOptions.signal);
+      loadOptions.onProgress?.({ phase: "load", loadedBytes: (250_000 * i) / steps, totalBytes: 250_000, fraction: i / steps, etaS: 0, file: null });
+    }
+    embeddingRecord = record;
+  }
+
+  // A function cannot cross to a worker: an engine with its own `embed` stays in this thread.
+  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed;
   return {
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs }
       : null,
     get loadedModel() {
       return loaded;
     },
+    embeds,
+    get loadedEmbeddingModel() {
+      return embeddingRecord?.model_id ?? null;
+    },
+    async embed(request: EmbedRequest, signal: AbortSignal) {
+      embeds.push(structuredClone(request));
+      if (embeddingRecord?.model_id !== request.model) throw new ApiError({ status: 500, message: `Embedding model ${request.model} is not loaded.` });
+      if (signal.aborted) throw abortError();
+      if (options.embedDelayMs) await sleep(options.embedDelayMs, signal);
+      if (signal.aborted) throw abortError();
+      return scriptedEmbed(embeddingRecord, request, (text) => scriptedTokens(text).length, options.embed);
+    },
     async load(record: ModelRecord, loadOptions: LoadOptions) {
+      if (isEmbeddingRecord(record)) return loadEmbedding(record, loadOptions);
+      if (loadOptions.exclusive) embeddingRecord = null;
       if (loaded === record.model_id) return;
       loads.push(record.model_id);
       const total = 1_000_000;
@@ -186,6 +232,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       kv = null;
     },
     async unload() {
+      embeddingRecord = null;
       loaded = null;
       currentRecord = null;
       kv = null;

@@ -85,6 +85,31 @@ export interface LoadOptions {
   /** web-llm `chatOpts.conv_config` overrides for the family (e.g. a tool role). */
   convConfig?: Record<string, unknown>;
   cacheBackend?: "indexeddb" | "cache" | "opfs";
+  /**
+   * Unload the resident model of the other kind (chat vs embedding) first:
+   * the host found that both do not fit in GPU memory together.
+   */
+  exclusive?: boolean;
+}
+
+/**
+ * One batch for an embedding model (no larger than the batch its library was
+ * compiled for: the host splits requests). `firstIndex` is the request-wide
+ * index of `input[0]`, so an engine's error names the right `input[i]`.
+ */
+export interface EmbedRequest {
+  /** Resolved catalog id of a loaded embedding model. */
+  model: string;
+  /** Texts, or token ids where the engine takes them (`embedsTokenIds`). */
+  input: Array<string | number[]>;
+  firstIndex: number;
+}
+
+export interface EmbedResult {
+  /** One vector per input, in input order. */
+  embeddings: number[][];
+  /** Tokens the model read (padding excluded). */
+  promptTokens: number;
 }
 
 /** Thrown (or reported) by an engine whose GPU device was lost; maps to 503. */
@@ -105,4 +130,15 @@ export interface Engine {
    * GPU engine means yes; web-llm ≤ 0.2.79 reads another layout and fetches for itself.
    */
   acceptsPrefetch?(): Promise<boolean>;
+
+  // ── embeddings (optional capability) ──
+  // An engine that embeds holds at most one chat model and one embedding model at once: loading
+  // an embedding record (model_type 1) replaces only the embedding model, loading a chat record
+  // only the chat model, so chat and embedding requests never evict each other.
+  /** Embeds one batch with the loaded embedding model `request.model`. Abort rejects with an AbortError. */
+  embed?(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult>;
+  /** The id of the loaded embedding model, if any. */
+  readonly loadedEmbeddingModel?: string | null;
+  /** Whether `embed` takes token-id arrays as well as texts. */
+  readonly embedsTokenIds?: boolean;
 }

@@ -15,6 +15,12 @@
  * - reload/unload never run under a generation: the host's queue runs one
  *   thing at a time, and this adapter keeps no background work.
  *
+ * - embeddings: an embedding model (model_type 1) loads next to the chat
+ *   model in the same MLCEngine (web-llm keeps several pipelines); see
+ *   webllm-embed.ts. Adding the second one uses `reloadInternal`, which adds a
+ *   model without unloading the other; replacing one reloads both with
+ *   `reload([chat, embedding])` (web-llm's reload always unloads everything).
+ *
  * web-llm internals read (guarded; absent → graceful fallback):
  * `loadedModelIdToPipeline` (tokenizer, filledKVCacheLength, logitProcessor)
  * and `loadedModelIdToChatConfig` (conversation template).
@@ -23,6 +29,8 @@ import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
+import { isEmbeddingRecord } from "../models/embedding.js";
+import { embedWithWebLlm, type WebLlmEmbeddings } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { KvTracker } from "./webllm-kv.js";
@@ -44,7 +52,10 @@ export interface WebLlmEngineLike {
   setAppConfig(appConfig: unknown): void;
   setInitProgressCallback(callback: (report: WebLlmProgressReport) => void): void;
   setLogitProcessorRegistry?(registry: Map<string, unknown>): void;
-  reload(modelId: string, chatOpts?: unknown): Promise<void>;
+  reload(modelId: string | string[], chatOpts?: unknown): Promise<void>;
+  /** Internal in 0.2.79–0.2.86: loads one more model without unloading the others (what `reload` loops over). */
+  reloadInternal?(modelId: string, chatOpts?: unknown): Promise<void>;
+  embeddings?: WebLlmEmbeddings;
   unload(): Promise<void>;
   interruptGenerate(): void;
   resetChat(...args: unknown[]): Promise<void>;
@@ -126,6 +137,10 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   let record: ModelRecord | null = null;
   /** Older web-llm continues the KV cache after abort/length: reset before the next turn. */
   let resetBeforeNext = false;
+  /** The resident embedding model, next to the chat model. */
+  let embedding: { id: string; key: string; record: ModelRecord } | null = null;
+  /** The chat model's reload options, to reload it together with an embedding model. */
+  let chatOpts: Record<string, unknown> | undefined;
   const kv = new KvTracker();
   const registry = new Map<string, RequestLogitProcessor>();
 
@@ -141,6 +156,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   const pipelineOf = (modelId: string): Pipeline | undefined => internals().loadedModelIdToPipeline?.get(modelId);
 
   async function load(next: ModelRecord, loadOptions: LoadOptions): Promise<void> {
+    if (isEmbeddingRecord(next)) return loadEmbedding(next, loadOptions);
     const key = JSON.stringify([next.model_id, next.model, next.model_lib, loadOptions.convConfig ?? null, loadOptions.cacheBackend ?? "indexeddb"]);
     if (loaded === next.model_id && key === loadedKey) return;
     if (loadOptions.signal?.aborted) throw abortError();
@@ -156,35 +172,112 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     } catch (error) {
       throw new ApiError({ status: 400, code: "unsupported_cache", param: "cache", message: (error as Error).message });
     }
-    engine.setAppConfig({ model_list: [toWebLlmRecord(next)], ...appCache });
+    engine.setAppConfig({ model_list: [next, ...(embedding && !loadOptions.exclusive ? [embedding.record] : [])].map(toWebLlmRecord), ...appCache });
     const mapProgress = createProgressMapper();
     engine.setInitProgressCallback((report) => loadOptions.onProgress?.(mapProgress(report)));
+    const hadChat = loaded !== null;
     loaded = null;
     loadedKey = "";
     record = null;
     kv.forget();
     resetBeforeNext = false;
-    // web-llm's reload has no signal; unload() aborts it and reload then resolves quietly.
-    const onAbort = () => void engine?.unload().catch(() => undefined);
-    loadOptions.signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      await engine.reload(next.model_id, loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined);
-    } catch (error) {
-      if (loadOptions.signal?.aborted) throw abortError();
-      throw mapWebLlmError(error, "load");
-    } finally {
-      loadOptions.signal?.removeEventListener("abort", onAbort);
-    }
-    if (loadOptions.signal?.aborted) {
-      await engine.unload().catch(() => undefined);
-      throw abortError();
-    }
+    const opts = loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined;
+    // An embedding model stays: added to when no chat model is resident, reloaded with the new one otherwise.
+    const resident = loadOptions.exclusive ? null : embedding;
+    if (loadOptions.exclusive) embedding = null;
+    await runReload(loadOptions.signal, (live) =>
+      !resident
+        ? live.reload(next.model_id, opts)
+        : !hadChat && live.reloadInternal
+          ? addModel(live, next.model_id, opts)
+          : live.reload([next.model_id, resident.id], [opts ?? {}, {}]),
+    );
+    chatOpts = opts;
     // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
     const pipeline = pipelineOf(next.model_id);
     if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
     loaded = next.model_id;
     loadedKey = key;
     record = next;
+  }
+
+  /**
+   * Runs a reload. web-llm's reload has no signal; unload() aborts it (and
+   * drops every model, so both slots are cleared on abort or failure).
+   */
+  async function runReload(signal: AbortSignal | undefined, reload: (live: WebLlmEngineLike) => Promise<void>): Promise<void> {
+    const live = engine as WebLlmEngineLike;
+    const onAbort = () => void live.unload().catch(() => undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const forgetAll = () => {
+      loaded = null;
+      loadedKey = "";
+      record = null;
+      embedding = null;
+    };
+    try {
+      await reload(live);
+    } catch (error) {
+      forgetAll();
+      await live.unload().catch(() => undefined);
+      if (signal?.aborted) throw abortError();
+      throw mapWebLlmError(error, "load");
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    if (signal?.aborted) {
+      forgetAll();
+      await live.unload().catch(() => undefined);
+      throw abortError();
+    }
+  }
+
+  /** One more model next to the loaded one, the way web-llm's reload loads each of its list (with its abort controller). */
+  async function addModel(live: WebLlmEngineLike, modelId: string, opts: unknown): Promise<void> {
+    const internal = live as unknown as { reloadController?: AbortController };
+    internal.reloadController = new AbortController();
+    try {
+      await (live.reloadInternal as NonNullable<WebLlmEngineLike["reloadInternal"]>)(modelId, opts);
+    } finally {
+      internal.reloadController = undefined;
+    }
+  }
+
+  async function loadEmbedding(next: ModelRecord, loadOptions: LoadOptions): Promise<void> {
+    const key = JSON.stringify([next.model_id, next.model, next.model_lib, loadOptions.cacheBackend ?? "indexeddb"]);
+    if (embedding?.id === next.model_id && embedding.key === key) return;
+    if (loadOptions.signal?.aborted) throw abortError();
+    const webllm = await getModule();
+    engine ??= new webllm.MLCEngine({ logLevel: options.logLevel ?? "WARN", logitProcessorRegistry: registry });
+    let appCache: Record<string, unknown>;
+    try {
+      appCache = cacheConfig(compat as WebLlmCompat, loadOptions.cacheBackend ?? "indexeddb");
+    } catch (error) {
+      throw new ApiError({ status: 400, code: "unsupported_cache", param: "cache", message: (error as Error).message });
+    }
+    engine.setAppConfig({ model_list: [...(record && !loadOptions.exclusive ? [record] : []), next].map(toWebLlmRecord), ...appCache });
+    const mapProgress = createProgressMapper();
+    engine.setInitProgressCallback((report) => loadOptions.onProgress?.(mapProgress(report)));
+    const hadEmbedding = embedding !== null;
+    embedding = null;
+    if (loadOptions.exclusive && loaded) {
+      // Both do not fit: the chat model goes, and comes back (alone) at the next chat request.
+      loaded = null;
+      loadedKey = "";
+      record = null;
+      kv.forget();
+      resetBeforeNext = false;
+    }
+    const chat = loaded;
+    await runReload(loadOptions.signal, (live) => {
+      if (!chat) return live.reload(next.model_id);
+      if (!hadEmbedding && live.reloadInternal) return addModel(live, next.model_id, undefined);
+      // Replacing the embedding model unloads everything: the chat model comes back with it (its KV cache does not).
+      kv.forget();
+      resetBeforeNext = false;
+      return live.reload([chat, next.model_id], [chatOpts ?? {}, {}]);
+    });
+    embedding = { id: next.model_id, key, record: next };
   }
 
   function armProcessor(request: EngineRequest): RequestLogitProcessor | null {
@@ -229,7 +322,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     if (signal.aborted) throw abortError();
     const live = engine;
     if (resetBeforeNext) {
-      await live.resetChat();
+      await live.resetChat(false, request.model);
       resetBeforeNext = false;
       kv.forget();
     }
@@ -241,8 +334,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     signal.addEventListener("abort", onAbort);
     try {
       const stream = request.continueFinalMessage
-        ? await live.completions.create(toCompletionRequest(request, continuationPrompt(request)))
-        : await live.chat.completions.create(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family), structuralTags: compat?.structuralTags }));
+        ? await live.completions.create(withModel(toCompletionRequest(request, continuationPrompt(request)), request.model))
+        : await live.chat.completions.create(withModel(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family), structuralTags: compat?.structuralTags }), request.model));
       iterator = stream[Symbol.asyncIterator]();
       let finish: "stop" | "length" | "abort" = "stop";
       let usage: WebLlmChunk["usage"];
@@ -300,6 +393,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       if (mapped.code === "device_lost") {
         loaded = null;
         loadedKey = "";
+        embedding = null;
       }
       throw mapped;
     } finally {
@@ -310,8 +404,33 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     }
   }
 
+  /** With two models resident web-llm needs the request to name one. */
+  function withModel(body: Record<string, unknown>, model: string): Record<string, unknown> {
+    return embedding ? { ...body, model } : body;
+  }
+
   return {
     requiresGpu: true,
+    embedsTokenIds: true,
+    get loadedEmbeddingModel() {
+      return embedding?.id ?? null;
+    },
+    async embed(request, signal) {
+      if (!engine || !embedding || embedding.id !== request.model) {
+        throw new ApiError({ status: 500, code: "model_not_loaded", message: `Embedding model ${request.model} is not loaded in the web-llm engine.` });
+      }
+      try {
+        return await embedWithWebLlm(engine, pipelineOf(request.model) as Parameters<typeof embedWithWebLlm>[1], embedding.record, request, signal);
+      } catch (error) {
+        const mapped = error instanceof ApiError || (error as Error)?.name === "AbortError" ? error : mapWebLlmError(error, "generate");
+        if (mapped instanceof ApiError && mapped.code === "device_lost") {
+          loaded = null;
+          loadedKey = "";
+          embedding = null;
+        }
+        throw mapped;
+      }
+    },
     get compat() {
       return compat;
     },
@@ -328,6 +447,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       loaded = null;
       loadedKey = "";
       record = null;
+      embedding = null;
       kv.forget();
       resetBeforeNext = false;
       await engine?.unload().catch(() => undefined);

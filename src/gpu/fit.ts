@@ -37,3 +37,25 @@ export function checkDeviceFit(record: ModelRecord, gpu: GpuProbe, provider: Pro
     });
   }
 }
+
+/** What the browser says about the device's memory: `navigator.deviceMemory` (GB; Chrome rounds it down and caps it at 8). */
+export function deviceMemoryGb(): number | undefined {
+  const value = (globalThis as { navigator?: { deviceMemory?: unknown } }).navigator?.deviceMemory;
+  return typeof value === "number" && value > 0 ? value : undefined;
+}
+
+/**
+ * Whether models stay resident together (a chat model and an embedding model),
+ * counting every record's `vram_required_MB` against the device's memory as
+ * far as the browser tells it: WebGPU reports no memory size, so the only
+ * figure is `navigator.deviceMemory`, and Chrome's cap at 8 means "8 GB or
+ * more", where no limit is inferred. Most WebGPU devices (laptops, phones)
+ * share system memory with the GPU; a quarter is left for the page and the
+ * browser. Unknown → they fit.
+ */
+export function fitsTogether(records: readonly ModelRecord[], memoryGb: number | undefined): { fits: boolean; needMb: number; budgetMb: number | null } {
+  const needMb = Math.round(records.reduce((sum, r) => sum + (r.vram_required_MB ?? 0), 0));
+  if (memoryGb === undefined || memoryGb >= 8) return { fits: true, needMb, budgetMb: null };
+  const budgetMb = Math.round(memoryGb * 1024 * 0.75);
+  return { fits: needMb <= budgetMb, needMb, budgetMb };
+}

@@ -34,13 +34,16 @@ import { contextWindowOf, MODEL_TYPE_VLM, quantizationOf, type ModelRecord } fro
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
-import { checkDeviceFit } from "../gpu/fit.js";
+import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
 import { composeProgress } from "../cache/progress.js";
 import type { CacheManager, CachedModel, CacheUsage } from "../cache/manager.js";
+import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
+import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../models/embedding.js";
+import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -57,6 +60,8 @@ export interface EngineHostOptions {
   probeGpu?: () => Promise<GpuProbe>;
   /** Responses kept in memory for previous_response_id / retrieve (least recently used evicted). Default 100. */
   responsesStore?: { maxResponses?: number };
+  /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
+  deviceMemoryGb?: number;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -235,6 +240,19 @@ export class EngineHost {
     });
   }
 
+  // ── embeddings (pipeline in host/embeddings.ts, same queue) ──────────────
+
+  async createEmbeddings(body: unknown, options: RequestOptions = {}): Promise<CreateEmbeddingResponse> {
+    const context: EmbeddingsContext = {
+      resolve: async (model) => (await this.catalog()).resolve(model, await this.features()),
+      records: async () => (await this.catalog()).records,
+      engineFor: (record) => this.engineFor(record),
+      checkDevice: (record) => this.checkDevice(record, undefined),
+      inSlot: (record, signal, work) => this.inSlot(record, signal, work),
+    };
+    return createEmbeddings(context, body, options.signal);
+  }
+
   // ── models, GPU ──────────────────────────────────────────────────────────
 
   async listModels(): Promise<ModelList> {
@@ -277,6 +295,7 @@ export class EngineHost {
     const arrived = performance.now();
     const catalog = await this.catalog(request.model);
     const record = catalog.resolve(request.model, await this.features());
+    if (isEmbeddingRecord(record)) throw notAChatModel(record);
     const family = familyOf(record);
     await this.checkDevice(record, request);
     checkInputTypes(request, record);
@@ -307,6 +326,43 @@ export class EngineHost {
       }
       if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
       // An engine's plain Error reaches in-process callers as a 500 ApiError, as it does through the worker.
+      throw isAbortError(error) ? error : ApiError.from(error);
+    } finally {
+      clearTimeout(timer);
+      outerSignal?.removeEventListener("abort", onOuterAbort);
+      release?.();
+    }
+  }
+
+  /**
+   * A queue slot with `record` loaded, for requests other than chat (embeddings):
+   * the same queue, timeout and abort as withSlot.
+   */
+  private async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (outerSignal?.aborted) throw abortError();
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(outerSignal?.reason);
+    outerSignal?.addEventListener("abort", onOuterAbort, { once: true });
+    let timedOut = false;
+    const timer = this.options.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, this.options.timeoutMs)
+      : undefined;
+    let release: (() => void) | null = null;
+    try {
+      release = await this.queue.acquire(controller.signal);
+      const started = performance.now();
+      await this.ensureLoaded(record, undefined, controller.signal);
+      const result = await work(controller.signal);
+      this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
+      return result;
+    } catch (error) {
+      if (timedOut) {
+        throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
+      }
+      if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
       throw isAbortError(error) ? error : ApiError.from(error);
     } finally {
       clearTimeout(timer);
@@ -420,8 +476,14 @@ export class EngineHost {
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
     const engine = await this.engineFor(record);
-    if (engine.loadedModel === record.model_id) return;
-    const family = familyOf(record);
+    const embedding = isEmbeddingRecord(record);
+    // A chat model and an embedding model are resident together: each checks its own slot.
+    if ((embedding ? engine.loadedEmbeddingModel : engine.loadedModel) === record.model_id) return;
+    const convConfig = embedding ? undefined : familyOf(record).convConfig;
+    // The model of the other kind stays unless both do not fit in GPU memory together.
+    const otherId = embedding ? engine.loadedModel : engine.loadedEmbeddingModel;
+    const other = otherId && engine.requiresGpu ? (await this.catalog()).find(otherId) : undefined;
+    const exclusive = other ? !fitsTogether([other, record], this.options.deviceMemoryGb ?? deviceMemoryGb()).fits : false;
     const emit = (progress: LoadProgress) => {
       this.options.onProgress?.(progress);
       onProgress?.(progress);
@@ -433,7 +495,8 @@ export class EngineHost {
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
     await engine.load(record, {
       signal,
-      convConfig: family.convConfig,
+      convConfig,
+      exclusive,
       cacheBackend: this.options.cache,
       onProgress: phases ? phases.engine : emit,
     });
@@ -479,7 +542,7 @@ export class EngineHost {
     if (record.engine?.kind !== "scripted") return this.getEngine();
     let engine = this.recordEngines.get(record.model_id);
     if (!engine) {
-      engine = createRecordEngine(record.model_id, record.engine);
+      engine = createRecordEngine(record.model_id, record.engine, isEmbeddingRecord(record));
       this.recordEngines.set(record.model_id, engine);
     }
     return engine;
@@ -546,6 +609,21 @@ function addUsage(total: Usage | null, next: Usage): Usage {
 const round = (n: number) => Math.round(n * 10) / 10;
 
 function modelObject(record: ModelRecord): ModelObject {
+  if (isEmbeddingRecord(record)) {
+    return {
+      id: record.model_id,
+      object: "model",
+      created: 0,
+      owned_by: "webgpu-openai",
+      type: "embedding",
+      family: "embedding",
+      vram_required_mb: record.vram_required_MB ?? null,
+      context_window: embeddingWindowOf(record),
+      capabilities: { tools: false, reasoning: false, vision: false, embeddings: true },
+      quantization: quantizationOf(record.model_id),
+      dimensions: embeddingDimensionsOf(record),
+    };
+  }
   const family = familyOf(record);
   return {
     id: record.model_id,
@@ -555,7 +633,8 @@ function modelObject(record: ModelRecord): ModelObject {
     family: family.name,
     vram_required_mb: record.vram_required_MB ?? null,
     context_window: contextWindowOf(record),
-    capabilities: { tools: true, reasoning: family.reasoning !== null, vision: record.model_type === MODEL_TYPE_VLM },
+    type: "chat",
+    capabilities: { tools: true, reasoning: family.reasoning !== null, vision: record.model_type === MODEL_TYPE_VLM, embeddings: false },
     quantization: quantizationOf(record.model_id),
   };
 }

@@ -3,7 +3,8 @@
  * rules that turn what a request names into one record.
  */
 import { ApiError } from "../protocol/api-error.js";
-import { MODEL_TYPE_EMBEDDING, needsShaderF16, quantizationOf, type ModelRecord } from "./record.js";
+import { needsShaderF16, quantizationOf, type ModelRecord } from "./record.js";
+import { embeddingAliasOf, embeddingBatchOf, isEmbeddingRecord } from "./embedding.js";
 
 export interface Catalog {
   readonly records: readonly ModelRecord[];
@@ -28,16 +29,16 @@ function normalize(name: string): string {
 /** Later records replace earlier ones with the same id (app records override prebuilt ones). */
 export function createCatalog(records: readonly ModelRecord[]): Catalog {
   const byId = new Map<string, ModelRecord>();
-  for (const record of records) {
-    if (record.model_type === MODEL_TYPE_EMBEDDING) continue;
-    byId.set(record.model_id, record);
-  }
+  for (const record of records) byId.set(record.model_id, record);
   const all = [...byId.values()];
   const byLowerId = new Map(all.map((r) => [normalize(r.model_id), r]));
   const byAlias = new Map<string, ModelRecord[]>();
   for (const record of all) {
     const alias = normalize(aliasOf(record.model_id));
     byAlias.set(alias, [...(byAlias.get(alias) ?? []), record]);
+    // Embedding models also answer to the name without their batch suffix (`snowflake-arctic-embed-s`).
+    const short = isEmbeddingRecord(record) ? embeddingAliasOf(alias) : alias;
+    if (short !== alias) byAlias.set(short, [...(byAlias.get(short) ?? []), record]);
   }
 
   function lookup(name: string, features: ReadonlySet<string>): ModelRecord | undefined {
@@ -80,5 +81,7 @@ function chooseVariant(variants: ModelRecord[], features: ReadonlySet<string>): 
     const i = order.indexOf(quantizationOf(r.model_id) ?? "");
     return i < 0 ? order.length : i;
   };
-  return [...pool].sort((a, b) => rank(a) - rank(b))[0];
+  // Among embedding batch variants the smallest batch wins: it needs the least GPU memory next to a chat model.
+  const batch = (r: ModelRecord) => (isEmbeddingRecord(r) ? embeddingBatchOf(r) : 0);
+  return [...pool].sort((a, b) => rank(a) - rank(b) || batch(a) - batch(b))[0];
 }

@@ -24,6 +24,10 @@ export interface ModelRecord {
    * JSON, so a catalog loaded from a URL can carry it.
    */
   engine?: ScriptedRecordEngine;
+  /** Embedding records (model_type 1): the vector size, when the id does not tell (arctic-embed-s 384, -m 768). */
+  embedding_dimensions?: number;
+  /** Embedding records: inputs per pass of the compiled library, when neither `batchN` in model_lib nor `-bN` in the id tells. */
+  embedding_batch_size?: number;
   [key: string]: unknown;
 }
 
@@ -35,6 +39,8 @@ export interface ScriptedRecordEngine {
   tokenDelayMs?: number;
   /** Simulated load time (ms), reported as progress. */
   loadDelayMs?: number;
+  /** Embedding records (model_type 1): simulated time per batch (ms). They need no replies. */
+  embedDelayMs?: number;
 }
 
 /** web-llm's `ModelType.VLM`. */

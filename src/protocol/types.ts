@@ -312,11 +312,16 @@ export interface ModelObject {
   created: number;
   owned_by: string;
   /** Local extras: what a UI needs to pick a model. */
+  /** `embedding`: serves POST /embeddings only; `chat`: chat completions. */
+  type: "chat" | "embedding";
   family: string;
   vram_required_mb: number | null;
+  /** Tokens per request (chat) or per input (embedding). */
   context_window: number;
-  capabilities: { tools: boolean; reasoning: boolean; vision: boolean };
+  capabilities: { tools: boolean; reasoning: boolean; vision: boolean; embeddings: boolean };
   quantization: string | null;
+  /** Embedding models: the vector size (null when the record does not say). */
+  dimensions?: number | null;
 }
 
 export interface ModelList {

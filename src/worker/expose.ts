@@ -70,6 +70,12 @@ export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoin
         .compactResponse(body, { signal })
         .finally(() => port.close());
     },
+    createEmbeddings(body, port) {
+      const signal = abortSignalOf(port);
+      return ready()
+        .createEmbeddings(body, { signal })
+        .finally(() => port.close());
+    },
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),

@@ -12,6 +12,7 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
+import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
@@ -26,7 +27,7 @@ export type PortCommand = { type: "abort" };
 /** Serializable engine choice for the default worker. */
 export type EngineSpec =
   | { kind: "webllm" }
-  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number };
+  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number };
 
 export interface WorkerHostConfig {
   engine: EngineSpec;
@@ -50,6 +51,8 @@ export interface WorkerApi {
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
   compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
+  /** Abort arrives on `port`. */
+  createEmbeddings(body: unknown, port: MessagePort): Promise<CreateEmbeddingResponse>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;

@@ -24,8 +24,24 @@ export const scriptedRecord = (alias: string, replies: string[], tokenDelayMs: n
   engine: { kind: "scripted", replies, tokenDelayMs },
 });
 
+/** What the Documents view's chat model answers (Qwen3 format: the reasoning is split off). */
+export const DOCS_TURN = "<think>\nPassage [1] says how long the warranty lasts.\n</think>\n\nThe warranty lasts **two years** from the date of purchase [1].";
+
+/** A scripted embedding model: hashed bag-of-words vectors, 4 inputs per batch, a little time per batch. */
+export const DEMO_EMBEDDER: ModelRecord = {
+  model: "https://models.invalid/Demo-Embed-MLC",
+  model_id: "Demo-Embed-MLC-b4",
+  model_lib: "https://models.invalid/none.wasm",
+  model_type: 1,
+  vram_required_MB: 0,
+  embedding_dimensions: 256,
+  engine: { kind: "scripted", replies: [], embedDelayMs: 40 },
+};
+
 export function demoCatalog(generated: ModelRecord): ModelRecord[] {
   return [
+    scriptedRecord("Qwen3-Demo-Docs", [DOCS_TURN], 10),
+    DEMO_EMBEDDER,
     scriptedRecord("Qwen3-Demo-Tools", [TOOL_TURN, ANSWER_TURN], 15),
     scriptedRecord("Qwen3-Demo-Long", [LONG_TURN], 40),
     scriptedRecord("Qwen3-Demo-Hello", [HELLO_TURN], 5),

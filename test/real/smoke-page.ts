@@ -8,6 +8,8 @@
 import OpenAI from "openai";
 import { createClient, type Client } from "../../src/index.js";
 import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/index.js";
+import { defineEmbedSmoke } from "./embed-smoke.js";
+import { defineMixedSmoke } from "./mixed-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -209,4 +211,6 @@ window.smoke = async (options) => {
   client.terminate();
   return report;
 };
+defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
+defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 window.smokeReady = true;

@@ -129,6 +129,62 @@ describe.skipIf(!hasChromium)("the demo page in Chromium", { timeout: 60_000 }, 
     await page.locator("[role=tab]", { hasText: "Chat" }).click();
   });
 
+  it("Documents: pasted text and files become passages, embedded with a progress bar; a question retrieves the closest with scores and the chat model answers from them", async () => {
+    const sentence = (topic: string, i: number) => `Paragraph ${i} covers ${topic} in detail with enough words to stand alone as one passage for retrieval and ranking here.`;
+    const filler = (topic: string, n: number) => Array.from({ length: n }, (_, i) => `${sentence(topic, i)} ${sentence(topic, i + 100)}`);
+    const manual = [
+      "The warranty lasts two years from the date of purchase and covers manufacturing defects of the kettle, its base and its lid, but not limescale or accidental damage.",
+      ...filler("descaling kettles with vinegar", 5),
+    ].join("\n\n");
+    await page.locator("#model-select").selectOption("Qwen3-Demo-Docs");
+    await page.locator("[role=tab]", { hasText: "Documents" }).click();
+    expect(await page.locator("#embed-model").inputValue()).toBe("Demo-Embed-MLC-b4");
+    await page.locator("#doc-text").fill(manual);
+    await page.locator("#doc-add").click();
+    await page.locator("#doc-files").setInputFiles({ name: "recipes.txt", mimeType: "text/plain", buffer: Buffer.from(filler("baking sourdough bread", 6).join("\n\n")) });
+    // Dropped on the paste box, as from the desktop.
+    await page.locator("#doc-text").evaluate((box, text) => {
+      const data = new DataTransfer();
+      data.items.add(new File([text], "garden.md", { type: "text/markdown" }));
+      box.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, filler("pruning roses in spring", 6).join("\n\n"));
+    await expect.poll(() => page.locator("#doc-list li").allTextContents()).toEqual([
+      expect.stringContaining("Pasted text 1"),
+      expect.stringContaining("recipes.txt"),
+      expect.stringContaining("garden.md"),
+    ]);
+
+    // The bar's values as they change, to see it move rather than jump.
+    await page.locator("#doc-progress").evaluate((bar) => {
+      const seen: number[] = [];
+      (window as unknown as { progressSeen: number[] }).progressSeen = seen;
+      new MutationObserver(() => seen.push((bar as HTMLProgressElement).value)).observe(bar, { attributes: true });
+      const original = Object.getOwnPropertyDescriptor(HTMLProgressElement.prototype, "value")!;
+      Object.defineProperty(bar, "value", { get: () => original.get!.call(bar), set: (v: number) => (seen.push(v), original.set!.call(bar, v)) });
+    });
+    await page.locator("#doc-embed").click();
+    await expect.poll(() => page.locator("#doc-progress-text").textContent(), { timeout: 20_000 }).toMatch(/^18 \/ 18 passages embedded in [\d.]+ s$/);
+    const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen.filter((v) => v > 0));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen.at(-1)).toBe(1);
+
+    await page.locator("#doc-question").fill("How long does the warranty last?");
+    await page.locator("#doc-ask").click();
+    const passages = page.locator("#doc-results li.passage");
+    await expect.poll(() => passages.count(), { timeout: 10_000 }).toBe(3);
+    expect(await passages.first().getAttribute("data-source")).toBe("Pasted text 1");
+    expect(await passages.first().locator("p").textContent()).toContain("The warranty lasts two years");
+    const scores = (await passages.locator(".score").allTextContents()).map(Number);
+    expect(scores.every((s) => s >= -1 && s <= 1)).toBe(true);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    expect(scores[0]).toBeGreaterThan(scores[1]);
+    await expect.poll(() => page.locator("#doc-answer").textContent(), { timeout: 15_000 }).toBe("The warranty lasts two years from the date of purchase [1].");
+    expect(await page.locator("#doc-answer strong").textContent()).toBe("two years");
+    expect(await page.locator("#doc-status").textContent()).toBe("");
+    await page.screenshot({ path: join(shots, "documents-retrieval.png"), fullPage: true });
+    await page.locator("[role=tab]", { hasText: "Chat" }).click();
+  });
+
   it("stops a reply mid-stream", async () => {
     await page.locator("#model-select").selectOption("Qwen3-Demo-Long");
     await ask("Count for me.");

@@ -38,3 +38,16 @@ describe("device fit", () => {
     expect(refusal(() => checkDeviceFit(record("a-q4f32_1-MLC", { buffer_size_required_bytes: 2 ** 28 }), adapter([], 2 ** 30, 2 ** 27), undefined))).toMatchObject({ status: 503, code: "model_does_not_fit" });
   });
 });
+
+describe("a chat model and an embedding model together", () => {
+  it("counts both records' memory against navigator.deviceMemory (75%); 8 GB (Chrome's cap) or unknown sets no limit", async () => {
+    const { fitsTogether } = await import("../../src/gpu/fit.js");
+    const chat = record("Qwen3-0.6B-q4f32_1-MLC", { vram_required_MB: 1924.7 });
+    const embed = record("snowflake-arctic-embed-s-q0f32-MLC-b32", { vram_required_MB: 1022.8 });
+    expect(fitsTogether([chat, embed], 4)).toEqual({ fits: true, needMb: 2948, budgetMb: 3072 });
+    expect(fitsTogether([chat, embed], 2)).toEqual({ fits: false, needMb: 2948, budgetMb: 1536 });
+    expect(fitsTogether([chat], 2).fits).toBe(false);
+    expect(fitsTogether([chat, embed], 8)).toMatchObject({ fits: true, budgetMb: null });
+    expect(fitsTogether([chat, embed], undefined)).toMatchObject({ fits: true, budgetMb: null });
+  });
+});

@@ -52,14 +52,17 @@ describe("model names", () => {
     expect(aliasOf("Llama-3.1-8B-Instruct-q4f32_1-MLC-1k")).toBe("Llama-3.1-8B-Instruct-1k");
   });
 
-  it("models.list() is an OpenAI list with local extras; embedding models are left out", async () => {
+  it("models.list() is an OpenAI list with local extras; embedding models are listed, marked as such", async () => {
     const client = createClient({ engine: createScriptedEngine({ replies: [] }), worker: false });
     const list = await client.models.list();
     expect(list.object).toBe("list");
     expect(list.data.length).toBeGreaterThan(100);
     const qwen = list.data.find((m) => m.id === "Qwen3-0.6B-q4f16_1-MLC");
     expect(qwen).toMatchObject({ object: "model", owned_by: "webgpu-openai", context_window: 4096, quantization: "q4f16_1" });
-    expect(list.data.some((m) => m.id.startsWith("snowflake-arctic-embed"))).toBe(false);
+    expect(qwen).toMatchObject({ type: "chat", capabilities: { embeddings: false } });
+    const embedders = list.data.filter((m) => m.id.startsWith("snowflake-arctic-embed"));
+    expect(embedders).toHaveLength(4);
+    expect(embedders.every((m) => m.type === "embedding" && m.capabilities.embeddings)).toBe(true);
     expect(await client.models.retrieve("Qwen/Qwen3-0.6B")).toMatchObject({ id: "Qwen/Qwen3-0.6B", object: "model" });
   });
 
