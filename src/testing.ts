@@ -2,4 +2,5 @@
 export { createScriptedEngine, scriptedTokens } from "./engine/scripted.js";
 export type { ScriptedEngine, ScriptedEngineOptions, ScriptedReply } from "./engine/scripted.js";
 export { exposeEngineHost } from "./worker/expose.js";
+export { exposeSharedEngineHost } from "./worker/shared-host.js";
 export { EngineHost } from "./host/engine-host.js";

@@ -9,10 +9,11 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
-import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
+import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
+import { dedicatedLink, type WorkerLink } from "./worker-link.js";
 
 export interface Backend {
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
@@ -26,6 +27,8 @@ export interface Backend {
   cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
   cacheClear(): Promise<void>;
   cacheUsage(): Promise<CacheUsage>;
+  /** Which worker serves this client, and how many tabs it serves. */
+  workerInfo(): Promise<WorkerInfo>;
   terminate(): void;
 }
 
@@ -44,6 +47,7 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     cacheDelete: async (id) => (await host()).cacheDelete(id),
     cacheClear: async () => (await host()).cacheClear(),
     cacheUsage: async () => (await host()).cacheUsage(),
+    workerInfo: async () => ({ worker: "none", tabs: 1 }),
     terminate() {},
   };
 }
@@ -52,16 +56,21 @@ export interface WorkerBackendOptions extends Omit<EngineHostOptions, "engine" |
   engine: EngineSpec;
   /** A worker to use instead of the default one (e.g. one that calls exposeEngineHost itself). */
   worker?: Worker;
+  /** How to reach the worker; default: a dedicated worker (`worker`, or the library's). worker-link.ts has the shared one. */
+  link?: () => WorkerLink;
 }
 
 /**
- * The host in a dedicated module worker. A worker that dies (terminated,
- * crashed) fails its in-flight requests with 503; the next request starts a
- * fresh one.
+ * The host in a worker: a dedicated module worker, or the origin's
+ * SharedWorker (`options.link`); every method is the same over either link.
+ * A worker that dies (terminated, crashed; for the shared one: this client
+ * terminated) fails its in-flight requests with 503; the next request starts
+ * (or joins) a fresh one.
  */
 export function workerBackend(options: WorkerBackendOptions): Backend {
   installErrorTransfer();
-  let current: { worker: Worker; api: Comlink.Remote<WorkerApi>; ready: Promise<void>; ports: Set<MessagePort> } | null = null;
+  let current: { link: WorkerLink; api: Comlink.Remote<WorkerApi>; ready: Promise<void>; ports: Set<MessagePort> } | null = null;
+  const connect = options.link ?? (() => dedicatedLink(options.worker));
 
   /** An app's own Worker cannot be rebuilt: once it is gone, requests fail fast instead of waiting on a dead worker. */
   let customWorkerLost = false;
@@ -71,30 +80,30 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     if (customWorkerLost) {
       throw new ApiError({ status: 503, code: "worker_lost", message: "The Worker passed to createClient({ worker }) was terminated or crashed, and a Worker object cannot be restarted. Create a new client with a new Worker." });
     }
-    const worker = options.worker ?? new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: "webgpu-openai" });
-    const api = Comlink.wrap<WorkerApi>(worker);
+    const link = connect();
+    const api = Comlink.wrap<WorkerApi>(link.endpoint);
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-    const ready = api.configure(
-      { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache },
-      onProgress,
-    );
-    const state = { worker, api, ready, ports };
-    worker.addEventListener("error", (event) => {
-      event.preventDefault?.();
-      crash(state, `The engine worker failed: ${event.message || "unknown error"}.`);
+    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache };
+    const ready = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
+      const result = await api.configure(config, onProgress, tab);
+      if (result && result.ignored.length > 0) {
+        console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's ${result.ignored.join(", ")} differ and were not applied (the first tab's options win).`);
+      }
     });
+    const state = { link, api, ready, ports };
+    link.onError((message) => crash(state, message));
     current = state;
     return state;
   }
 
   function crash(state: NonNullable<typeof current>, message: string) {
     if (current === state) current = null;
-    if (options.worker) customWorkerLost = true;
-    const next = options.worker ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
+    if (!state.link.restartable) customWorkerLost = true;
+    const next = !state.link.restartable ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
     const error = new ApiError({ status: 503, code: "worker_lost", message: `${message} ${next}` });
     for (const port of state.ports) port.dispatchEvent(new MessageEvent("message", { data: { type: "error", error: serializeError(error) } satisfies PortMessage }));
-    state.worker.terminate();
+    state.link.close();
   }
 
   /** A port pair for one request: port2 goes to the worker, abort goes over port1. */
@@ -207,6 +216,11 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       const state = start();
       await state.ready;
       return state.api.cacheUsage();
+    },
+    workerInfo: async () => {
+      const state = start();
+      await state.ready;
+      return state.api.workerInfo();
     },
     terminate() {
       if (current) crash(current, "The client was terminated.");
