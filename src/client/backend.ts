@@ -87,6 +87,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache };
     const ready = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
       const result = await api.configure(config, onProgress, tab);
+      if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
       if (result && result.ignored.length > 0) {
         console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's ${result.ignored.join(", ")} differ and were not applied (the first tab's options win).`);
       }

@@ -16,6 +16,8 @@ export interface WorkerLink {
   /** The shared worker's liveness lock, resolved once this tab holds it (sent with configure). */
   readonly tab?: Promise<TabHello | undefined>;
   onError(listener: (message: string) => void): void;
+  /** The shared worker's own lock (from configure): `listener` runs when the worker is gone. */
+  watchWorker?(lock: string, listener: (message: string) => void): void;
   /** Ends the dedicated worker; leaves the shared one (its requests for this tab stop; other tabs go on). */
   close(): void;
 }
@@ -45,6 +47,8 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
   const port = worker.port;
   port.start();
   const lock = holdTabLock();
+  const stopWatching = new AbortController();
+  let watching: Promise<unknown> | undefined;
   return {
     kind: "shared",
     endpoint: port,
@@ -57,7 +61,14 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
         listener(`The shared engine worker failed to start: ${(event as ErrorEvent).message || "unknown error"}.`);
       });
     },
+    watchWorker(name, listener) {
+      const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+      watching = locks
+        ?.request(name, { signal: stopWatching.signal }, () => listener("The shared engine worker ended (the browser process it ran in crashed or was stopped)."))
+        .catch(() => undefined);
+    },
     close() {
+      stopWatching.abort();
       lock.release();
       port.close();
     },

@@ -49,10 +49,12 @@ export interface TabHello {
   lock: string;
 }
 
-/** What a shared worker answers a tab that joins a host configured by an earlier tab with other options. */
+/** What a shared worker answers a tab that joins. */
 export interface ConfigureResult {
   /** Options of this tab that were not applied (the first tab's win), e.g. `["models", "maxQueue"]`. */
   ignored: string[];
+  /** A Web Lock the worker holds for its whole life: a tab that asks for it is granted it when the worker is gone. */
+  workerLock?: string;
 }
 
 /** The API the worker exposes with comlink. */

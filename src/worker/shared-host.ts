@@ -12,6 +12,11 @@
  *   the browser grants it the moment the tab is gone (closed, reloaded,
  *   crashed) or leaves (`client.terminate()`), and the worker then aborts that
  *   tab's running and queued requests. The other tabs' requests go on.
+ *   The other way round, the worker holds a lock for its whole life, so tabs
+ *   learn when it dies (Chromium may run it in the process of one of the
+ *   tabs, and a crash of that process ends it): their requests fail with 503
+ *   `worker_lost` instead of waiting forever, and the next one starts a fresh
+ *   worker.
  * - load progress: reported to every connected tab that asked for it, since
  *   the model one tab loads is the model all of them use.
  *
@@ -27,6 +32,8 @@ import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 interface Tab {
   onProgress?: (progress: LoadProgress) => void;
   gone: AbortController;
+  /** The pending request for the tab's lock (kept referenced for the tab's life). */
+  watching?: Promise<unknown>;
 }
 
 /** The options a later tab sends that the running host was not built with (the first tab's win). */
@@ -40,8 +47,30 @@ export class SharedHost {
   private config: WorkerHostConfig | null = null;
   private readonly tabs = new Set<Tab>();
 
+  /**
+   * A lock held until this worker ends, resolved once granted (its name is
+   * handed to tabs only then: a tab asking before the worker holds it would be
+   * granted it at once). Tabs wait on it to learn the worker died, e.g. with
+   * the tab process it ran in.
+   */
+  private readonly workerLock: Promise<string | undefined>;
+  /** Never settles; kept here so nothing about the held lock can be collected. */
+  private readonly holding = new Promise<never>(() => undefined);
+
   constructor(private readonly initial?: EngineHost) {
     this.host = initial ?? null;
+    const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    const name = `webgpu-openai-worker:${crypto.randomUUID()}`;
+    this.workerLock = !locks
+      ? Promise.resolve(undefined)
+      : new Promise((resolve) => {
+          locks
+            .request(name, () => {
+              resolve(name);
+              return this.holding;
+            })
+            .catch(() => resolve(undefined));
+        });
   }
 
   /** Tabs connected now (each has configured and is alive). */
@@ -61,8 +90,8 @@ export class SharedHost {
     exposeEngineHost(this.initial, port, access);
   }
 
-  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello): Promise<ConfigureResult | void> {
-    let result: ConfigureResult | void = undefined;
+  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello): Promise<ConfigureResult> {
+    const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
     if (!this.initial) {
       if (!this.config) {
         this.config = config;
@@ -76,8 +105,7 @@ export class SharedHost {
             message: `The shared worker already runs an engine configured by another tab (${this.config.engine.kind}); this tab asked for a different one (${config.engine.kind}). Every tab of an origin shares one engine: give all of them the same engine, or use createClient({ worker: true }) for a worker of this tab's own.`,
           });
         }
-        const ignored = ignoredOptions(this.config, config);
-        if (ignored.length > 0) result = { ignored };
+        result.ignored = ignoredOptions(this.config, config);
       }
     }
     tab.onProgress = onProgress;
@@ -97,7 +125,7 @@ export class SharedHost {
     const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
     // Without a lock name (an old page) or Web Locks the tab counts until the worker ends.
     if (!hello?.lock || !locks) return;
-    void locks.request(hello.lock, () => leave()).catch(() => undefined);
+    tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
   }
 
   private progress(progress: LoadProgress): void {

@@ -35,7 +35,7 @@ type TabApi = {
   connect(options: Record<string, unknown>): boolean;
   stream(id: string, body?: Record<string, unknown>): number;
   log(id: string): StreamLog | null;
-  complete(body: Record<string, unknown>): Promise<{ sent: number; done: number; completion: { choices: Array<{ message: { content: string } }> } | null; error: Record<string, unknown> | null }>;
+  complete(body: Record<string, unknown>): Promise<{ sent: number; done: number; completion: { choices: Array<{ message: { content: string } }>; usage: { prompt_tokens_details: { cached_tokens: number } } } | null; error: Record<string, unknown> | null }>;
   fetchStatus(body: Record<string, unknown>): Promise<{ status: number; body: { error: Record<string, unknown> } }>;
   workerInfo(): Promise<{ worker: string; tabs: number; fallback?: string }>;
   gpuInfo(): Promise<{ available: boolean; worker: string }>;
@@ -134,6 +134,188 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     expect(report.loads).toEqual(["Qwen3-0.6B-q4f32_1-MLC"]); // the f32 variant: SwiftShader has no shader-f16
     expect(report.prompts).toHaveLength(3);
     expect(await call(pages[2], (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 3 });
+    await ctx.close();
+  });
+
+  /** Replies r0…, r1…, …: which reply a request got tells in which order the engine ran the requests. */
+  const replies = (n: number, tokens: number) => Array.from({ length: n }, (_, i) => words(`r${i}-`, tokens));
+  const waiting = (page: Page, n: number) => until(() => call(page, (t) => t.queueState()), (q) => q.waiting === n);
+  const chunksOf = (page: Page, id: string, n: number) => until(() => logOf(page, id), (log) => (log?.chunks ?? 0) >= n);
+
+  it("requests of two tabs share one FIFO queue: their streams run in the order they were sent", async () => {
+    const ctx = await context();
+    const options = { replies: replies(4, 20), tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    await call(a, (t) => t.stream("s1"));
+    await chunksOf(a, "s1", 1);
+    await call(b, (t) => t.stream("s2"));
+    await waiting(a, 1); // tab A sees tab B's request waiting: one queue
+    await call(a, (t) => t.stream("s3"));
+    await waiting(b, 2);
+    await call(b, (t) => t.stream("s4"));
+    const [s1, s2, s3, s4] = [await ended(a, "s1"), await ended(b, "s2"), await ended(a, "s3"), await ended(b, "s4")];
+    expect([s1.text, s2.text, s3.text, s4.text]).toEqual(replies(4, 20));
+    for (const log of [s1, s2, s3, s4]) expect(log.error).toBeNull();
+    // Each starts after the one before it ended (one generation at a time, across tabs).
+    expect(s2.first!).toBeGreaterThanOrEqual(s1.end! - 50);
+    expect(s3.first!).toBeGreaterThanOrEqual(s2.end! - 50);
+    expect(s4.first!).toBeGreaterThanOrEqual(s3.end! - 50);
+    await ctx.close();
+  });
+
+  it("closing a tab mid-stream stops its request within a second; the other tab's stream completes untouched", async () => {
+    const ctx = await context();
+    const options = { replies: [words("long-", 400), words("r1-", 30)], tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    await call(a, (t) => t.stream("long"));
+    await chunksOf(a, "long", 3);
+    await call(b, (t) => t.stream("next"));
+    await waiting(b, 1);
+    const closed = Date.now();
+    await a.close();
+    const next = await ended(b, "next");
+    expect(next.error).toBeNull();
+    expect(next.text).toBe(words("r1-", 30));
+    // The long reply alone would have held the engine for 4 s more.
+    expect(next.first! - closed).toBeLessThan(1000);
+    expect(await until(() => call(b, (t) => t.workerInfo()), (info) => info.tabs === 1)).toEqual({ worker: "shared", tabs: 1 });
+    await ctx.close();
+  });
+
+  it("a queued request of a closed tab never starts; the running stream of another tab is not disturbed", async () => {
+    const ctx = await context();
+    const options = { replies: [words("a-", 60), words("r1-", 5), words("r2-", 5)], tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    const c = await tab(ctx, options);
+    await call(a, (t) => t.stream("a"));
+    await chunksOf(a, "a", 1);
+    await call(b, (t) => t.stream("b"));
+    await waiting(a, 1);
+    await call(c, (t) => t.stream("c"));
+    await waiting(a, 2);
+    await b.close();
+    await waiting(a, 1); // B's request left the queue
+    const [logA, logC] = [await ended(a, "a"), await ended(c, "c")];
+    expect(logA).toMatchObject({ error: null, text: words("a-", 60) });
+    // C got the next reply: B's request never reached the engine.
+    expect(logC).toMatchObject({ error: null, text: words("r1-", 5) });
+    await ctx.close();
+  });
+
+  it("a tab that crashes or reloads mid-stream stops its request within a second", async () => {
+    const ctx = await context();
+    const options = { replies: [words("w-", 3), words("b-", 400), words("c-", 400), words("a-", 10)], tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    expect((await call(a, (t) => t.complete({}))).error).toBeNull(); // tab A starts the worker
+    const b = await tab(ctx, options);
+    const c = await tab(ctx, options);
+    await call(b, (t) => t.stream("b"));
+    await chunksOf(b, "b", 2);
+    await call(c, (t) => t.stream("c"));
+    await waiting(a, 1);
+    await call(a, (t) => t.stream("a"));
+    await waiting(a, 2);
+    const crashed = Date.now();
+    const cdp = await ctx.newCDPSession(b);
+    void cdp.send("Page.crash").catch(() => undefined);
+    const logC = await chunksOf(c, "c", 1);
+    expect(logC.first! - crashed).toBeLessThan(1000);
+    await chunksOf(c, "c", 3);
+    const reloaded = Date.now();
+    void c.reload();
+    const logA = await ended(a, "a");
+    expect(logA).toMatchObject({ error: null, text: words("a-", 10) });
+    expect(logA.first! - reloaded).toBeLessThan(1000);
+    expect(await until(() => call(a, (t) => t.workerInfo()), (info) => info.tabs === 1)).toEqual({ worker: "shared", tabs: 1 });
+    await ctx.close();
+  });
+
+  it("when the worker dies with the process of the tab it ran in, the other tabs' requests fail fast with 503 worker_lost and the next one starts a fresh worker", async () => {
+    const ctx = await context();
+    const options = { replies: [words("w-", 3), words("long-", 400), words("q-", 3), words("fresh-", 3)], tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    expect((await call(a, (t) => t.complete({}))).error).toBeNull(); // Chromium runs the worker in tab A's process
+    const b = await tab(ctx, options);
+    await call(b, (t) => t.stream("long"));
+    await chunksOf(b, "long", 2);
+    const crashed = Date.now();
+    const cdp = await ctx.newCDPSession(a);
+    void cdp.send("Page.crash").catch(() => undefined);
+    const log = await ended(b, "long");
+    expect(log.error).toMatchObject({ apiError: true, status: 503, code: "worker_lost" });
+    expect(log.end! - crashed).toBeLessThan(1000);
+    // The fresh worker is configured from tab B's options: its replies start over.
+    const again = await call(b, (t) => t.complete({}));
+    expect(again.completion!.choices[0].message.content).toBe(words("w-", 3));
+    expect(await call(b, (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 1 });
+    await ctx.close();
+  });
+
+  it("errors keep status, type, code and param across the shared port", async () => {
+    const ctx = await context();
+    const options = { replies: [words("long-", 300)], tokenDelayMs: 10, maxQueue: 1 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    expect((await call(b, (t) => t.complete({ temperature: 9 }))).error).toMatchObject({ apiError: true, status: 400, type: "invalid_request_error", param: "temperature" });
+    expect((await call(b, (t) => t.complete({ model: "no-such-model" }))).error).toMatchObject({ apiError: true, status: 404, code: "model_not_found" });
+    await call(b, (t) => t.stream("bad", { temperature: 9 }));
+    expect((await ended(b, "bad")).error).toMatchObject({ apiError: true, status: 400, param: "temperature" });
+    const http = await call(b, (t) => t.fetchStatus({ model: "Qwen3-0.6B", messages: [{ role: "user", content: "x" }], temperature: 9 }));
+    expect(http.status).toBe(400);
+    expect(http.body.error).toMatchObject({ param: "temperature", type: "invalid_request_error" });
+    // One queue for all tabs (the first tab's maxQueue: 1): tab A runs, tab B waits, tab B's next is refused.
+    await call(a, (t) => t.stream("long"));
+    await chunksOf(a, "long", 1);
+    await call(b, (t) => t.stream("queued"));
+    await waiting(a, 1);
+    expect((await call(b, (t) => t.complete({}))).error).toMatchObject({ apiError: true, status: 429, code: "queue_full" });
+    await ctx.close();
+  });
+
+  it("a tab that asks for another engine than the one the shared worker runs gets a 409 naming `engine`", async () => {
+    const ctx = await context();
+    const a = await tab(ctx, { replies: replies(2, 3) });
+    expect((await call(a, (t) => t.complete({}))).error).toBeNull();
+    const b = await tab(ctx, {}); // the web-llm engine
+    expect((await call(b, (t) => t.complete({}))).error).toMatchObject({ apiError: true, status: 409, code: "shared_worker_config_conflict", param: "engine" });
+    await ctx.close();
+  });
+
+  it("two tabs' conversations stay apart: KV reuse follows the conversation, and no prompt holds another tab's text", async () => {
+    const ctx = await context();
+    const a = await tab(ctx, { custom: true });
+    const b = await tab(ctx, { custom: true });
+    const turn = async (page: Page, messages: unknown[]) => {
+      const result = await call(page, (t, m) => t.complete({ messages: m }), messages);
+      return { completion: result.completion! };
+    };
+    const first = [{ role: "user", content: "secret of tab A" }];
+    const a1 = await turn(a, first);
+    const a2 = await turn(a, [...first, a1.completion.choices[0].message, { role: "user", content: "and then?" }]);
+    expect(a2.completion.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0); // same conversation: reused
+    const b1 = await turn(b, [{ role: "user", content: "tab B asks" }]);
+    expect(b1.completion.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    const report = await call(b, (t) => t.engineReport());
+    const promptB = report.prompts[report.prompts.length - 1].join("\n");
+    expect(promptB).toContain("tab B asks");
+    expect(promptB).not.toContain("secret of tab A");
+    await ctx.close();
+  });
+
+  it("where SharedWorker is missing, a dedicated worker serves the tab, and says so once", async () => {
+    const ctx = await context();
+    const page = await tab(ctx, { replies: replies(3, 3) }, () => {
+      delete (window as unknown as { SharedWorker?: unknown }).SharedWorker;
+    });
+    await call(page, (t, o) => t.connect(o), { replies: replies(3, 3) }); // a second client: no second notice
+    const info = await call(page, (t) => t.workerInfo());
+    expect(info).toMatchObject({ worker: "dedicated", tabs: 1, fallback: expect.stringMatching(/no SharedWorker/) });
+    expect(await call(page, (t) => t.gpuInfo())).toMatchObject({ worker: "dedicated" });
+    expect((await call(page, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r0-", 3));
+    expect((await call(page, (t) => t.info)).filter((line) => /SharedWorker/.test(line))).toHaveLength(1);
     await ctx.close();
   });
 });
