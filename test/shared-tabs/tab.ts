@@ -32,16 +32,23 @@ let client: Client | null = null;
 const progress: Array<{ phase: string; fraction: number; at: number }> = [];
 const streams = new Map<string, StreamLog>();
 const info: string[] = [];
+const warnings: string[] = [];
 const originalInfo = console.info.bind(console);
+const originalWarn = console.warn.bind(console);
 console.info = (...args: unknown[]) => {
   info.push(args.map(String).join(" "));
   originalInfo(...args);
+};
+console.warn = (...args: unknown[]) => {
+  warnings.push(args.map(String).join(" "));
+  originalWarn(...args);
 };
 
 const api = {
   ready: true,
   progress,
   info,
+  warnings,
   /** `custom`: the test's own SharedWorker (its engine reports loads and requests on a BroadcastChannel). */
   connect(options: { replies?: string[]; tokenDelayMs?: number; loadDelayMs?: number; custom?: boolean; worker?: "shared" | true; maxQueue?: number }) {
     const engine = options.replies ? createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs }) : undefined;

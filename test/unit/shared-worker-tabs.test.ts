@@ -41,8 +41,10 @@ type TabApi = {
   gpuInfo(): Promise<{ available: boolean; worker: string }>;
   queueState(): Promise<{ waiting: number; running: boolean }>;
   engineReport(): Promise<{ loads: string[]; prompts: string[][] }>;
+  terminate(): void;
   progress: Array<{ phase: string; fraction: number; at: number }>;
   info: string[];
+  warnings: string[];
 };
 
 describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: \"shared\" })", { timeout: 120_000 }, () => {
@@ -272,6 +274,38 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     await call(b, (t) => t.stream("queued"));
     await waiting(a, 1);
     expect((await call(b, (t) => t.complete({}))).error).toMatchObject({ apiError: true, status: 429, code: "queue_full" });
+    await ctx.close();
+  });
+
+  it("client.terminate() leaves the shared worker: its requests stop, the other tab's go on, and its next request joins again", async () => {
+    const ctx = await context();
+    const options = { replies: [words("a-", 400), words("b-", 5), words("again-", 3)], tokenDelayMs: 10 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    await call(a, (t) => t.stream("a"));
+    await chunksOf(a, "a", 2);
+    await call(b, (t) => t.stream("b"));
+    await waiting(b, 1);
+    const left = Date.now();
+    await call(a, (t) => t.terminate());
+    expect((await ended(a, "a")).error).toMatchObject({ apiError: true, status: 503, code: "worker_lost" });
+    const logB = await ended(b, "b");
+    expect(logB).toMatchObject({ error: null, text: words("b-", 5) });
+    expect(logB.first! - left).toBeLessThan(1000);
+    // Same worker, same engine: the next reply in its list.
+    expect((await call(a, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("again-", 3));
+    expect(await call(a, (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 2 });
+    await ctx.close();
+  });
+
+  it("a later tab whose options differ joins the running engine and is told which of its options were not applied", async () => {
+    const ctx = await context();
+    const a = await tab(ctx, { replies: replies(3, 3), maxQueue: 4 });
+    expect((await call(a, (t) => t.complete({}))).error).toBeNull();
+    const b = await tab(ctx, { replies: replies(3, 3), maxQueue: 9 });
+    expect((await call(b, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r1-", 3));
+    expect(await call(b, (t) => t.warnings)).toEqual([expect.stringMatching(/configured by another tab; this tab's maxQueue differ/)]);
+    expect(await call(a, (t) => t.warnings)).toEqual([]);
     await ctx.close();
   });
 
