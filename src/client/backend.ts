@@ -94,6 +94,14 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     });
     const state = { link, api, ready, ports };
     link.onError((message) => crash(state, message));
+    // A refused configure (a shared worker running another engine) is retried by the next request:
+    // the worker that refused may be gone by then. An app's own worker is kept as it is.
+    ready.catch(() => {
+      if (current === state && link.restartable) {
+        current = null;
+        link.close();
+      }
+    });
     current = state;
     return state;
   }

@@ -42,6 +42,11 @@ function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string
   return keys.filter((key) => JSON.stringify(first[key] ?? null) !== JSON.stringify(next[key] ?? null));
 }
 
+function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostConfig["engine"]): string {
+  const name = engine.kind === "webllm" ? "web-llm" : "a scripted engine";
+  return other && other.kind === engine.kind ? `${name} with other settings` : name;
+}
+
 export class SharedHost {
   private host: EngineHost | null;
   private config: WorkerHostConfig | null = null;
@@ -102,7 +107,8 @@ export class SharedHost {
             status: 409,
             code: "shared_worker_config_conflict",
             param: "engine",
-            message: `The shared worker already runs an engine configured by another tab (${this.config.engine.kind}); this tab asked for a different one (${config.engine.kind}). Every tab of an origin shares one engine: give all of them the same engine, or use createClient({ worker: true }) for a worker of this tab's own.`,
+            type: "invalid_request_error",
+            message: `The shared worker already runs an engine configured by another tab (${describeEngine(this.config.engine)}); this tab asked for ${describeEngine(config.engine, this.config.engine)}. Every tab of an origin shares one engine: give all of them the same engine, or use createClient({ worker: true }) for a worker of this tab's own.`,
           });
         }
         result.ignored = ignoredOptions(this.config, config);

@@ -313,8 +313,13 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     const ctx = await context();
     const a = await tab(ctx, { replies: replies(2, 3) });
     expect((await call(a, (t) => t.complete({}))).error).toBeNull();
-    const b = await tab(ctx, {}); // the web-llm engine
+    const b = await tab(ctx, { replies: [words("mine-", 3)] }); // another scripted engine
     expect((await call(b, (t) => t.complete({}))).error).toMatchObject({ apiError: true, status: 409, code: "shared_worker_config_conflict", param: "engine" });
+    const c = await tab(ctx, {}); // the web-llm engine
+    expect((await call(c, (t) => t.complete({}))).error).toMatchObject({ apiError: true, status: 409, code: "shared_worker_config_conflict", param: "engine" });
+    expect((await call(c, (t) => t.complete({}))).error).toMatchObject({ type: "invalid_request_error", message: expect.stringMatching(/runs .*a scripted engine.*asked for web-llm/) });
+    // Tab A is served on as before.
+    expect((await call(a, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r1-", 3));
     await ctx.close();
   });
 
