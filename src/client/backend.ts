@@ -89,7 +89,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
       const result = await api.configure(config, onProgress, tab);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
       if (result && result.ignored.length > 0) {
-        console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's ${result.ignored.join(", ")} differ and were not applied (the first tab's options win).`);
+        console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's options ${result.ignored.join(", ")} differ from its and were not applied (the first tab's options win).`);
       }
     });
     const state = { link, api, ready, ports };

@@ -95,6 +95,8 @@ const api = {
     return { status: response.status, body: await response.json() };
   },
   workerInfo: () => client!.workerInfo(),
+  modelIds: async () => (await client!.models.list()).data.map((m) => m.id),
+  cacheUsage: () => client!.cache.usage(),
   gpuInfo: () => client!.gpu.info(),
   queueState: () => client!.queueState(),
   terminate: () => client!.terminate(),

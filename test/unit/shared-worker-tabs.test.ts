@@ -40,6 +40,8 @@ type TabApi = {
   workerInfo(): Promise<{ worker: string; tabs: number; fallback?: string }>;
   gpuInfo(): Promise<{ available: boolean; worker: string }>;
   queueState(): Promise<{ waiting: number; running: boolean }>;
+  modelIds(): Promise<string[]>;
+  cacheUsage(): Promise<Record<string, unknown>>;
   engineReport(): Promise<{ loads: string[]; prompts: string[][] }>;
   terminate(): void;
   progress: Array<{ phase: string; fraction: number; at: number }>;
@@ -124,6 +126,9 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     expect(await call(b, (t) => t.progress)).toEqual([]);
     expect(await call(b, (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 2 });
     expect(await call(a, (t) => t.gpuInfo())).toMatchObject({ available: true, worker: "shared" });
+    // The rest of the API crosses the shared port too.
+    expect(await call(b, (t) => t.modelIds())).toContain("Qwen3-0.6B-q4f32_1-MLC");
+    expect(await call(b, (t) => t.cacheUsage())).toMatchObject({ models: expect.any(Array) });
     await ctx.close();
   });
 
@@ -304,7 +309,7 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     expect((await call(a, (t) => t.complete({}))).error).toBeNull();
     const b = await tab(ctx, { replies: replies(3, 3), maxQueue: 9 });
     expect((await call(b, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r1-", 3));
-    expect(await call(b, (t) => t.warnings)).toEqual([expect.stringMatching(/configured by another tab; this tab's maxQueue differ/)]);
+    expect(await call(b, (t) => t.warnings)).toEqual([expect.stringMatching(/configured by another tab; this tab's options maxQueue differ from its and were not applied/)]);
     expect(await call(a, (t) => t.warnings)).toEqual([]);
     await ctx.close();
   });
