@@ -132,6 +132,24 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     await ctx.close();
   });
 
+  it("when the last tab closes the worker ends (and with it the engine): the next tab starts a fresh one that loads again", async () => {
+    const ctx = await context();
+    const options = { replies: replies(3, 3), loadDelayMs: 800 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    expect((await call(a, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r0-", 3));
+    expect((await call(b, (t) => t.complete({}))).completion!.choices[0].message.content).toBe(words("r1-", 3));
+    await a.close();
+    await b.close();
+    const c = await tab(ctx, options);
+    const fresh = await call(c, (t) => t.complete({}));
+    // Replies start over and the model loads again: a new worker, not the old one.
+    expect(fresh.completion!.choices[0].message.content).toBe(words("r0-", 3));
+    expect(fresh.done - fresh.sent).toBeGreaterThanOrEqual(700);
+    expect(await call(c, (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 1 });
+    await ctx.close();
+  });
+
   it("an app's own SharedWorker: three tabs asking at once, the engine loads the model once", async () => {
     const ctx = await context();
     const pages = [await tab(ctx, { custom: true }), await tab(ctx, { custom: true }), await tab(ctx, { custom: true })];
