@@ -65,10 +65,11 @@ export class SharedHost {
   constructor(private readonly initial?: EngineHost) {
     this.host = initial ?? null;
     const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
-    const name = `webgpu-openai-worker:${crypto.randomUUID()}`;
+    // Web Locks (and randomUUID) exist only in secure contexts: without them tabs cannot watch the worker.
     this.workerLock = !locks
       ? Promise.resolve(undefined)
       : new Promise((resolve) => {
+          const name = `webgpu-openai-worker:${crypto.randomUUID()}`;
           locks
             .request(name, () => {
               resolve(name);
