@@ -132,6 +132,22 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     await ctx.close();
   });
 
+  it("load progress goes to every connected tab: the model one tab loads is the one all of them use", async () => {
+    const ctx = await context();
+    const options = { replies: replies(2, 3), loadDelayMs: 600 };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    // A client connects on its first call: both join before the load.
+    await call(a, (t) => t.workerInfo());
+    expect((await call(b, (t) => t.workerInfo())).tabs).toBe(2);
+    expect((await call(a, (t) => t.complete({}))).error).toBeNull();
+    for (const page of [a, b]) {
+      const progress = await call(page, (t) => t.progress);
+      expect(progress.map((p) => p.fraction)).toEqual([0.25, 0.5, 0.75, 1]);
+    }
+    await ctx.close();
+  });
+
   it("when the last tab closes the worker ends (and with it the engine): the next tab starts a fresh one that loads again", async () => {
     const ctx = await context();
     const options = { replies: replies(3, 3), loadDelayMs: 800 };
