@@ -8,7 +8,8 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (20000), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline.
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,
+ * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  */
 import { writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -151,6 +152,25 @@ async function main() {
           results.cache = { available: true, error: String(error?.message ?? error) };
           rows.push(["  benchCache()", "failed", String(error?.message ?? error).slice(0, 80)]);
         }
+      }
+    }
+
+    // ── 5. shared worker vs dedicated worker ───────────────────────────────
+    if (!skip.has("shared")) {
+      rows.push(["One engine for every tab: shared vs dedicated worker stream", "", ""]);
+      // Five times the pipeline's tokens: a 20k-token run lasts ~50 ms here, too short to rise above this machine's noise.
+      const sharedTokens = Number(process.env.BENCH_SHARED_TOKENS ?? 5 * TOKENS);
+      const sharedRuns = Math.max(RUNS, 9);
+      log(`shared: ${sharedTokens} tokens × ${sharedRuns} rounds, dedicated and shared worker…`);
+      try {
+        const s = await page.evaluate((o) => window.bench.callExport("/bench/shared-worker.ts", "benchSharedWorker", o), { tokens: sharedTokens, runs: sharedRuns });
+        results.sharedWorker = { ...s, goals: { "shared ≥ 90 % of dedicated (paired)": s.pairedRatio >= 0.9 } };
+        rows.push(["  dedicated worker (worker: true)", `${fmt(s.dedicated)} tok/s`, "baseline"]);
+        rows.push([`  shared worker (worker: "shared"; served by ${s.sharedKind})`, `${fmt(s.shared)} tok/s`, pct(s.ratio)]);
+        rows.push(["  goal shared ≥ 90 % of dedicated (median of paired runs)", pct(s.pairedRatio), s.pairedRatio >= 0.9 ? "met" : "MISSED"]);
+      } catch (error) {
+        results.sharedWorker = { error: String(error?.message ?? error) };
+        rows.push(["  benchSharedWorker()", "failed", String(error?.message ?? error).slice(0, 80)]);
       }
     }
   } finally {

@@ -12,5 +12,6 @@ export type * from "./protocol/embeddings-types.js";
 export type { LoadProgress, Engine, EngineRequest, EngineEvent } from "./engine/types.js";
 export type { ModelRecord } from "./models/record.js";
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";
+export type { WorkerInfo, WorkerKind } from "./worker/protocol.js";
 export type { CachedModel, CacheUsage } from "./cache/manager.js";
 export type { StorageReport } from "./cache/quota.js";

@@ -3,4 +3,5 @@ export { createScriptedEngine, scriptedTokens } from "./engine/scripted.js";
 export { hashedBagOfWords } from "./engine/scripted-embed.js";
 export type { ScriptedEngine, ScriptedEngineOptions, ScriptedReply } from "./engine/scripted.js";
 export { exposeEngineHost } from "./worker/expose.js";
+export { exposeSharedEngineHost } from "./worker/shared-host.js";
 export { EngineHost } from "./host/engine-host.js";

@@ -13,6 +13,7 @@
  * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model;
  * `?embed=<id>` the Documents view's embedding model (default: the catalog's
  * own embedding record, else snowflake-arctic-embed-s, batch 4).
+ * `?worker=shared` runs one engine for every tab (`createClient({ worker: "shared" })`).
  */
 import { createClient, type ModelRecord } from "../../src/index.js";
 import { createChat } from "./chat.js";
@@ -24,6 +25,7 @@ import { modelEntries } from "./model-entries.js";
 import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
 import { createSettings } from "./settings.js";
 import { installThemeToggle } from "./theme.js";
+import { workerChoice, workerPanel } from "./worker-panel.js";
 
 /** The smallest model with both tools and reasoning; the library picks its f16 or f32 variant. */
 const DEFAULT_MODEL = "Qwen3-0.6B";
@@ -54,7 +56,8 @@ async function main() {
   }
   // Loads the chat starts itself (first message to a model) show in the models panel too.
   let modelsPanel: ModelsPanel | null = null;
-  const client = createClient({ models: records, onProgress: (progress) => modelsPanel?.showLoad(progress) });
+  const worker = workerChoice(params);
+  const client = createClient({ models: records, worker: worker === "shared" ? "shared" : true, onProgress: (progress) => modelsPanel?.showLoad(progress) });
   const gpu = await client.gpu.info();
   if (!gpu.available) {
     replace(root, header, noWebGpuPage(gpu.reason));
@@ -79,7 +82,7 @@ async function main() {
     h(
       "div",
       { class: "layout" },
-      h("aside", { class: "sidebar" }, panel.element, gpuPanel(gpu.info, entries)),
+      h("aside", { class: "sidebar" }, panel.element, workerPanel(client, worker), gpuPanel(gpu.info, entries)),
       h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );

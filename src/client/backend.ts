@@ -9,11 +9,12 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
-import type { EngineSpec, PortMessage, WorkerApi } from "../worker/protocol.js";
+import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
-import { WORKER_START_TIMEOUT_MS, describeStartFailure, startDefaultWorker } from "./worker-start.js";
+import { dedicatedLink, type WorkerLink } from "./worker-link.js";
+import { WORKER_START_TIMEOUT_MS, describeStartFailure } from "./worker-start.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
@@ -38,6 +39,8 @@ export interface Backend {
   cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
   cacheClear(): Promise<void>;
   cacheUsage(): Promise<CacheUsage>;
+  /** Which worker serves this client, and how many tabs it serves. */
+  workerInfo(): Promise<WorkerInfo>;
   terminate(): void;
 }
 
@@ -63,6 +66,7 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     cacheDelete: async (id) => (await host()).cacheDelete(id),
     cacheClear: async () => (await host()).cacheClear(),
     cacheUsage: async () => (await host()).cacheUsage(),
+    workerInfo: async () => ({ worker: "none", tabs: 1 }),
     terminate() {},
   };
 }
@@ -71,18 +75,16 @@ export interface WorkerBackendOptions extends Omit<EngineHostOptions, "engine" |
   engine: EngineSpec;
   /** A worker to use instead of the default one (e.g. one that calls exposeEngineHost itself). */
   worker?: Worker;
+  /** How to reach the worker; default: a dedicated worker (`worker`, or the library's). worker-link.ts has the shared one. */
+  link?: () => WorkerLink;
   /** How long a starting worker may take to answer `configure` before requests fail with 503. */
   startTimeoutMs?: number;
   /** Tests only: starts the "default" worker from another URL (a 404, an HTML page) to see the failure path. */
   spawnDefault?: () => { worker: Worker; url: string | undefined };
 }
 
-/** The literal pattern bundlers recognise and rewrite: keep it one expression, relative to this file. */
-const spawnDefaultWorker = () =>
-  startDefaultWorker("webgpu-openai", () => new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: "webgpu-openai" }));
-
 interface WorkerState {
-  worker: Worker;
+  link: WorkerLink;
   api: Comlink.Remote<WorkerApi>;
   /** Resolves once the worker answered `configure`; rejects with 503 if it never starts. */
   ready: Promise<void>;
@@ -92,18 +94,19 @@ interface WorkerState {
   /** A start failure is being described (once). */
   failing: boolean;
   failStart: (error: ApiError) => void;
-  /** The default worker's script URL, as the app's bundler wrote it (unknown for an app's own Worker). */
-  url: string | undefined;
 }
 
 /**
- * The host in a dedicated module worker. A worker that dies (terminated,
- * crashed) fails its in-flight requests with 503; the next request starts a
- * fresh one.
+ * The host in a worker: a dedicated module worker, or the origin's
+ * SharedWorker (`options.link`); every method is the same over either link.
+ * A worker that dies (terminated, crashed; for the shared one: this client
+ * terminated) fails its in-flight requests with 503; the next request starts
+ * (or joins) a fresh one.
  */
 export function workerBackend(options: WorkerBackendOptions): Backend {
   installErrorTransfer();
   let current: WorkerState | null = null;
+  const connect = options.link ?? (() => dedicatedLink(options.worker, options.spawnDefault));
 
   /** An app's own Worker cannot be rebuilt: once it is gone, requests fail fast instead of waiting on a dead worker. */
   let customWorkerLost = false;
@@ -117,16 +120,18 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     if (customWorkerLost) {
       throw new ApiError({ status: 503, code: "worker_lost", message: "The Worker passed to createClient({ worker }) was terminated or crashed, and a Worker object cannot be restarted. Create a new client with a new Worker." });
     }
-    const { worker, url } = options.worker
-      ? { worker: options.worker, url: undefined }
-      : (options.spawnDefault ?? spawnDefaultWorker)();
-    const api = Comlink.wrap<WorkerApi>(worker);
+    const link = connect();
+    const api = Comlink.wrap<WorkerApi>(link.endpoint);
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-    const configured = api.configure(
-      { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore },
-      onProgress,
-    );
+    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore };
+    const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
+      const result = await api.configure(config, onProgress, tab);
+      if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
+      if (result && result.ignored.length > 0) {
+        console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's options ${result.ignored.join(", ")} differ from its and were not applied (the first tab's options win).`);
+      }
+    });
     // Until the worker answers `configure`, an error event or silence means it never started: fail with 503, never hang.
     let failStart: (error: ApiError) => void = () => {};
     const failed = new Promise<never>((_, reject) => (failStart = reject));
@@ -134,15 +139,21 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const timer = setTimeout(() => void startFailed(state, { timeoutMs }), timeoutMs);
     const ready = Promise.race([configured, failed]).finally(() => clearTimeout(timer));
     ready.catch(() => {});
-    const state: WorkerState = { worker, api, ready, ports, started: false, failStart, url, failing: false };
+    const state: WorkerState = { link, api, ready, ports, started: false, failStart, failing: false };
     configured.then(
       () => (state.started = true),
-      () => {}, // a configure that throws rejects `ready` (the race) for the callers
+      () => {
+        // A refused configure (a shared worker running another engine) rejects `ready` for the callers and is
+        // retried by the next request: the worker that refused may be gone by then. An app's own worker is kept.
+        if (current === state && link.restartable) {
+          current = null;
+          link.close();
+        }
+      },
     );
-    worker.addEventListener("error", (event) => {
-      event.preventDefault?.();
+    link.onError((message, event) => {
       if (!state.started) void startFailed(state, { event });
-      else crash(state, `The engine worker failed: ${(event as ErrorEvent).message || "unknown error"}.`);
+      else crash(state, message);
     });
     current = state;
     return state;
@@ -151,22 +162,22 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   async function startFailed(state: NonNullable<typeof current>, how: { event?: Event; timeoutMs?: number }) {
     if (state.failing || state.started) return;
     state.failing = true;
-    state.worker.terminate();
-    const error = await describeStartFailure({ url: state.url, custom: options.worker !== undefined, ...how });
+    state.link.close();
+    const error = await describeStartFailure({ url: state.link.url, custom: !state.link.restartable, ...how });
     startFailure = error;
-    if (options.worker) customWorkerLost = true; // even after terminate(): the same Worker object cannot start again
+    if (!state.link.restartable) customWorkerLost = true; // even after terminate(): the same Worker object cannot start again
     if (current === state) current = null;
     state.failStart(error);
   }
 
   function crash(state: NonNullable<typeof current>, message: string) {
     if (current === state) current = null;
-    if (options.worker) customWorkerLost = true;
-    const next = options.worker ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
+    if (!state.link.restartable) customWorkerLost = true;
+    const next = !state.link.restartable ? "This client's own Worker cannot be restarted: create a new client with a new Worker." : "The next request starts a fresh worker.";
     const error = new ApiError({ status: 503, code: "worker_lost", message: `${message} ${next}` });
     state.failStart(error); // requests still waiting for the worker to start
     for (const port of state.ports) port.dispatchEvent(new MessageEvent("message", { data: { type: "error", error: serializeError(error) } satisfies PortMessage }));
-    state.worker.terminate();
+    state.link.close();
   }
 
   /** A port pair for one request: port2 goes to the worker, abort goes over port1. */
@@ -195,163 +206,80 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     });
   }
 
+  /** The started worker's API, for calls that need no request port. */
+  async function started(): Promise<Comlink.Remote<WorkerApi>> {
+    const state = start();
+    await state.ready;
+    return state.api;
+  }
+
+  /** A request with its own port: abort goes over it, and it fails with 503 if the worker dies meanwhile. */
+  async function withPort<T>(signal: AbortSignal | undefined, call: (api: Comlink.Remote<WorkerApi>, port: MessagePort) => Promise<T>): Promise<T> {
+    const state = start();
+    await state.ready;
+    const { port1, port2, done } = channel(state, signal);
+    try {
+      return await guarded(state, port1, call(state.api, Comlink.transfer(port2, [port2])));
+    } finally {
+      done();
+      port1.close();
+    }
+  }
+
+  /** A streamed request: the packed chunks (chat) or events (Responses) arriving on its port go to `queue`. */
+  async function streamed<T>(
+    signal: AbortSignal,
+    queue: ChunkQueue<T>,
+    unpack: (message: PortMessage) => T[] | undefined,
+    call: (api: Comlink.Remote<WorkerApi>, port: MessagePort) => Promise<void>,
+  ): Promise<void> {
+    const state = start();
+    await state.ready;
+    const { port1, port2, done } = channel(state, signal);
+    port1.onmessage = (event: MessageEvent<PortMessage>) => {
+      const message = event.data;
+      if (message.type === "end" || message.type === "error") {
+        if (message.type === "end") queue.end();
+        else queue.fail(deserializeError(message.error) as ApiError);
+        done();
+        port1.close();
+        return;
+      }
+      const items = unpack(message);
+      if (items) queue.write(items);
+    };
+    try {
+      await guarded(state, port1, call(state.api, Comlink.transfer(port2, [port2])));
+    } catch (error) {
+      done();
+      port1.close();
+      throw error;
+    }
+  }
+
+  const chunksOf = (message: PortMessage) => (message.type === "chunks" ? unpackChunks(message.packed) : undefined);
+  const eventsOf = (message: PortMessage) => (message.type === "events" ? unpackEvents(message.packed) : undefined);
+
   return {
-    async createChatCompletion(body, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      try {
-        return await guarded(state, port1, state.api.createChatCompletion(body, Comlink.transfer(port2, [port2])));
-      } finally {
-        done();
-        port1.close();
-      }
-    },
-    async streamChatCompletion(body, queue, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      port1.onmessage = (event: MessageEvent<PortMessage>) => {
-        const message = event.data;
-        if (message.type === "chunks") queue.write(unpackChunks(message.packed));
-        else if (message.type === "events") return;
-        else {
-          if (message.type === "end") queue.end();
-          else queue.fail(deserializeError(message.error) as ApiError);
-          done();
-          port1.close();
-        }
-      };
-      try {
-        await guarded(state, port1, state.api.streamChatCompletion(body, Comlink.transfer(port2, [port2])));
-      } catch (error) {
-        done();
-        port1.close();
-        throw error;
-      }
-    },
-    async createResponse(body, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      try {
-        return await guarded(state, port1, state.api.createResponse(body, Comlink.transfer(port2, [port2])));
-      } finally {
-        done();
-        port1.close();
-      }
-    },
-    async createEmbeddings(body, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      try {
-        return await guarded(state, port1, state.api.createEmbeddings(body, Comlink.transfer(port2, [port2])));
-      } finally {
-        done();
-        port1.close();
-      }
-    },
-    async streamResponse(body, queue, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      port1.onmessage = (event: MessageEvent<PortMessage>) => {
-        const message = event.data;
-        if (message.type === "events") queue.write(unpackEvents(message.packed));
-        else if (message.type === "chunks") return;
-        else {
-          if (message.type === "end") queue.end();
-          else queue.fail(deserializeError(message.error) as ApiError);
-          done();
-          port1.close();
-        }
-      };
-      try {
-        await guarded(state, port1, state.api.streamResponse(body, Comlink.transfer(port2, [port2])));
-      } catch (error) {
-        done();
-        port1.close();
-        throw error;
-      }
-    },
-    async compactResponse(body, signal) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, signal);
-      try {
-        return await guarded(state, port1, state.api.compactResponse(body, Comlink.transfer(port2, [port2])));
-      } finally {
-        done();
-        port1.close();
-      }
-    },
-    retrieveResponse: async (id) => {
-      const state = start();
-      await state.ready;
-      return state.api.retrieveResponse(id);
-    },
-    deleteResponse: async (id) => {
-      const state = start();
-      await state.ready;
-      return state.api.deleteResponse(id);
-    },
-    listResponseInputItems: async (id, query) => {
-      const state = start();
-      await state.ready;
-      return state.api.listResponseInputItems(id, query);
-    },
-    listModels: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.listModels();
-    },
-    retrieveModel: async (id) => {
-      const state = start();
-      await state.ready;
-      return state.api.retrieveModel(id);
-    },
-    gpuInfo: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.gpuInfo();
-    },
-    async loadModel(model, opts) {
-      const state = start();
-      await state.ready;
-      const { port1, port2, done } = channel(state, opts.signal);
-      try {
-        return await guarded(state, port1, state.api.loadModel(model, Comlink.transfer(port2, [port2]), opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined));
-      } finally {
-        done();
-        port1.close();
-      }
-    },
-    queueState: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.queueState();
-    },
-    cacheList: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.cacheList();
-    },
-    cacheDelete: async (id) => {
-      const state = start();
-      await state.ready;
-      return state.api.cacheDelete(id);
-    },
-    cacheClear: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.cacheClear();
-    },
-    cacheUsage: async () => {
-      const state = start();
-      await state.ready;
-      return state.api.cacheUsage();
-    },
+    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(body, port)),
+    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(body, port)),
+    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(body, port)),
+    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(body, port)),
+    compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
+    createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
+    loadModel: (model, opts) => withPort(opts.signal, (api, port) => api.loadModel(model, port, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined)),
+    retrieveResponse: async (id) => (await started()).retrieveResponse(id),
+    deleteResponse: async (id) => (await started()).deleteResponse(id),
+    listResponseInputItems: async (id, query) => (await started()).listResponseInputItems(id, query),
+    listModels: async () => (await started()).listModels(),
+    retrieveModel: async (id) => (await started()).retrieveModel(id),
+    gpuInfo: async () => (await started()).gpuInfo(),
+    queueState: async () => (await started()).queueState(),
+    cacheList: async () => (await started()).cacheList(),
+    cacheDelete: async (id) => (await started()).cacheDelete(id),
+    cacheClear: async () => (await started()).cacheClear(),
+    cacheUsage: async () => (await started()).cacheUsage(),
+    workerInfo: async () => (await started()).workerInfo(),
     terminate() {
       startFailure = null;
       if (current) crash(current, "The client was terminated.");

@@ -19,14 +19,20 @@ import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
 import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol/embeddings-types.js";
+import { chooseWorkerLink } from "./shared-choice.js";
+import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
 
 export interface ClientOptions {
   /**
    * Browser default `true`: the engine runs in a dedicated module worker.
    * `false`: in this thread (Node, tests). A Worker: one that runs
    * `exposeEngineHost` from `webgpu-openai/worker`.
+   * `"shared"`: one SharedWorker for every tab of the origin (one engine, one
+   * model in GPU memory, one FIFO queue for all tabs); where the browser has
+   * no SharedWorker, a dedicated worker (reported once with console.info and
+   * in `workerInfo()`). A SharedWorker: one that runs `exposeSharedEngineHost`.
    */
-  worker?: boolean | Worker;
+  worker?: boolean | Worker | "shared" | SharedWorker;
   /** Default: the web-llm engine. `createScriptedEngine()` for tests. */
   engine?: Engine;
   /** Extra or replacement model records (custom URLs, local artifacts). */
@@ -92,9 +98,11 @@ export interface Client {
     load(id: string, options?: { onProgress?: (progress: LoadProgress) => void; signal?: AbortSignal }): Promise<{ model: string }>;
   };
   gpu: {
-    /** The WebGPU adapter as the engine sees it, or why there is none. */
-    info(): Promise<GpuProbe>;
+    /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */
+    info(): Promise<GpuProbe & { worker: WorkerKind }>;
   };
+  /** Which worker serves this client (`"shared"`, `"dedicated"`, `"none"`) and how many tabs it serves. */
+  workerInfo(): Promise<WorkerInfo>;
   /** A fetch that serves the OpenAI REST API from this client: `new OpenAI({ fetch: client.fetch })`. */
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Requests waiting and running (tests, diagnostics). */
@@ -167,7 +175,13 @@ export function createClient(options: ClientOptions = {}): Client {
         return backend.loadModel(id, loadOptions);
       },
     },
-    gpu: { info: () => backend.gpuInfo() },
+    gpu: {
+      info: async () => {
+        const [probe, where] = await Promise.all([backend.gpuInfo(), backend.workerInfo()]);
+        return { ...probe, worker: where.worker };
+      },
+    },
+    workerInfo: () => backend.workerInfo(),
     fetch: undefined as unknown as Client["fetch"],
     queueState: () => backend.queueState(),
     cache: {
@@ -201,6 +215,7 @@ function chooseBackend(options: ClientOptions): Backend {
     responsesStore: options.responsesStore,
   };
   if (!useWorker) return inProcessBackend(hostOptions);
+  const link = chooseWorkerLink(useWorker);
   const customWorker = typeof useWorker === "object" ? useWorker : undefined;
   let engine: { kind: "webllm" } | NonNullable<ScriptedEngine["spec"]> = { kind: "webllm" };
   if (options.engine) {
@@ -214,5 +229,5 @@ function chooseBackend(options: ClientOptions): Backend {
     }
     if (spec) engine = spec;
   }
-  return workerBackend({ ...hostOptions, engine, worker: customWorker });
+  return link.wrap(workerBackend({ ...hostOptions, engine, link: link.connect }));
 }

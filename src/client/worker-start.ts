@@ -23,22 +23,29 @@ export function workerUnavailable(message: string): ApiError {
 }
 
 /**
- * Starts the default worker and learns the URL the app's bundler gave it.
- * The `new Worker(new URL("…", import.meta.url))` expression must stay literal
- * (that is what bundlers look for and rewrite), so the URL is read by a
- * Worker subclass put in place for that one call, not computed separately.
+ * Starts a default worker (dedicated or shared) and learns the URL the app's
+ * bundler gave it. The `new Worker(new URL("…", import.meta.url))` expression
+ * must stay literal (that is what bundlers look for and rewrite), so the URL
+ * is read by a subclass of the constructor put in place for that one call,
+ * not computed separately.
  */
-export function startDefaultWorker(name: string, construct: () => Worker): { worker: Worker; url: string | undefined } {
-  const scope = globalThis as { Worker?: typeof Worker };
-  const Original = scope.Worker;
+export function startDefaultWorker<W extends Worker | SharedWorker>(
+  name: string,
+  construct: () => W,
+  kind: "Worker" | "SharedWorker" = "Worker",
+): { worker: W; url: string | undefined } {
+  type AnyWorker = new (url: string | URL, options?: WorkerOptions) => object;
+  const scope = globalThis as unknown as Record<string, AnyWorker | undefined>;
+  const Original = scope[kind];
   if (typeof Original !== "function") {
     throw workerUnavailable(
-      "This environment has no Worker, and createClient() runs the engine in a module worker unless told otherwise. " +
+      `This environment has no ${kind}, and createClient() runs the engine in a module worker unless told otherwise. ` +
         "Pass createClient({ worker: false }) to run it in this thread (Node, tests, server-side rendering).",
     );
   }
   let url: string | undefined;
-  scope.Worker = class extends Original {
+  const Base: AnyWorker = Original;
+  scope[kind] = class extends Base {
     constructor(scriptURL: string | URL, options?: WorkerOptions) {
       url = String(scriptURL);
       super(scriptURL, options);
@@ -49,7 +56,7 @@ export function startDefaultWorker(name: string, construct: () => Worker): { wor
   } catch (error) {
     throw workerUnavailable(`The engine worker ${url ?? `"${name}"`} could not be created: ${error instanceof Error ? error.message : String(error)}. ${FIX}`);
   } finally {
-    scope.Worker = Original;
+    scope[kind] = Original;
   }
 }
 

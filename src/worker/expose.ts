@@ -2,45 +2,75 @@
  * Serves an EngineHost to the page over comlink. The default worker
  * (entry.ts) calls this; an app can write its own worker that builds the host
  * its way (e.g. with a scripted engine) and calls `exposeEngineHost` too.
+ * A SharedWorker (shared-host.ts) calls it once per connected tab, with a
+ * `HostAccess` that hands every tab the one host and aborts a tab's requests
+ * when the tab is gone: every method below serves both kinds of worker.
  */
 import * as Comlink from "comlink";
 import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { PortCommand, WorkerApi, WorkerHostConfig } from "./protocol.js";
+import type { ConfigureResult, PortCommand, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
 import { EventPortSink, PortSink } from "./port-sink.js";
 import { installErrorTransfer } from "./transfer.js";
 
-/** An AbortSignal that fires when the page posts `abort` on the port. */
-function abortSignalOf(port: MessagePort): AbortSignal {
+/** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
+export interface HostAccess {
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello): Promise<ConfigureResult | void>;
+  host(): EngineHost;
+  info(): WorkerInfo;
+  /** Aborts when the page behind this connection is gone (a SharedWorker's tab); absent for a dedicated worker. */
+  gone?: AbortSignal;
+}
+
+/** The host built from the page's `configure` (or the worker's own `initial` host, which wins). */
+export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void): EngineHost {
+  return new EngineHost({
+    engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
+    models: config.models,
+    maxQueue: config.maxQueue,
+    timeoutMs: config.timeoutMs,
+    cache: config.cache,
+    responsesStore: config.responsesStore,
+    onProgress,
+  });
+}
+
+function dedicatedAccess(initial?: EngineHost): HostAccess {
+  let host = initial ?? null;
+  return {
+    async configure(config, onProgress) {
+      if (initial) return; // the worker's own host wins
+      host = hostFromConfig(config, onProgress);
+    },
+    host: () => (host ??= new EngineHost()),
+    info: () => ({ worker: "dedicated", tabs: 1 }),
+  };
+}
+
+/** An AbortSignal that fires when the page posts `abort` on the port, or when the page is gone. */
+function portSignal(port: MessagePort, gone?: AbortSignal): AbortSignal {
   const controller = new AbortController();
   port.onmessage = (event: MessageEvent<PortCommand>) => {
     if (event.data?.type === "abort") controller.abort();
   };
+  if (gone?.aborted) controller.abort();
+  else gone?.addEventListener("abort", () => controller.abort(), { once: true });
   return controller.signal;
 }
 
-export function exposeEngineHost(initial?: EngineHost, endpoint: Comlink.Endpoint = self as unknown as Comlink.Endpoint): void {
+export function exposeEngineHost(
+  initial?: EngineHost,
+  endpoint: Comlink.Endpoint = self as unknown as Comlink.Endpoint,
+  access: HostAccess = dedicatedAccess(initial),
+): void {
   installErrorTransfer();
-  let host = initial ?? null;
-  const ready = () => {
-    host ??= new EngineHost();
-    return host;
-  };
+  const ready = () => access.host();
+  const abortSignalOf = (port: MessagePort) => portSignal(port, access.gone);
 
   const api: WorkerApi = {
-    async configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void) {
-      if (initial) return; // the worker's own host wins
-      host = new EngineHost({
-        engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
-        models: config.models,
-        maxQueue: config.maxQueue,
-        timeoutMs: config.timeoutMs,
-        cache: config.cache,
-        responsesStore: config.responsesStore,
-        onProgress,
-      });
-    },
+    configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
+    workerInfo: () => access.info(),
     createChatCompletion(body, port) {
       const signal = abortSignalOf(port);
       return ready()

@@ -38,9 +38,35 @@ export interface WorkerHostConfig {
   responsesStore?: { maxResponses?: number };
 }
 
+/** Which worker serves a client: one SharedWorker for every tab of the origin, a dedicated one, or none (this thread). */
+export type WorkerKind = "shared" | "dedicated" | "none";
+
+/** `client.workerInfo()`: which worker serves this client and how many tabs it serves. */
+export interface WorkerInfo {
+  worker: WorkerKind;
+  /** Tabs (clients) connected to the worker, this one included: 1 for a dedicated worker or none. */
+  tabs: number;
+  /** Set when `worker: "shared"` was asked for but this browser has no SharedWorker (a dedicated one serves instead). */
+  fallback?: string;
+}
+
+/** A tab joining a shared worker: the Web Lock it holds while alive (the worker waits on it to learn the tab is gone). */
+export interface TabHello {
+  lock: string;
+}
+
+/** What a shared worker answers a tab that joins. */
+export interface ConfigureResult {
+  /** Options of this tab that were not applied (the first tab's win), e.g. `["models", "maxQueue"]`. */
+  ignored: string[];
+  /** A Web Lock the worker holds for its whole life: a tab that asks for it is granted it when the worker is gone. */
+  workerLock?: string;
+}
+
 /** The API the worker exposes with comlink. */
 export interface WorkerApi {
-  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello): Promise<ConfigureResult | void>;
+  workerInfo(): WorkerInfo;
   createChatCompletion(body: unknown, port: MessagePort): Promise<ChatCompletion>;
   /** Resolves when generation has started; chunks then arrive on `port`. */
   streamChatCompletion(body: unknown, port: MessagePort): Promise<void>;

@@ -1,0 +1,164 @@
+/// <reference lib="webworker" />
+/**
+ * One EngineHost for every tab of the origin, in a SharedWorker. Each tab
+ * connects over its own MessagePort and is served by exposeEngineHost with the
+ * same API as a dedicated worker; what is shared lives here:
+ *
+ * - the host: the first tab's `configure` builds it, later tabs join it (a
+ *   model is downloaded and loaded once, all requests share one FIFO queue,
+ *   and the KV-reuse memory is keyed by conversation, never by tab);
+ * - the tabs' lives: a SharedWorker port has no close event, so each tab holds
+ *   a Web Lock named for its connection and the worker asks for the same lock;
+ *   the browser grants it the moment the tab is gone (closed, reloaded,
+ *   crashed) or leaves (`client.terminate()`), and the worker then aborts that
+ *   tab's running and queued requests. The other tabs' requests go on.
+ *   The other way round, the worker holds a lock for its whole life, so tabs
+ *   learn when it dies (Chromium may run it in the process of one of the
+ *   tabs, and a crash of that process ends it): their requests fail with 503
+ *   `worker_lost` instead of waiting forever, and the next one starts a fresh
+ *   worker.
+ * - load progress: reported to every connected tab that asked for it, since
+ *   the model one tab loads is the model all of them use.
+ *
+ * When the last tab is gone the browser ends the worker, and with it the GPU
+ * device and its memory.
+ */
+import type { EngineHost } from "../host/engine-host.js";
+import { ApiError } from "../protocol/api-error.js";
+import type { LoadProgress } from "../engine/types.js";
+import type { ConfigureResult, TabHello, WorkerHostConfig } from "./protocol.js";
+import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
+
+interface Tab {
+  onProgress?: (progress: LoadProgress) => void;
+  gone: AbortController;
+  /** The pending request for the tab's lock (kept referenced for the tab's life). */
+  watching?: Promise<unknown>;
+}
+
+/** The options a later tab sends that the running host was not built with (the first tab's win). */
+function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string[] {
+  const keys: Array<keyof WorkerHostConfig> = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore"];
+  return keys.filter((key) => JSON.stringify(first[key] ?? null) !== JSON.stringify(next[key] ?? null));
+}
+
+function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostConfig["engine"]): string {
+  const name = engine.kind === "webllm" ? "web-llm" : "a scripted engine";
+  return other && other.kind === engine.kind ? `${name} with other settings` : name;
+}
+
+export class SharedHost {
+  private host: EngineHost | null;
+  private config: WorkerHostConfig | null = null;
+  private readonly tabs = new Set<Tab>();
+
+  /**
+   * A lock held until this worker ends, resolved once granted (its name is
+   * handed to tabs only then: a tab asking before the worker holds it would be
+   * granted it at once). Tabs wait on it to learn the worker died, e.g. with
+   * the tab process it ran in.
+   */
+  private readonly workerLock: Promise<string | undefined>;
+  /** Never settles; kept here so nothing about the held lock can be collected. */
+  private readonly holding = new Promise<never>(() => undefined);
+
+  constructor(private readonly initial?: EngineHost) {
+    this.host = initial ?? null;
+    const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    // Web Locks (and randomUUID) exist only in secure contexts: without them tabs cannot watch the worker.
+    this.workerLock = !locks
+      ? Promise.resolve(undefined)
+      : new Promise((resolve) => {
+          const name = `webgpu-openai-worker:${crypto.randomUUID()}`;
+          locks
+            .request(name, () => {
+              resolve(name);
+              return this.holding;
+            })
+            .catch(() => resolve(undefined));
+        });
+  }
+
+  /** Tabs connected now (each has configured and is alive). */
+  get tabCount(): number {
+    return this.tabs.size;
+  }
+
+  /** Serves one tab's port. */
+  connect(port: MessagePort): void {
+    const tab: Tab = { gone: new AbortController() };
+    const access: HostAccess = {
+      configure: (config, onProgress, hello) => this.join(tab, port, config, onProgress, hello),
+      host: () => this.hostOrThrow(),
+      info: () => ({ worker: "shared", tabs: this.tabs.size }),
+      gone: tab.gone.signal,
+    };
+    exposeEngineHost(this.initial, port, access);
+  }
+
+  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello): Promise<ConfigureResult> {
+    const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
+    if (!this.initial) {
+      if (!this.config) {
+        this.config = config;
+        this.host = hostFromConfig(config, (progress) => this.progress(progress));
+      } else {
+        if (JSON.stringify(this.config.engine) !== JSON.stringify(config.engine)) {
+          throw new ApiError({
+            status: 409,
+            code: "shared_worker_config_conflict",
+            param: "engine",
+            type: "invalid_request_error",
+            message: `The shared worker already runs an engine configured by another tab (${describeEngine(this.config.engine)}); this tab asked for ${describeEngine(config.engine, this.config.engine)}. Every tab of an origin shares one engine: give all of them the same engine, or use createClient({ worker: true }) for a worker of this tab's own.`,
+          });
+        }
+        result.ignored = ignoredOptions(this.config, config);
+      }
+    }
+    tab.onProgress = onProgress;
+    this.tabs.add(tab);
+    this.watch(tab, port, hello);
+    return result;
+  }
+
+  /** Waits for the tab's lock: granted to the worker once the tab is gone. */
+  private watch(tab: Tab, port: MessagePort, hello?: TabHello): void {
+    const leave = () => {
+      if (tab.gone.signal.aborted) return;
+      this.tabs.delete(tab);
+      tab.gone.abort();
+      port.close();
+    };
+    const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    // Without a lock name (an old page) or Web Locks the tab counts until the worker ends.
+    if (!hello?.lock || !locks) return;
+    tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
+  }
+
+  private progress(progress: LoadProgress): void {
+    for (const tab of this.tabs) {
+      // A tab's comlink proxy answers asynchronously; a dead tab's never does, and that is fine.
+      if (tab.onProgress) void Promise.resolve(tab.onProgress(progress)).catch(() => undefined);
+    }
+  }
+
+  private hostOrThrow(): EngineHost {
+    if (this.host) return this.host;
+    throw new ApiError({ status: 500, code: "not_configured", message: "The shared worker was called before configure: create the client with createClient({ worker: \"shared\" })." });
+  }
+}
+
+/**
+ * Serves one host to every tab that connects to this SharedWorker. The
+ * default shared worker (shared-entry.ts) calls it; an app's own SharedWorker
+ * may too, with its own host (which then wins over the tabs' options).
+ */
+export function exposeSharedEngineHost(initial?: EngineHost): SharedHost {
+  const shared = new SharedHost(initial);
+  const scope = self as unknown as SharedWorkerGlobalScope;
+  scope.addEventListener("connect", (event) => {
+    const port = (event as MessageEvent).ports[0];
+    shared.connect(port);
+  });
+  return shared;
+}
