@@ -20,7 +20,7 @@ import { installApp, packLibrary, repo, runPage, serveStatic, type PackInfo, typ
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
-const expected = { direct: "Hello from the worker.", sdk: "Hello through the SDK." };
+const expected = { direct: "Hello from the worker.", sdk: "Hello through the SDK.", worker: "dedicated" };
 
 let pack: PackInfo;
 let app: string;
@@ -31,8 +31,8 @@ const cleanup: string[] = [];
 const measured: Record<string, string> = {};
 const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
 
-function expectServed(run: PageRun): void {
-  expect(run.result, `page errors: ${run.errors.join(" | ")}`).toEqual(expected);
+function expectServed(run: PageRun, worker: "dedicated" | "shared" = "dedicated"): void {
+  expect(run.result, `page errors: ${run.errors.join(" | ")}`).toEqual({ ...expected, worker });
   expect(run.webllm, "a page that only uses a scripted model loads no web-llm").toEqual([]);
 }
 
@@ -58,16 +58,20 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
   it("is a lean tarball: dist without source maps, the LICENSE, no tests or sources", () => {
     expect(pack.files).toContain("LICENSE");
     expect(pack.files).toContain("dist/worker/entry.js");
+    expect(pack.files).toContain("dist/worker/shared-entry.js");
     expect(pack.files.filter((f) => f.endsWith(".map"))).toEqual([]);
     expect(pack.files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
     expect(pack.packedBytes).toBeLessThan(1_000_000);
-    // The default worker starts with the literal pattern bundlers rewrite, relative to the file that holds it.
-    const backend = readFileSync(join(app, "node_modules/webgpu-openai/dist/client/backend.js"), "utf8");
-    expect(backend).toContain('new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
-    // The worker file has no bare import but web-llm's (a module worker gets no import map), and that one only dynamically.
-    const worker = readFileSync(join(app, "node_modules/webgpu-openai/dist/worker/entry.js"), "utf8");
-    const bare = [...worker.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"'./][^"']*)["']/g)].map((m) => m[0]);
-    expect(bare).toEqual([expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/)]);
+    // The default workers (dedicated and shared) start with the literal patterns bundlers rewrite, relative to the file that holds them.
+    const link = readFileSync(join(app, "node_modules/webgpu-openai/dist/client/worker-link.js"), "utf8");
+    expect(link).toContain('new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
+    expect(link).toContain('new SharedWorker(new URL("../worker/shared-entry.js", import.meta.url), { type: "module"');
+    // The worker files have no bare import but web-llm's (a module worker gets no import map), and that one only dynamically.
+    for (const file of ["entry.js", "shared-entry.js"]) {
+      const worker = readFileSync(join(app, "node_modules/webgpu-openai/dist/worker", file), "utf8");
+      const bare = [...worker.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"'./][^"']*)["']/g)].map((m) => m[0]);
+      expect(bare).toEqual([expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/)]);
+    }
   });
 
   it("imports in plain Node (index and testing) and streams a scripted reply", () => {
@@ -82,17 +86,18 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     expect(() => execFileSync(process.execPath, [tsc, ...args], { cwd: app, encoding: "utf8", stdio: "pipe" })).not.toThrow();
   });
 
-  it("(a) Vite dev server", async () => {
+  it("(a) Vite dev server, default dedicated and shared worker", async () => {
     const server = await viteServer({ configFile: false, root: app, logLevel: "error", server: { host: "127.0.0.1", port: 0 }, cacheDir: join(app, "node_modules/.vite-dev") });
     await server.listen();
     try {
       expectServed(await runPage(browser, server.resolvedUrls!.local[0]));
+      expectServed(await runPage(browser, `${server.resolvedUrls!.local[0]}?worker=shared`), "shared");
     } finally {
       await server.close();
     }
   });
 
-  it("(b) Vite production build, served as static files", async () => {
+  it("(b) Vite production build, served as static files (dedicated and shared worker)", async () => {
     // `worker.format: "es"` (the README's Vite note): Vite's default builds workers as one classic script, web-llm inlined.
     const outDir = join(app, "out-vite");
     await viteBuild({ configFile: false, root: app, logLevel: "error", worker: { format: "es" }, build: { outDir, emptyOutDir: true }, cacheDir: join(app, "node_modules/.vite-build") });
@@ -102,6 +107,7 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     const server = await serveStatic(outDir);
     try {
       expectServed(await runPage(browser, `${server.url}/`));
+      expectServed(await runPage(browser, `${server.url}/?worker=shared`), "shared");
     } finally {
       await server.close();
     }
@@ -133,7 +139,7 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     }
   });
 
-  it("(c) webpack 5 production build", async () => {
+  it("(c) webpack 5 production build (dedicated and shared worker)", async () => {
     const { default: webpack } = await import("webpack");
     const outDir = join(app, "out-webpack");
     const stats = await new Promise<import("webpack").Stats>((done, fail) =>
@@ -157,15 +163,17 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     const server = await serveStatic(outDir);
     try {
       expectServed(await runPage(browser, `${server.url}/`));
+      expectServed(await runPage(browser, `${server.url}/?worker=shared`), "shared");
     } finally {
       await server.close();
     }
   });
 
-  it("(d) a static folder, no bundler: <script type=module> and an import map", async () => {
+  it("(d) a static folder, no bundler: <script type=module> and an import map (dedicated and shared worker)", async () => {
     const server = await serveStatic(app);
     try {
       expectServed(await runPage(browser, `${server.url}/static.html`));
+      expectServed(await runPage(browser, `${server.url}/static.html?worker=shared`), "shared");
     } finally {
       await server.close();
     }

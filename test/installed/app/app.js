@@ -23,7 +23,7 @@ async function run(worker) {
   let sdk = "";
   const sdkStream = await openai.chat.completions.create({ model, messages, stream: true });
   for await (const chunk of sdkStream) sdk += chunk.choices[0]?.delta?.content ?? "";
-  return { direct, sdk };
+  return { direct, sdk, worker: (await client.workerInfo()).worker };
 }
 
 /** Runs the app; the page reads `globalThis.__result`. */
