@@ -2,7 +2,8 @@
  * The wire form of a batch of Responses stream events on a request's port.
  * As for chat chunks (chunk-wire.ts), structured clone pays per value, and a
  * text delta event is six values of which only `delta` changes from token to
- * token (`sequence_number` just counts up). So a delta event that repeats an
+ * token (`sequence_number` just counts up; `logprobs`, on text deltas, is
+ * empty unless asked for). So a delta event that repeats an
  * earlier delta event of the batch (same type, item and indexes) travels as
  * its bare delta string — or `[templateIndex, delta]` when it repeats an
  * earlier template than the last one (reasoning and its summary interleave) —
@@ -21,13 +22,21 @@ export interface PackedEvents {
 }
 
 const DELTA_TYPES = new Set(["response.output_text.delta", "response.reasoning_text.delta", "response.reasoning_summary_text.delta", "response.function_call_arguments.delta"]);
-const DELTA_KEYS = new Set(["type", "sequence_number", "item_id", "output_index", "content_index", "summary_index", "delta"]);
+const DELTA_KEYS = new Set(["type", "sequence_number", "item_id", "output_index", "content_index", "summary_index", "delta", "logprobs"]);
 
-/** A delta event whose every field but `delta` and `sequence_number` a template can carry. */
+/** A delta event whose every field but `delta` and `sequence_number` a template can carry (`logprobs` only when empty). */
 function isPlainDelta(event: ResponseStreamEvent): event is DeltaEvent {
   if (!DELTA_TYPES.has(event.type)) return false;
   for (const key in event) if (!DELTA_KEYS.has(key)) return false;
-  return true;
+  const logprobs = (event as { logprobs?: unknown[] }).logprobs;
+  return logprobs === undefined || logprobs.length === 0;
+}
+
+/** The event `template` stands for, with its own `delta` and `sequence_number` (and its own empty `logprobs`, never a shared array). */
+function fromTemplate(template: DeltaEvent, sequence: number, delta: string): ResponseStreamEvent {
+  const event = { ...template, sequence_number: sequence, delta };
+  if ("logprobs" in template) (event as { logprobs: unknown[] }).logprobs = [];
+  return event;
 }
 
 const sameTemplate = (a: DeltaEvent, b: DeltaEvent) =>
@@ -72,10 +81,10 @@ export function unpackEvents({ first, items }: PackedEvents): ResponseStreamEven
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (typeof item === "string") {
-      events[i] = { ...templates[current], sequence_number: first + i, delta: item };
+      events[i] = fromTemplate(templates[current], first + i, item);
     } else if (Array.isArray(item)) {
       current = item[0];
-      events[i] = { ...templates[current], sequence_number: first + i, delta: item[1] };
+      events[i] = fromTemplate(templates[current], first + i, item[1]);
     } else {
       events[i] = item;
       if (isPlainDelta(item)) {

@@ -116,4 +116,28 @@ describe("worker wire for events", () => {
     const deltas = events.filter((e) => e.type.endsWith(".delta")).length;
     expect(strings).toBeGreaterThan(deltas / 2);
   });
+
+  it("output_text deltas (logprobs: [] unless asked for) travel as bare strings after the first; with logprobs they travel whole", async () => {
+    const { client } = scriptedClient(["One two three four five six.", "One two three."]);
+    const collect = async (body: Record<string, unknown>) => {
+      const events: ResponseStreamEvent[] = [];
+      for await (const e of await client.responses.create({ model: MODEL, input: "x", stream: true, ...body } as never)) events.push(e as ResponseStreamEvent);
+      return events;
+    };
+    const plain = await collect({});
+    const textDeltas = plain.filter((e) => e.type === "response.output_text.delta");
+    expect(textDeltas.length).toBeGreaterThan(3);
+    const packed = packEvents(plain);
+    expect(packed.items.filter((i) => typeof i === "string")).toHaveLength(textDeltas.length - 1);
+    const back = unpackEvents(structuredClone(packed));
+    expect(JSON.stringify(back)).toBe(JSON.stringify(plain));
+    // Each unpacked event has its own empty logprobs array, as the original events do.
+    const backDeltas = back.filter((e) => e.type === "response.output_text.delta") as Array<{ logprobs: unknown[] }>;
+    expect(new Set(backDeltas.map((e) => e.logprobs)).size).toBe(backDeltas.length);
+
+    const withLogprobs = await collect({ include: ["message.output_text.logprobs"], top_logprobs: 2 });
+    const packedLp = packEvents(withLogprobs);
+    expect(packedLp.items.filter((i) => typeof i === "string")).toHaveLength(0);
+    expect(JSON.stringify(unpackEvents(structuredClone(packedLp)))).toBe(JSON.stringify(withLogprobs));
+  });
 });
