@@ -3,7 +3,7 @@
  * EngineHost running in a dedicated worker (browser default) or in this thread.
  */
 import type { EngineHostOptions } from "../host/engine-host.js";
-import type { ChatCompletion, ChatCompletionCreateParams, ModelList, ModelObject } from "../protocol/types.js";
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ModelList, ModelObject } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { ModelRecord } from "../models/record.js";
@@ -122,6 +122,17 @@ export interface Client {
   terminate(): void;
 }
 
+/** A Stream whose generation stops when `external` aborts, or when the consumer breaks or aborts `stream.controller`. */
+async function openStream<T>(external: AbortSignal | null | undefined, start: (queue: ChunkQueue<T>, signal: AbortSignal) => Promise<void>): Promise<Stream<T>> {
+  const controller = new AbortController();
+  const forward = () => controller.abort(external?.reason);
+  if (external?.aborted) forward();
+  external?.addEventListener("abort", forward, { once: true });
+  const queue = new ChunkQueue<T>();
+  await start(queue, controller.signal);
+  return new Stream(queue, controller);
+}
+
 const inBrowser = () => typeof Worker !== "undefined" && typeof (globalThis as { document?: unknown }).document !== "undefined";
 
 export function createClient(options: ClientOptions = {}): Client {
@@ -131,13 +142,7 @@ export function createClient(options: ClientOptions = {}): Client {
   async function create(body: ChatCompletionCreateParams, requestOptions: RequestOptions = {}): Promise<ChatCompletion | Stream> {
     const external = requestOptions.signal;
     if (body && typeof body === "object" && body.stream === true) {
-      const controller = new AbortController();
-      const forward = () => controller.abort(external?.reason);
-      if (external?.aborted) forward();
-      external?.addEventListener("abort", forward, { once: true });
-      const queue = new ChunkQueue();
-      await backend.streamChatCompletion(body, queue, controller.signal);
-      return new Stream(queue, controller);
+      return openStream<ChatCompletionChunk>(external, (queue, signal) => backend.streamChatCompletion(body, queue, signal));
     }
     return backend.createChatCompletion(body, external ?? new AbortController().signal);
   }
@@ -145,13 +150,7 @@ export function createClient(options: ClientOptions = {}): Client {
   async function createResponse(body: ResponseCreateParams, requestOptions: RequestOptions = {}): Promise<ResponseObject | Stream<ResponseStreamEvent>> {
     const external = requestOptions.signal;
     if (body && typeof body === "object" && body.stream === true) {
-      const controller = new AbortController();
-      const forward = () => controller.abort(external?.reason);
-      if (external?.aborted) forward();
-      external?.addEventListener("abort", forward, { once: true });
-      const queue = new ChunkQueue<ResponseStreamEvent>();
-      await backend.streamResponse(body, queue, controller.signal);
-      return new Stream(queue, controller);
+      return openStream<ResponseStreamEvent>(external, (queue, signal) => backend.streamResponse(body, queue, signal));
     }
     return withOutputText(await backend.createResponse(body, external ?? new AbortController().signal));
   }

@@ -300,6 +300,15 @@ export class EngineHost {
     await this.checkDevice(record, request);
     checkInputTypes(request, record);
 
+    return this.inSlot(record, outerSignal, (signal, started) => work(this.prepare(request, record, family, arrived, started), signal));
+  }
+
+  /**
+   * A queue slot with `record` loaded, for every request (chat, Responses,
+   * embeddings): one queue, the timeout (504) and abort; `started` is when the
+   * slot was granted (queue time ends there).
+   */
+  private async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T> {
     if (outerSignal?.aborted) throw abortError();
     const controller = new AbortController();
     const onOuterAbort = () => controller.abort(outerSignal?.reason);
@@ -316,8 +325,7 @@ export class EngineHost {
       release = await this.queue.acquire(controller.signal);
       const started = performance.now();
       await this.ensureLoaded(record, undefined, controller.signal);
-      const prepared = this.prepare(request, record, family, arrived, started);
-      const result = await work(prepared, controller.signal);
+      const result = await work(controller.signal, started);
       this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
       return result;
     } catch (error) {
@@ -326,43 +334,6 @@ export class EngineHost {
       }
       if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
       // An engine's plain Error reaches in-process callers as a 500 ApiError, as it does through the worker.
-      throw isAbortError(error) ? error : ApiError.from(error);
-    } finally {
-      clearTimeout(timer);
-      outerSignal?.removeEventListener("abort", onOuterAbort);
-      release?.();
-    }
-  }
-
-  /**
-   * A queue slot with `record` loaded, for requests other than chat (embeddings):
-   * the same queue, timeout and abort as withSlot.
-   */
-  private async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    if (outerSignal?.aborted) throw abortError();
-    const controller = new AbortController();
-    const onOuterAbort = () => controller.abort(outerSignal?.reason);
-    outerSignal?.addEventListener("abort", onOuterAbort, { once: true });
-    let timedOut = false;
-    const timer = this.options.timeoutMs
-      ? setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, this.options.timeoutMs)
-      : undefined;
-    let release: (() => void) | null = null;
-    try {
-      release = await this.queue.acquire(controller.signal);
-      const started = performance.now();
-      await this.ensureLoaded(record, undefined, controller.signal);
-      const result = await work(controller.signal);
-      this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
-      return result;
-    } catch (error) {
-      if (timedOut) {
-        throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
-      }
-      if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
       throw isAbortError(error) ? error : ApiError.from(error);
     } finally {
       clearTimeout(timer);
