@@ -55,7 +55,7 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
     ? { worker: custom, url: undefined }
     : startDefaultWorker(
         SHARED_WORKER_NAME,
-        () => new SharedWorker(new URL("../worker/shared-entry.js", import.meta.url), { type: "module", name: SHARED_WORKER_NAME }),
+        () => new SharedWorker(new URL("../worker/entry.js", import.meta.url), { type: "module", name: SHARED_WORKER_NAME }),
         "SharedWorker",
       );
   const port = worker.port;

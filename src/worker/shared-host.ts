@@ -150,7 +150,7 @@ export class SharedHost {
 
 /**
  * Serves one host to every tab that connects to this SharedWorker. The
- * default shared worker (shared-entry.ts) calls it; an app's own SharedWorker
+ * default worker (entry.ts), started as a SharedWorker, calls it; an app's own SharedWorker
  * may too, with its own host (which then wins over the tabs' options).
  */
 export function exposeSharedEngineHost(initial?: EngineHost): SharedHost {
