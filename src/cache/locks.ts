@@ -7,11 +7,14 @@ import type { LoadProgress } from "../engine/types.js";
 
 const lockName = (key: string) => `webgpu-openai:model:${key}`;
 
+/** The Web Locks API where this context has it (secure contexts, window and worker scopes); undefined elsewhere (Node, http: pages). */
+export const webLocks = (): LockManager | undefined => (typeof navigator !== "undefined" ? navigator.locks : undefined);
+
 /** Runs `work` holding the model's lock; while waiting, relays the holder's progress to `onWaitProgress`. */
 export async function withModelLock<T>(key: string, work: (share: (progress: LoadProgress) => void) => Promise<T>, options: { signal?: AbortSignal; onWaitProgress?: (progress: LoadProgress) => void } = {}): Promise<T> {
   const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(`webgpu-openai:progress:${key}`) : null;
   const share = (progress: LoadProgress) => channel?.postMessage(progress);
-  const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
+  const locks = webLocks();
   if (!locks) {
     channel?.close();
     return work(() => undefined);

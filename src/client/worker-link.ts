@@ -8,6 +8,7 @@ import type * as Comlink from "comlink";
 import type { TabHello } from "../worker/protocol.js";
 import { VERSION } from "../version.js";
 import { startDefaultWorker } from "./worker-start.js";
+import { webLocks } from "../cache/locks.js";
 
 export interface WorkerLink {
   readonly kind: "dedicated" | "shared";
@@ -77,7 +78,7 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
       });
     },
     watchWorker(name, listener) {
-      const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+      const locks = webLocks();
       watching = locks
         ?.request(name, { signal: stopWatching.signal }, () => listener("The shared engine worker ended (the browser process it ran in crashed or was stopped)."))
         .catch(() => undefined);
@@ -97,7 +98,7 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
  * learns that the tab is gone: a SharedWorker port has no close event.
  */
 function holdTabLock(): { held: Promise<TabHello | undefined>; release(): void } {
-  const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+  const locks = webLocks();
   if (!locks) return { held: Promise.resolve(undefined), release() {} };
   const name = `webgpu-openai-tab:${crypto.randomUUID()}`;
   let release = () => {};

@@ -67,26 +67,21 @@ export function exposeEngineHost(
   installErrorTransfer();
   const ready = () => access.host();
   const abortSignalOf = (port: MessagePort) => portSignal(port, access.gone);
+  /** A request with its own port (streams excepted: their sink closes it): abort arrives on it, and it closes once the call settles. */
+  const withPort = <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const signal = abortSignalOf(port);
+    return call(ready(), signal).finally(() => port.close());
+  };
 
   const api: WorkerApi = {
     configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
     workerInfo: () => access.info(),
-    createChatCompletion(body, port) {
-      const signal = abortSignalOf(port);
-      return ready()
-        .createChatCompletion(body, { signal })
-        .finally(() => port.close());
-    },
+    createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal })),
     streamChatCompletion(body, port) {
       const signal = abortSignalOf(port);
       return ready().streamChatCompletion(body, new PortSink(port), { signal });
     },
-    createResponse(body, port) {
-      const signal = abortSignalOf(port);
-      return ready()
-        .createResponse(body, { signal })
-        .finally(() => port.close());
-    },
+    createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal })),
     streamResponse(body, port) {
       const signal = abortSignalOf(port);
       return ready().streamResponse(body, new EventPortSink(port), { signal });
@@ -94,27 +89,12 @@ export function exposeEngineHost(
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
-    compactResponse(body, port) {
-      const signal = abortSignalOf(port);
-      return ready()
-        .compactResponse(body, { signal })
-        .finally(() => port.close());
-    },
-    createEmbeddings(body, port) {
-      const signal = abortSignalOf(port);
-      return ready()
-        .createEmbeddings(body, { signal })
-        .finally(() => port.close());
-    },
+    compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal })),
+    createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),
-    loadModel(model, port, onProgress) {
-      const signal = abortSignalOf(port);
-      return ready()
-        .loadModel(model, { signal, onProgress })
-        .finally(() => port.close());
-    },
+    loadModel: (model, port, onProgress) => withPort(port, (host, signal) => host.loadModel(model, { signal, onProgress })),
     queueState: () => ready().queueState(),
     cacheList: () => ready().cacheList(),
     cacheDelete: (id) => ready().cacheDelete(id),

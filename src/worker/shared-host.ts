@@ -28,6 +28,7 @@ import { ApiError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, TabHello, WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
+import { webLocks } from "../cache/locks.js";
 
 interface Tab {
   onProgress?: (progress: LoadProgress) => void;
@@ -64,7 +65,7 @@ export class SharedHost {
 
   constructor(private readonly initial?: EngineHost) {
     this.host = initial ?? null;
-    const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    const locks = webLocks();
     // Web Locks (and randomUUID) exist only in secure contexts: without them tabs cannot watch the worker.
     this.workerLock = !locks
       ? Promise.resolve(undefined)
@@ -129,7 +130,7 @@ export class SharedHost {
       tab.gone.abort();
       port.close();
     };
-    const locks = (self as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    const locks = webLocks();
     // Without a lock name (an old page) or Web Locks the tab counts until the worker ends.
     if (!hello?.lock || !locks) return;
     tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
