@@ -13,22 +13,20 @@
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { newRequestId } from "../protocol/ids.js";
-import { sseDataText, sseDone, sseError } from "../protocol/sse.js";
+import { SSE_DONE, sseDataText, sseErrorText } from "../protocol/sse.js";
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import type { Client } from "./create-client.js";
 import type { EmbeddingCreateParams } from "../protocol/embeddings-types.js";
-import { bufferedChunks, type Stream } from "./stream.js";
+import { abortReason, json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";
 import { responsesRoute } from "./fetch-responses.js";
 
 /** The fetch signature SDKs call: `(url | Request | URL, init?) => Promise<Response>`. */
 export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 /** 503 codes no retry can fix: the device stays what it is. Others (device lost, worker lost) recover on the next request. */
-/** Most SSE text sent in one body chunk when chunks are waiting. */
-const SSE_BATCH_CHARS = 64 * 1024;
-const encoder = new TextEncoder();
-
 const PERMANENT_503 = new Set(["webgpu_unavailable", "unsupported_device", "model_does_not_fit", "provider_requirements_unmet"]);
+
+const CHAT_SSE: SseFraming<ChatCompletionChunk> = { text: sseDataText, end: SSE_DONE, error: sseErrorText };
 
 interface LocalRequest {
   method: string;
@@ -93,15 +91,6 @@ function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined
   };
 }
 
-/** A malformed escape is looked up as written (and then not found), not a 500. */
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -111,88 +100,12 @@ function parseJson(text: string): unknown {
 }
 
 async function chatCompletions(client: Pick<Client, "chat">, body: unknown, signal: AbortSignal | undefined, requestId: string): Promise<Response> {
-  const streaming = typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
-  if (!streaming) {
+  if (!wantsStream(body)) {
     const completion = await client.chat.completions.create(body as ChatCompletionCreateParams & { stream?: false }, { signal });
     return json(completion, completion.x_webgpu?.request_id ?? requestId);
   }
   const stream = await client.chat.completions.create(body as ChatCompletionCreateParams & { stream: true }, { signal });
-  return new Response(sseBody(stream, signal), {
-    status: 200,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-request-id": requestId },
-  });
-}
-
-/**
- * The stream as SSE bytes. Abort via `signal` errors the body with the
- * signal's reason (as a native fetch body does); `cancel()` stops generation.
- */
-function sseBody(stream: Stream, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
-  const iterator = stream[Symbol.asyncIterator]();
-  let settled = false;
-  let onAbort: (() => void) | null = null;
-  const finish = () => {
-    settled = true;
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (!signal) return;
-      onAbort = () => {
-        if (settled) return;
-        finish();
-        stream.controller.abort();
-        controller.error(abortReason(signal));
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-    },
-    async pull(controller) {
-      let result: IteratorResult<ChatCompletionChunk>;
-      try {
-        result = await iterator.next();
-      } catch (error) {
-        if (settled) return;
-        finish();
-        if (isAbortError(error)) controller.error(error);
-        else {
-          controller.enqueue(sseError(ApiError.from(error)));
-          controller.close();
-        }
-        return;
-      }
-      if (settled) return;
-      if (result.done) {
-        finish();
-        // v6 of the OpenAI SDK keeps reading after [DONE] until the body closes: close at once.
-        controller.enqueue(sseDone());
-        controller.close();
-      } else {
-        // Chunks already waiting go out in one enqueue: the reader (an SDK parsing SSE) pays one read per batch, not per token.
-        let text = sseDataText(result.value);
-        while ((stream[bufferedChunks]?.() ?? 0) > 0 && text.length < SSE_BATCH_CHARS) {
-          const next = await iterator.next();
-          if (next.done) break;
-          text += sseDataText(next.value);
-        }
-        if (!settled) controller.enqueue(encoder.encode(text));
-      }
-    },
-    async cancel() {
-      finish();
-      await iterator.return?.();
-    },
-  });
-}
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
-}
-
-function json(value: unknown, requestId: string, status = 200, extra: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(value), {
-    status,
-    headers: { "content-type": "application/json", "x-request-id": requestId, ...extra },
-  });
+  return sseResponse(stream, signal, requestId, CHAT_SSE);
 }
 
 /** The contract's status and body, with the retry hints SDKs read (`x-should-retry`, `retry-after-ms`). */

@@ -1,10 +1,9 @@
-/** Server-sent event framing for chat completion streams. */
+/** Server-sent event framing for chat completion streams (the Responses stream's is in client/fetch-responses.ts). */
 import type { ApiError } from "./api-error.js";
-
-const encoder = new TextEncoder();
 
 /** One `data:` event as text, so a batch of them can be encoded at once. */
 export const sseDataText = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
-export const sseData = (value: unknown): Uint8Array => encoder.encode(sseDataText(value));
-export const sseDone = (): Uint8Array => encoder.encode("data: [DONE]\n\n");
-export const sseError = (error: ApiError): Uint8Array => encoder.encode(`event: error\ndata: ${JSON.stringify(error.toJSON())}\n\n`);
+/** The chat stream's last event. */
+export const SSE_DONE = "data: [DONE]\n\n";
+/** An error after the stream started: the contract's error body as an `error` event. */
+export const sseErrorText = (error: ApiError): string => `event: error\ndata: ${JSON.stringify(error.toJSON())}\n\n`;
