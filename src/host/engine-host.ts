@@ -9,7 +9,7 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
-import { choiceOutput, type GenerationOutput, type SentBackReply } from "./generation-output.js";
+import { choiceOutput, type GenerationOutput, type GenerationResult, type SentBackReply } from "./generation-output.js";
 import { ResponsesFace } from "./responses-face.js";
 import { DEFAULT_MAX_RESPONSES, ResponseStore } from "./response-store.js";
 import { compactConversation } from "./responses-compact.js";
@@ -393,7 +393,7 @@ export class EngineHost {
   }
 
   /** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
-  private async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<{ finish: "stop" | "length" | "abort"; usage: Usage }> {
+  private async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
     const engine = await this.engineFor(prepared.record);
     const parser = prepared.family.createParser(prepared.context);
     const guard = new StopGuard(prepared.engineRequest.sampling.stop);

@@ -6,7 +6,7 @@
  * (output items, semantic stream events).
  */
 import type { ParseEvent } from "../parsers/types.js";
-import type { ChunkDelta, TokenLogprob, ToolCall } from "../protocol/types.js";
+import type { ChunkDelta, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
 import type { ChoiceBuilder } from "../protocol/choice-builder.js";
 
 export interface GenerationOutput {
@@ -14,6 +14,12 @@ export interface GenerationOutput {
   write(events: ParseEvent[], logprobs: TokenLogprob[] | undefined): void;
   /** The reply as an app sends it back (visible content, calls with ids, reasoning): what the KV-reuse memory keys and checks. */
   reply(): SentBackReply;
+}
+
+/** How a generation ended, and its token counts. */
+export interface GenerationResult {
+  finish: "stop" | "length" | "abort";
+  usage: Usage;
 }
 
 export interface SentBackReply {

@@ -7,27 +7,18 @@
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { randomId } from "../protocol/ids.js";
 import type { NormalizedRequest } from "../protocol/validate.js";
-import type { Usage } from "../protocol/types.js";
 import { itemsToMessages, validateResponsesRequest, type ResponsesRequest } from "../protocol/responses/validate.js";
 import { ResponseOutputBuilder, responseUsage, structuredCloneLite } from "../protocol/responses/output-builder.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { Family } from "../families/types.js";
-import type { GenerationOutput } from "./generation-output.js";
+import type { GenerationOutput, GenerationResult } from "./generation-output.js";
+import type { ChunkSink } from "./engine-host.js";
 import { ResponseStore } from "./response-store.js";
-
-/** Receives a stream's items. The face calls `end` or `fail` exactly once. */
-export interface EventSink<T> {
-  write(items: T[]): void;
-  end(): void;
-  fail(error: ApiError): void;
-}
-
-type Generation = { finish: "stop" | "length" | "abort"; usage: Usage };
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
-  generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<Generation>;
+  generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
 }
 
 export const newResponseId = () => `resp_${randomId(32)}`;
@@ -39,19 +30,11 @@ export class ResponsesFace<P extends { family: Family }> {
   ) {}
 
   async create(body: unknown, signal: AbortSignal | undefined): Promise<ResponseObject> {
-    let request = validateResponsesRequest(body, this.store);
+    const request = validateResponsesRequest(body, this.store);
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
-    for (;;) {
-      try {
-        return await this.createOnce(request, signal);
-      } catch (error) {
-        const shorter = truncatedOnOverflow(request, error);
-        if (!shorter) throw error;
-        request = shorter;
-      }
-    }
+    return truncatingRetries(request, (attempt) => this.createOnce(attempt, signal));
   }
 
   private createOnce(request: ResponsesRequest, signal: AbortSignal | undefined): Promise<ResponseObject> {
@@ -60,7 +43,8 @@ export class ResponsesFace<P extends { family: Family }> {
       const builder = new ResponseOutputBuilder({ emit: null, summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
       const result = await this.pipeline.generate(prepared, builder, slotSignal);
       builder.finish(result.finish);
-      const response = finalResponse(base, builder, result);
+      // The builder is this request's alone and emitted nothing: its items can be the response's.
+      const response = finalResponse(base, builder.output, result);
       this.save(request, response);
       return response;
     }).catch(rethrowForInput);
@@ -71,21 +55,13 @@ export class ResponsesFace<P extends { family: Family }> {
    * before that reject, as chat's do); from then on events go to `sink`.
    * An error after the start sends `response.failed`, then fails the sink.
    */
-  async stream(body: unknown, sink: EventSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
-    let request = validateResponsesRequest(body, this.store);
+  async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+    const request = validateResponsesRequest(body, this.store);
     request.normalized.stream = true;
-    for (;;) {
-      try {
-        return await this.streamOnce(request, sink, signal);
-      } catch (error) {
-        const shorter = truncatedOnOverflow(request, error);
-        if (!shorter) throw error;
-        request = shorter;
-      }
-    }
+    return truncatingRetries(request, (attempt) => this.streamOnce(attempt, sink, signal));
   }
 
-  private streamOnce(request: ResponsesRequest, sink: EventSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+  private streamOnce(request: ResponsesRequest, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolveStarted, rejectStarted) => {
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
@@ -111,9 +87,10 @@ export class ResponsesFace<P extends { family: Family }> {
         const result = await this.pipeline.generate(prepared, output, slotSignal);
         start();
         b.finish(result.finish);
-        const response = finalResponse(snapshot, b, result);
+        // The delta events already sent share objects with the builder's items: the response gets its own copy.
+        const response = finalResponse(snapshot, structuredCloneLite(b.output), result);
         this.save(request, response);
-        b.terminal(structuredCloneLite(response));
+        b.terminal(response);
       });
       run.then(
         () => sink.end(),
@@ -166,6 +143,19 @@ export class ResponsesFace<P extends { family: Family }> {
     if (!request.store) return;
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
     this.store.put({ response: structuredCloneLite(response), inputItems: request.inputItems, history });
+  }
+}
+
+/** Runs `attempt`, again with the oldest turn dropped while `truncation: "auto"` allows it (truncatedOnOverflow). */
+async function truncatingRetries<T>(request: ResponsesRequest, attempt: (request: ResponsesRequest) => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt(request);
+    } catch (error) {
+      const shorter = truncatedOnOverflow(request, error);
+      if (!shorter) throw error;
+      request = shorter;
+    }
   }
 }
 
@@ -238,14 +228,14 @@ function baseResponse(request: ResponsesRequest): ResponseObject {
   };
 }
 
-function finalResponse(base: ResponseObject, builder: ResponseOutputBuilder, result: Generation): ResponseObject {
+function finalResponse(base: ResponseObject, output: ResponseObject["output"], result: GenerationResult): ResponseObject {
   const incomplete = result.finish === "length";
   return {
     ...base,
     completed_at: Math.floor(Date.now() / 1000),
     status: incomplete ? "incomplete" : "completed",
     incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
-    output: structuredCloneLite(builder.output),
+    output,
     usage: responseUsage(result.usage),
   };
 }

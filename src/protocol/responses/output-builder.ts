@@ -36,7 +36,7 @@ export interface OutputBuilderOptions {
 type Open =
   | { kind: "reasoning"; item: ReasoningItem; index: number; text: string }
   | { kind: "message"; item: OutputMessageItem; index: number; text: string; logprobs: TokenLogprob[] }
-  | { kind: "call"; item: FunctionCallItem; index: number; parserIndex: number };
+  | { kind: "call"; item: FunctionCallItem; index: number };
 
 const itemId = (prefix: string) => `${prefix}_${randomId(24)}`;
 
@@ -44,8 +44,8 @@ export class ResponseOutputBuilder {
   private sequence = 0;
   private readonly items: OutputItem[] = [];
   private open: Open | null = null;
-  /** Function-call items by the parser's call index. */
-  private readonly calls = new Map<number, FunctionCallItem>();
+  /** Function-call items (and their output index) by the parser's call index. */
+  private readonly calls = new Map<number, { item: FunctionCallItem; index: number }>();
   private pending: ResponseStreamEvent[] = [];
   private readonly streaming: boolean;
 
@@ -94,12 +94,11 @@ export class ResponseOutputBuilder {
           this.openCall(event.index, event.name);
           break;
         case "tool_args": {
-          const item = this.calls.get(event.index);
-          if (!item) break;
-          item.arguments += event.text;
+          const call = this.calls.get(event.index);
+          if (!call) break;
+          call.item.arguments += event.text;
           if (this.streaming) {
-            const index = this.items.indexOf(item);
-            this.event({ type: "response.function_call_arguments.delta", sequence_number: 0, item_id: item.id, output_index: index, delta: event.text });
+            this.event({ type: "response.function_call_arguments.delta", sequence_number: 0, item_id: call.item.id, output_index: call.index, delta: event.text });
           }
           break;
         }
@@ -119,11 +118,6 @@ export class ResponseOutputBuilder {
     const type = response.status === "failed" ? "response.failed" : response.status === "incomplete" ? "response.incomplete" : "response.completed";
     this.event({ type, sequence_number: 0, response });
     this.flush();
-  }
-
-  /** The next sequence number (the fetch layer numbers its `error` event with it). */
-  get nextSequence(): number {
-    return this.sequence;
   }
 
   /** The reply as an app sends it back (message texts joined, calls with their call ids): the KV-reuse memory's key. */
@@ -171,9 +165,9 @@ export class ResponseOutputBuilder {
   private openCall(parserIndex: number, name: string): void {
     this.close("completed");
     const item: FunctionCallItem = { type: "function_call", id: itemId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" };
-    const open = { kind: "call" as const, item, index: this.items.length, parserIndex };
+    const open = { kind: "call" as const, item, index: this.items.length };
     this.items.push(item);
-    this.calls.set(parserIndex, item);
+    this.calls.set(parserIndex, open);
     this.open = open;
     if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
   }

@@ -25,8 +25,8 @@ import type {
 } from "./types.js";
 
 /** The hosted API's limits. */
-export const MAX_TOP_LOGPROBS = 20;
-export const MAX_METADATA_KEYS = 16;
+const MAX_TOP_LOGPROBS = 20;
+const MAX_METADATA_KEYS = 16;
 
 /** What the store answers for `previous_response_id` and `item_reference`. */
 export interface ResponsesLookup {
