@@ -9,7 +9,8 @@ import { createScriptedEngine } from "../../src/testing.js";
 
 const now = () => performance.timeOrigin + performance.now();
 
-interface StreamLog {
+/** One stream as the tab saw it (read by the test through `tab.log(id)`). */
+export interface StreamLog {
   sent: number;
   first: number | null;
   end: number | null;

@@ -14,6 +14,7 @@ import { resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { createServer, type ViteDevServer } from "vite";
 import { chromiumArgs } from "../../vite.config.js";
+import type { StreamLog } from "../shared-tabs/tab.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -21,15 +22,6 @@ if (!hasChromium) console.warn(`shared-worker tab tests skipped: no Chromium at 
 
 const repo = resolve(import.meta.dirname, "../..");
 const words = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
-
-interface StreamLog {
-  sent: number;
-  first: number | null;
-  end: number | null;
-  text: string;
-  chunks: number;
-  error: { name: string; status?: number; code?: string | null; param?: string | null; apiError: boolean } | null;
-}
 
 type TabApi = {
   connect(options: Record<string, unknown>): boolean;
