@@ -4,6 +4,7 @@
  * with a message that says what is allowed. Unknown fields are ignored.
  */
 import { ApiError, invalidParam } from "./api-error.js";
+import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
 import type {
   ChatMessage,
   ContentPart,
@@ -23,7 +24,7 @@ export const MAX_N = 8;
 export const MAX_IMAGES = 8;
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 /** Deepest nesting accepted in a JSON Schema (tool parameters, response_format): deeper ones overflow the stack when serialized. */
-export const MAX_SCHEMA_DEPTH = 64;
+export { MAX_SCHEMA_DEPTH } from "./params.js";
 
 export interface NormalizedMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -68,12 +69,6 @@ export interface NormalizedRequest {
   /** The last message is an assistant message to be continued. */
   continueFinalMessage: boolean;
 }
-
-type Body = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isAbsent = (v: unknown) => v === undefined || v === null;
-const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "a string" : `a ${typeof v}`);
 
 export function validateRequest(raw: unknown): NormalizedRequest {
   if (!isObject(raw)) {
@@ -161,43 +156,10 @@ function refuseUnservableParams(body: Body): void {
 
 // ── scalars ────────────────────────────────────────────────────────────────
 
-function optionalBoolean(body: Body, param: string): boolean | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "boolean") throw invalidParam(param, `\`${param}\` must be a boolean (true or false), got ${describe(v)}.`, "invalid_type");
-  return v;
-}
-
-function optionalString(body: Body, param: string): string | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "string") throw invalidParam(param, `\`${param}\` must be a string, got ${describe(v)}.`, "invalid_type");
-  return v;
-}
-
-function optionalNumber(body: Body, param: string, min: number, max: number): number | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidParam(param, `\`${param}\` must be a number between ${min} and ${max}, got ${describe(v)}.`, "invalid_type");
-  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be between ${min} and ${max}, got ${v}.`);
-  return v;
-}
-
 function optionalPositive(body: Body, param: string): number | undefined {
   const v = body[param];
   if (isAbsent(v)) return undefined;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw invalidParam(param, `\`${param}\` must be a number greater than 0, got ${JSON.stringify(v)}.`);
-  return v;
-}
-
-function optionalInteger(body: Body, param: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
-  if (v < min || v > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
-    throw invalidParam(param, `\`${param}\` must be ${range}, got ${v}.`);
-  }
   return v;
 }
 
@@ -241,24 +203,32 @@ function validateLogitBias(v: unknown): Record<string, number> | undefined {
   return v as Record<string, number>;
 }
 
-function validateReasoning(body: Body): ReasoningEffort | undefined {
-  const effortParam = body.reasoning_effort;
-  let effort: ReasoningEffort | undefined;
-  if (!isAbsent(effortParam)) {
-    if (typeof effortParam !== "string" || !REASONING_EFFORTS.includes(effortParam as ReasoningEffort)) {
-      throw invalidParam("reasoning_effort", `\`reasoning_effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
-    }
-    effort = effortParam as ReasoningEffort;
+/** A reasoning effort named by `param` (`reasoning_effort`, `reasoning.effort`); undefined when absent. */
+export function effortParam(v: unknown, param: string): ReasoningEffort | undefined {
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "string" || !REASONING_EFFORTS.includes(v as ReasoningEffort)) {
+    throw invalidParam(param, `\`${param}\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
   }
+  return v as ReasoningEffort;
+}
+
+/** An image URL as this library takes it: a `data:image/…` URI (never fetched from the network) of at most MAX_IMAGE_BYTES. */
+export function checkImageDataUrl(url: string, param: string): void {
+  if (!url.startsWith("data:image/")) {
+    throw invalidParam(param, `Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.`, "invalid_image_url");
+  }
+  if (url.length * 0.75 > MAX_IMAGE_BYTES) {
+    throw new ApiError({ status: 413, param, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
+  }
+}
+
+function validateReasoning(body: Body): ReasoningEffort | undefined {
+  let effort = effortParam(body.reasoning_effort, "reasoning_effort");
   const reasoning = body.reasoning;
   if (!isAbsent(reasoning)) {
     if (!isObject(reasoning)) throw invalidParam("reasoning", "`reasoning` must be an object such as {\"effort\": \"low\"} or {\"enabled\": false}.", "invalid_type");
-    if (!isAbsent(reasoning.effort)) {
-      if (typeof reasoning.effort !== "string" || !REASONING_EFFORTS.includes(reasoning.effort as ReasoningEffort)) {
-        throw invalidParam("reasoning.effort", `\`reasoning.effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
-      }
-      effort ??= reasoning.effort as ReasoningEffort;
-    }
+    const nested = effortParam(reasoning.effort, "reasoning.effort"); // checked even when reasoning_effort wins
+    effort ??= nested;
     if (!isAbsent(reasoning.enabled)) {
       if (typeof reasoning.enabled !== "boolean") throw invalidParam("reasoning.enabled", "`reasoning.enabled` must be a boolean.", "invalid_type");
       if (!reasoning.enabled) effort = "none";
@@ -295,19 +265,6 @@ function validateProvider(v: unknown): ProviderPreferences | undefined {
   return v as ProviderPreferences;
 }
 
-/** 400 when `value` nests objects/arrays deeper than MAX_SCHEMA_DEPTH. Iterative: it must not overflow on what it rejects. */
-function checkSchemaDepth(value: unknown, param: string): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== "object" || node === null) continue;
-    if (depth > MAX_SCHEMA_DEPTH) {
-      throw invalidParam(param, `\`${param}\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema (use $defs and $ref for recursive shapes).`, "schema_too_deep");
-    }
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-}
-
 // ── response_format ────────────────────────────────────────────────────────
 
 /** Any JSON object: what web-llm needs for plain JSON mode (it cannot compile a missing schema). */
@@ -337,8 +294,6 @@ function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
 
 // ── tools ──────────────────────────────────────────────────────────────────
 
-const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
-
 function validateTools(v: unknown): FunctionTool[] {
   if (isAbsent(v)) return [];
   if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"function\": {...}} objects.", "invalid_type");
@@ -352,25 +307,11 @@ function validateTools(v: unknown): FunctionTool[] {
       throw invalidParam(param, `\`${param}\` must be {"type": "function", "function": {"name": ..., "parameters": {...}}}.`);
     }
     const fn = tool.function;
-    if (typeof fn.name !== "string" || !TOOL_NAME.test(fn.name)) {
-      throw invalidParam(`${param}.function.name`, `\`${param}.function.name\` must be 1–64 characters of a-z, A-Z, 0-9, underscores, dots or dashes.`);
-    }
-    if (names.has(fn.name)) throw invalidParam(`${param}.function.name`, `Tool name \`${fn.name}\` is declared twice.`);
-    names.add(fn.name);
-    if (!isAbsent(fn.description) && typeof fn.description !== "string") {
-      throw invalidParam(`${param}.function.description`, `\`${param}.function.description\` must be a string.`, "invalid_type");
-    }
-    if (!isAbsent(fn.parameters) && !isObject(fn.parameters)) {
-      throw invalidParam(`${param}.function.parameters`, `\`${param}.function.parameters\` must be a JSON Schema object.`, "invalid_type");
-    }
-    if (isObject(fn.parameters)) checkSchemaDepth(fn.parameters, `${param}.function.parameters`);
-    if (isObject(fn.parameters) && !isAbsent(fn.parameters.type) && fn.parameters.type !== "object") {
-      throw invalidParam(`${param}.function.parameters.type`, `\`${param}.function.parameters\` must describe an object (\"type\": \"object\").`);
-    }
+    checkFunctionFields(fn, `${param}.function`, names);
     return {
       type: "function",
       function: {
-        name: fn.name,
+        name: fn.name as string,
         ...(typeof fn.description === "string" ? { description: fn.description } : {}),
         parameters: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
         ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
@@ -522,12 +463,7 @@ function userContent(v: unknown, param: string): string | ContentPart[] {
       const image = part.image_url;
       const url = isObject(image) ? image.url : undefined;
       if (typeof url !== "string") throw invalidParam(`${p}.image_url.url`, `\`${p}.image_url.url\` must be a string.`, "invalid_type");
-      if (!url.startsWith("data:image/")) {
-        throw invalidParam(`${p}.image_url.url`, `Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.`, "invalid_image_url");
-      }
-      if (url.length * 0.75 > MAX_IMAGE_BYTES) {
-        throw new ApiError({ status: 413, param: `${p}.image_url.url`, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
-      }
+      checkImageDataUrl(url, `${p}.image_url.url`);
       return { type: "image_url", image_url: { url } };
     }
     if (part.type === "input_audio") {

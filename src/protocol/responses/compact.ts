@@ -12,6 +12,7 @@
  */
 import { ApiError, invalidParam } from "../api-error.js";
 import { randomId } from "../ids.js";
+import { isAbsent, isObject } from "../params.js";
 import type { ResponseUsage } from "./types.js";
 
 /** Marks our payload format; a different prefix is not ours to decode. */
@@ -64,8 +65,6 @@ interface Payload {
   items: unknown[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isAbsent = (v: unknown) => v === undefined || v === null;
 
 /** CompactResponseMethodPublicBody: `model` required; `input`, `previous_response_id`, `instructions` optional. */
 export function validateCompactRequest(raw: unknown): CompactRequest {

@@ -11,7 +11,8 @@
  */
 import { ApiError, invalidParam } from "../api-error.js";
 import { expandCompactionItems } from "./compact.js";
-import { ANY_OBJECT_SCHEMA, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_SCHEMA_DEPTH, REASONING_EFFORTS, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
+import { ANY_OBJECT_SCHEMA, MAX_IMAGES, checkImageDataUrl, effortParam, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
+import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "../params.js";
 import type { ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
@@ -58,10 +59,6 @@ export interface ResponsesRequest {
   logprobs: boolean;
 }
 
-type Body = Record<string, unknown>;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isAbsent = (v: unknown) => v === undefined || v === null;
-const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "a string" : `a ${typeof v}`);
 
 const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|mcp|local_shell|shell|apply_patch)$/;
 const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond the in-memory response store.";
@@ -190,37 +187,6 @@ export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup):
 
 // ── scalars ────────────────────────────────────────────────────────────────
 
-function optionalBoolean(body: Body, param: string): boolean | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "boolean") throw invalidParam(param, `\`${param}\` must be a boolean (true or false), got ${describe(v)}.`, "invalid_type");
-  return v;
-}
-
-function optionalString(body: Body, param: string, maxLength?: number): string | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "string") throw invalidParam(param, `\`${param}\` must be a string, got ${describe(v)}.`, "invalid_type");
-  if (maxLength !== undefined && v.length > maxLength) throw invalidParam(param, `\`${param}\` must be at most ${maxLength} characters, got ${v.length}.`);
-  return v;
-}
-
-function optionalNumber(body: Body, param: string, min: number, max: number): number | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidParam(param, `\`${param}\` must be a number between ${min} and ${max}, got ${describe(v)}.`, "invalid_type");
-  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be between ${min} and ${max}, got ${v}.`);
-  return v;
-}
-
-function optionalInteger(body: Body, param: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const v = body[param];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
-  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, got ${v}.`);
-  return v;
-}
-
 function validateStreamOptions(body: Body, stream: boolean): void {
   const v = body.stream_options;
   if (isAbsent(v)) return;
@@ -265,19 +231,7 @@ function validateMetadata(v: unknown): Record<string, string> {
   return { ...(v as Record<string, string>) };
 }
 
-function checkSchemaDepth(value: unknown, param: string): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== "object" || node === null) continue;
-    if (depth > MAX_SCHEMA_DEPTH) throw invalidParam(param, `\`${param}\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema (use $defs and $ref for recursive shapes).`, "schema_too_deep");
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-}
-
 // ── tools ──────────────────────────────────────────────────────────────────
-
-const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
 
 function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolParam[] } {
   if (isAbsent(v)) return { tools: [], echo: [] };
@@ -289,24 +243,17 @@ function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolP
     if (!isObject(tool)) throw invalidParam(param, `\`${param}\` must be an object.`, "invalid_type");
     if (typeof tool.type === "string" && HOSTED_TOOLS.test(tool.type)) throw hosted(`${param}.type`, `The hosted tool \`${tool.type}\``);
     if (tool.type !== "function") throw invalidParam(`${param}.type`, `\`${param}.type\` must be "function" (function tools are the tools a local model can call), got ${JSON.stringify(tool.type)}.`);
-    if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) throw invalidParam(`${param}.name`, `\`${param}.name\` must be 1–64 characters of a-z, A-Z, 0-9, underscores, dots or dashes.`);
-    if (names.has(tool.name)) throw invalidParam(`${param}.name`, `Tool name \`${tool.name}\` is declared twice.`);
-    names.add(tool.name);
-    if (!isAbsent(tool.description) && typeof tool.description !== "string") throw invalidParam(`${param}.description`, `\`${param}.description\` must be a string.`, "invalid_type");
-    if (!isAbsent(tool.parameters) && !isObject(tool.parameters)) throw invalidParam(`${param}.parameters`, `\`${param}.parameters\` must be a JSON Schema object.`, "invalid_type");
-    if (isObject(tool.parameters)) {
-      checkSchemaDepth(tool.parameters, `${param}.parameters`);
-      if (!isAbsent(tool.parameters.type) && tool.parameters.type !== "object") throw invalidParam(`${param}.parameters.type`, `\`${param}.parameters\` must describe an object ("type": "object").`);
-    }
+    checkFunctionFields(tool, param, names);
+    const name = tool.name as string;
     if (!isAbsent(tool.strict) && typeof tool.strict !== "boolean") throw invalidParam(`${param}.strict`, `\`${param}.strict\` must be a boolean.`, "invalid_type");
     const description = typeof tool.description === "string" ? tool.description : null;
     const parameters = isObject(tool.parameters) ? tool.parameters : null;
     const strict = typeof tool.strict === "boolean" ? tool.strict : null;
-    echo.push({ type: "function", name: tool.name, description, parameters, strict });
+    echo.push({ type: "function", name, description, parameters, strict });
     return {
       type: "function",
       function: {
-        name: tool.name,
+        name,
         ...(description !== null ? { description } : {}),
         parameters: parameters ?? { type: "object", properties: {} },
         ...(strict !== null ? { strict } : {}),
@@ -389,11 +336,7 @@ const SUMMARIES = ["auto", "concise", "detailed"];
 function validateReasoning(v: unknown): { effort: ReasoningEffort | undefined; summary: boolean; echo: ResponseObject["reasoning"] } {
   if (isAbsent(v)) return { effort: undefined, summary: false, echo: { effort: null, summary: null } };
   if (!isObject(v)) throw invalidParam("reasoning", "`reasoning` must be an object such as {\"effort\": \"low\", \"summary\": \"auto\"}.", "invalid_type");
-  let effort: ReasoningEffort | undefined;
-  if (!isAbsent(v.effort)) {
-    if (typeof v.effort !== "string" || !REASONING_EFFORTS.includes(v.effort as ReasoningEffort)) throw invalidParam("reasoning.effort", `\`reasoning.effort\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
-    effort = v.effort as ReasoningEffort;
-  }
+  const effort = effortParam(v.effort, "reasoning.effort");
   // `generate_summary` is the older name of `summary`.
   const summaryParam = isAbsent(v.summary) ? "reasoning.generate_summary" : "reasoning.summary";
   const summary = isAbsent(v.summary) ? v.generate_summary : v.summary;
@@ -506,10 +449,7 @@ function validateMessageItem(item: Record<string, unknown>, param: string, id: s
         if (!isAbsent(part.file_id)) throw hosted(`${p}.file_id`, "Images by `file_id` (the hosted Files API)");
         const url = part.image_url;
         if (typeof url !== "string") throw invalidParam(`${p}.image_url`, `\`${p}.image_url\` must be a data URL string.`, "invalid_type");
-        if (!url.startsWith("data:image/")) {
-          throw invalidParam(`${p}.image_url`, "Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.", "invalid_image_url");
-        }
-        if (url.length * 0.75 > MAX_IMAGE_BYTES) throw new ApiError({ status: 413, param: `${p}.image_url`, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
+        checkImageDataUrl(url, `${p}.image_url`);
         const detail = part.detail === "low" || part.detail === "high" || part.detail === "auto" ? part.detail : undefined;
         return { type: "input_image" as const, image_url: url, ...(detail ? { detail } : {}) };
       }

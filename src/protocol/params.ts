@@ -1,0 +1,91 @@
+/**
+ * The field checks every request body shares (chat completions, Responses,
+ * compaction): each returns the value or undefined when absent (undefined or
+ * null), and throws a 400 naming the field and what it must be otherwise.
+ */
+import { invalidParam } from "./api-error.js";
+
+export type Body = Record<string, unknown>;
+
+/** Deepest nesting accepted in a JSON Schema (tools, response formats). */
+export const MAX_SCHEMA_DEPTH = 64;
+
+/** Function tool names as the hosted API allows them. */
+export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isAbsent = (v: unknown) => v === undefined || v === null;
+/** What a wrong value was, for messages: "null", "an array", "a string", "a number", … */
+export const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "a string" : `a ${typeof v}`);
+
+export function optionalBoolean(body: Body, param: string): boolean | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "boolean") throw invalidParam(param, `\`${param}\` must be a boolean (true or false), got ${describe(v)}.`, "invalid_type");
+  return v;
+}
+
+export function optionalString(body: Body, param: string, maxLength?: number): string | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "string") throw invalidParam(param, `\`${param}\` must be a string, got ${describe(v)}.`, "invalid_type");
+  if (maxLength !== undefined && v.length > maxLength) throw invalidParam(param, `\`${param}\` must be at most ${maxLength} characters, got ${v.length}.`);
+  return v;
+}
+
+export function optionalNumber(body: Body, param: string, min: number, max: number): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidParam(param, `\`${param}\` must be a number between ${min} and ${max}, got ${describe(v)}.`, "invalid_type");
+  if (v < min || v > max) throw invalidParam(param, `\`${param}\` must be between ${min} and ${max}, got ${v}.`);
+  return v;
+}
+
+export function optionalInteger(body: Body, param: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = body[param];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
+  if (v < min || v > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    throw invalidParam(param, `\`${param}\` must be ${range}, got ${v}.`);
+  }
+  return v;
+}
+
+/** 400 when `value` nests objects/arrays deeper than MAX_SCHEMA_DEPTH. Iterative: it must not overflow on what it rejects. */
+export function checkSchemaDepth(value: unknown, param: string): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > MAX_SCHEMA_DEPTH) {
+      throw invalidParam(param, `\`${param}\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema (use $defs and $ref for recursive shapes).`, "schema_too_deep");
+    }
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
+/**
+ * A function tool's name (valid, not declared twice: `names` collects them),
+ * description and parameters schema, wherever the face puts them (`at`:
+ * `tools[0].function` for chat, `tools[0]` for Responses).
+ */
+export function checkFunctionFields(fn: Record<string, unknown>, at: string, names: Set<string>): void {
+  if (typeof fn.name !== "string" || !TOOL_NAME.test(fn.name)) {
+    throw invalidParam(`${at}.name`, `\`${at}.name\` must be 1–64 characters of a-z, A-Z, 0-9, underscores, dots or dashes.`);
+  }
+  if (names.has(fn.name)) throw invalidParam(`${at}.name`, `Tool name \`${fn.name}\` is declared twice.`);
+  names.add(fn.name);
+  if (!isAbsent(fn.description) && typeof fn.description !== "string") {
+    throw invalidParam(`${at}.description`, `\`${at}.description\` must be a string.`, "invalid_type");
+  }
+  if (!isAbsent(fn.parameters) && !isObject(fn.parameters)) {
+    throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`, "invalid_type");
+  }
+  if (isObject(fn.parameters)) {
+    checkSchemaDepth(fn.parameters, `${at}.parameters`);
+    if (!isAbsent(fn.parameters.type) && fn.parameters.type !== "object") {
+      throw invalidParam(`${at}.parameters.type`, `\`${at}.parameters\` must describe an object ("type": "object").`);
+    }
+  }
+}
