@@ -21,6 +21,7 @@ import { withFallback, type FallbackOptions } from "./fallback.js";
 import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 import { chooseWorkerLink } from "./shared-choice.js";
 import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
+import { outputText } from "../protocol/responses/output-text.js";
 
 export interface ClientOptions {
   /**
@@ -195,11 +196,9 @@ export function createClient(options: ClientOptions = {}): Client {
   return client;
 }
 
-/** `output_text`: every output_text part joined, as the OpenAI SDK adds it. */
+/** `output_text` added, as the OpenAI SDK adds it. */
 function withOutputText(response: ResponseObject): ResponseObject {
-  let text = "";
-  for (const item of response.output) if (item.type === "message") for (const part of item.content) if (part.type === "output_text") text += part.text;
-  return { ...response, output_text: text };
+  return { ...response, output_text: outputText(response) };
 }
 
 function chooseBackend(options: ClientOptions): Backend {

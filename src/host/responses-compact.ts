@@ -6,8 +6,9 @@
  * `previous_response_id`, the stored chain is what gets summarized and the
  * request's `input` is kept verbatim.
  */
-import { randomId } from "../protocol/ids.js";
 import type { ResponseObject } from "../protocol/responses/types.js";
+import { outputText } from "../protocol/responses/output-text.js";
+import { newResponseId } from "./responses-face.js";
 import {
   SUMMARY_PROMPT,
   compactionItem,
@@ -21,13 +22,6 @@ import {
 export interface CreatesResponses {
   create(body: unknown, signal: AbortSignal | undefined): Promise<ResponseObject>;
 }
-
-const outputText = (response: ResponseObject) =>
-  response.output
-    .flatMap((item) => (item.type === "message" ? item.content : []))
-    .map((part) => (part.type === "output_text" ? part.text : ""))
-    .join("")
-    .trim();
 
 export async function compactConversation(face: CreatesResponses, body: unknown, signal?: AbortSignal): Promise<CompactResource> {
   const request = validateCompactRequest(body);
@@ -48,11 +42,11 @@ export async function compactConversation(face: CreatesResponses, body: unknown,
       },
       signal,
     );
-    summary = outputText(response);
+    summary = outputText(response).trim();
     usage = response.usage ?? usage;
   }
   return {
-    id: `resp_${randomId(32)}`,
+    id: newResponseId(),
     object: "response.compaction",
     output: [compactionItem(summary, recent)],
     created_at: Math.floor(Date.now() / 1000),
