@@ -11,18 +11,11 @@ import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { contextWindowOf } from "../models/record.js";
-import { usesEnableThinking } from "./webllm-request.js";
+import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm-request.js";
 import type { EmbedRequest, Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
 import { scriptedEmbed } from "./scripted-embed.js";
 
-/**
- * What web-llm 0.2.86 writes into the reply it streams and stores when a
- * Qwen3-style request turns thinking off (`enable_thinking: false`); its
- * tokens count toward max_tokens. A scripted reply that already starts with
- * it is not given a second one.
- */
-const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
 
 export type ScriptedReply = string | { text: string; finish?: "stop" | "length"; error?: ApiError | Error; errorAfterTokens?: number };
 
@@ -120,6 +113,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
 
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
+    // As web-llm: thinking off writes its empty block into the reply (counted toward max_tokens); a script that starts with it gets no second one.
     const offBlock = !request.thinking.enabled && !request.continueFinalMessage && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
     const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
     let output = "";

@@ -23,7 +23,7 @@ type Schema = Record<string, unknown>;
 
 class Unsupported extends Error {}
 
-const lit = (text: string): string => (text === "" ? '""' : JSON.stringify(text));
+const lit = (text: string): string => JSON.stringify(text);
 
 /** A character for use inside `[...]`. */
 function classChar(ch: string): string {

@@ -18,6 +18,9 @@
 import type { EngineMessage, EngineRequest, EngineResponseFormat } from "./types.js";
 import { structuralTagToEbnf } from "./structural-tag-ebnf.js";
 
+/** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */
+export const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
+
 /** web-llm validates `top_logprobs` in 0..5. */
 export const WEBLLM_MAX_TOP_LOGPROBS = 5;
 

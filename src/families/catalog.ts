@@ -15,10 +15,12 @@ const think = (over: Partial<ReasoningShape>): ReasoningShape => ({
   ...over,
 });
 
+/** The Qwen templates' "thinking off": an empty think block. */
+const EMPTY_THINK = "<think>\n\n</think>\n\n";
 /** Qwen3 hybrid thinking: the model writes `<think>…</think>`; off = the template's empty block. */
-export const QWEN3_REASONING = think({ offPrefill: "<think>\n\n</think>\n\n" });
+export const QWEN3_REASONING = think({ offPrefill: EMPTY_THINK });
 /** Qwen3.5: the conversation template opens `<think>\n`; the model writes only `</think>`. */
-export const QWEN35_REASONING = think({ promptOpened: true, offPrefill: "<think>\n\n</think>\n\n" });
+export const QWEN35_REASONING = think({ promptOpened: true, offPrefill: EMPTY_THINK });
 /**
  * DeepSeek-R1 distills always think. Their official template opens `<think>\n`
  * in the generation prompt, so they were trained to write only `</think>`;

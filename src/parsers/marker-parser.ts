@@ -47,7 +47,7 @@ export class MarkerParser implements FormatParser {
     // A failed body's text is prose again, and may open another body (a marker inside it): settle each in turn.
     while (this.body) {
       this.body.finish();
-      const redo = this.afterBody(this.body.status === "fail" ? this.raw.join("") : "");
+      const redo = this.afterBody();
       if (redo) this.run(redo, true);
     }
   }
@@ -93,7 +93,7 @@ export class MarkerParser implements FormatParser {
           this.carry = text.slice(i);
           return;
         }
-        const redo = this.afterBody(body.status === "fail" ? this.raw.join("") : "");
+        const redo = this.afterBody();
         if (redo) {
           text = redo + text.slice(i);
           i = 0;
@@ -126,9 +126,10 @@ export class MarkerParser implements FormatParser {
   }
 
   /** Settles a finished body; returns the text to scan again (a failed body's text, which is prose). */
-  private afterBody(redo: string): string {
+  private afterBody(): string {
     const opener = this.opener!;
     const failed = this.body!.status === "fail";
+    let redo = failed ? this.raw.join("") : "";
     // A call that had begun (its name was read) and then failed is shown as written, marker included.
     const begun = this.body!.named;
     this.body = null;
