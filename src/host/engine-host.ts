@@ -441,6 +441,7 @@ export class EngineHost {
   private rememberReply(prepared: Prepared, reply: SentBackReply, raw: string): void {
     const messages = prepared.request.messages;
     const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey);
+    // Copied, not referenced: the reply's call objects are handed to the app, which may edit them in place before sending them back.
     const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
     this.memory.remember(key, { raw, calls, reasoning: reply.reasoning });
   }

@@ -64,6 +64,19 @@ describe("remembered raw text is restored only when it is what the app sent back
     expect(prompt).not.toContain("Paris");
   });
 
+  it("arguments edited in place on the returned message (in-process client): the prompt shows the edit", async () => {
+    const { engine, client, messages, assistant } = await firstTurn(QWEN25, CALL_TEXT, "Mild.");
+    assistant.tool_calls![0].function.arguments = '{"city": "Lyon"}';
+    await client.chat.completions.create({
+      model: QWEN25,
+      tools: [WEATHER, FORECAST],
+      messages: [...messages, assistant, { role: "tool", tool_call_id: assistant.tool_calls![0].id, content: "15C" }] as never,
+    });
+    const [prompt] = assistantPrompt(engine, 1);
+    expect(prompt).toContain("Lyon");
+    expect(prompt).not.toContain("Paris");
+  });
+
   it("a call renamed by the app: the prompt names the app's tool", async () => {
     const { engine, client, messages, assistant } = await firstTurn(QWEN25, CALL_TEXT, "Rain tomorrow.");
     const renamed = { ...assistant, tool_calls: assistant.tool_calls!.map((c) => ({ ...c, function: { ...c.function, name: "get_forecast" } })) };
