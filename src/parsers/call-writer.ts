@@ -1,12 +1,14 @@
 /**
- * One call's events: the `tool_call` event goes out only once the name is
- * complete; argument text written before that waits for it.
+ * One call's events: the `tool_call` event goes out once the name is
+ * complete, its arguments in one `tool_args` event when the call ends (a call
+ * is out only once complete, so its fragments are kept in pieces and joined
+ * once: one `+=` per delta would build a costly deep string).
  */
 import type { EventSink } from "./event-sink.js";
 
 export class CallWriter {
   private index = -1;
-  private pending = "";
+  private parts: string[] = [];
   /** The name is known and the call was started (it can no longer turn back into content). */
   named = false;
   wrote = false;
@@ -16,20 +18,18 @@ export class CallWriter {
   begin(name: string): void {
     this.index = this.sink.startCall(name);
     this.named = true;
-    if (this.pending) this.sink.args(this.index, this.pending);
-    this.pending = "";
   }
 
   write(text: string): void {
     if (!text) return;
     this.wrote = true;
-    if (this.named) this.sink.args(this.index, text);
-    else this.pending += text;
+    this.parts.push(text);
   }
 
-  /** Arguments that never appeared are an empty object. */
+  /** The call is complete: its arguments go out (an empty object when none appeared). */
   end(): void {
-    if (!this.wrote) this.write("{}");
+    this.sink.args(this.index, this.wrote ? this.parts.join("") : "{}");
+    this.parts = [];
   }
 }
 

@@ -31,8 +31,6 @@ export class EventSink {
   /** Index in `events` where the open transaction began; -1 when none is open. */
   private mark = -1;
   private saved: { pendingWs: string; emittedProse: boolean; boundarySinceProse: boolean; nextIndex: number } | null = null;
-  /** The arguments event being held and its fragments (only inside a transaction). */
-  private pieces: { event: ParseEvent; parts: string[] } | null = null;
 
   constructor(toolNames: readonly string[]) {
     this.declared = new Set(toolNames);
@@ -62,7 +60,6 @@ export class EventSink {
 
   /** The held call is complete: its events go out. */
   commit(): void {
-    this.joinPieces();
     this.mark = -1;
     this.saved = null;
   }
@@ -70,7 +67,6 @@ export class EventSink {
   /** The held call is not a call: its events are dropped and the sink is as it was at `begin`. */
   rollback(): void {
     if (this.mark < 0 || !this.saved) return;
-    this.pieces = null;
     this.events.length = this.mark;
     ({ pendingWs: this.pendingWs, emittedProse: this.emittedProse, boundarySinceProse: this.boundarySinceProse, nextIndex: this.nextIndex } = this.saved);
     this.mark = -1;
@@ -113,37 +109,13 @@ export class EventSink {
     this.boundary();
     if (!this.declared.has(name)) return -1;
     const index = this.nextIndex++;
-    this.joinPieces();
     this.events.push({ type: "tool_call", index, name });
     return index;
   }
 
+  /** A call's whole arguments (format parsers send them once, when the call is complete). */
   args(index: number, text: string): void {
-    if (index < 0 || !text) return;
-    // Length checked first: reading index -1 takes V8's slow path (it is a property name).
-    const n = this.events.length;
-    const last = n > 0 && n > this.mark ? this.events[n - 1] : undefined;
-    if (this.mark >= 0) {
-      // Held: the fragments of a call are joined once when it is decided (one `+=` per delta builds a costly deep string).
-      if (this.pieces !== null && last === this.pieces.event) this.pieces.parts.push(text);
-      else {
-        this.joinPieces();
-        const event: ParseEvent = { type: "tool_args", index, text: "" };
-        this.events.push(event);
-        this.pieces = { event, parts: [text] };
-      }
-      return;
-    }
-    if (last !== undefined && last.type === "tool_args" && last.index === index) last.text += text;
-    else this.events.push({ type: "tool_args", index, text });
-  }
-
-  /** Writes the held fragments of the last arguments event into it. */
-  private joinPieces(): void {
-    if (this.pieces === null) return;
-    const event = this.pieces.event as { text: string };
-    event.text += this.pieces.parts.join("");
-    this.pieces = null;
+    if (index >= 0 && text) this.events.push({ type: "tool_args", index, text });
   }
 
   /** End of output: whitespace after the last prose stays only if no structure followed it. */
@@ -153,7 +125,6 @@ export class EventSink {
   }
 
   private push(event: ParseEvent): void {
-    this.joinPieces();
     const n = this.events.length;
     // Never merge into an event from before an open transaction: a rollback must leave it as it was.
     const last = n > 0 && n > this.mark ? this.events[n - 1] : undefined;
