@@ -9,53 +9,13 @@ import { FAMILIES, type FamilyName } from "../../../src/families/families.js";
 import type { ToolChoice } from "../../../src/protocol/types.js";
 import { compileTag } from "./xgrammar.js";
 import { context, TOOLS } from "./helpers.js";
-
-type Call = [name: string, args: Record<string, string>];
-const WEATHER_CALL: Call = ["get_weather", { location: "Paris", unit: "celsius" }];
-const TIME_CALL: Call = ["get_time", { timezone: "Europe/Paris" }];
-const UNDECLARED: Call = ["delete_files", { location: "Paris" }];
-const OUT_OF_SCHEMA: Call = ["get_weather", { location: "Paris", unit: "kelvin" }];
-
-const json = (args: Record<string, string>) => JSON.stringify(args).replace(/":"/g, '": "').replace(/","/g, '", "');
-const hermes = (calls: Call[]) => calls.map(([n, a]) => `<tool_call>\n{"name": "${n}", "arguments": ${json(a)}}\n</tool_call>`).join("\n");
-const list = (calls: Call[]) => calls.map(([n, a]) => `{"name": "${n}", "arguments": ${json(a)}}`).join(", ");
-
-/** What each family's model emits for these calls (tool-and-reasoning-formats.md §A). */
-const CANONICAL: Record<FamilyName, (calls: Call[]) => string> = {
-  "qwen2.5": hermes,
-  qwen3: hermes,
-  hermes,
-  "deepseek-r1": hermes,
-  gemma: hermes,
-  prompted: hermes,
-  "qwen3.5": (calls) =>
-    calls
-      .map(([n, a]) => `<tool_call>\n<function=${n}>\n` + Object.entries(a).map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join("") + "</function>\n</tool_call>")
-      .join("\n"),
-  "llama-3.1": (calls) => calls.map(([n, a]) => `{"name": "${n}", "parameters": ${json(a)}}`).join(""),
-  "llama-3.2-pythonic": (calls) => "[" + calls.map(([n, a]) => `${n}(${Object.entries(a).map(([k, v]) => `${k}="${v}"`).join(", ")})`).join(", ") + "]",
-  "mistral-v0.3": (calls) => `[TOOL_CALLS][${list(calls)}]`,
-  "ministral-3": (calls) => calls.map(([n, a]) => `[TOOL_CALLS]${n}[ARGS]${json(a)}`).join(""),
-  "ministral-3-reasoning": (calls) => calls.map(([n, a]) => `[TOOL_CALLS]${n}[ARGS]${json(a)}`).join(""),
-  "phi-4-mini": (calls) => `<|tool_call|>[${list(calls)}]<|/tool_call|>`,
-  "gemma-4": (calls) => calls.map(([n, a]) => `<|tool_call>call:${n}{${Object.entries(a).map(([k, v]) => `${k}:<|"|>${v}<|"|>`).join(",")}}<tool_call|>`).join(""),
-  smollm2: (calls) => `<tool_call>[${list(calls)}]</tool_call>`,
-};
-
-/** Pythonic arguments are free text up to `)`: the grammar pins the function name only. */
-const NO_VALUE_SCHEMA = new Set<FamilyName>(["llama-3.2-pythonic"]);
-/** Formats whose parallel calls this test's canonical text cannot express as one reply. */
-const SINGLE_CALL = new Set<FamilyName>(["llama-3.1", "llama-3.2-pythonic"]);
+import { CANONICAL, FAMILY_NAMES, NO_VALUE_SCHEMA, OUT_OF_SCHEMA, SINGLE_CALL, structuralTagFor, THOUGHT, TIME_CALL, UNDECLARED, WEATHER_CALL } from "./canonical-calls.js";
 
 async function grammarFor(family: FamilyName, toolChoice: ToolChoice, parallelToolCalls = true, thinking = false) {
-  const format = FAMILIES[family].toolGrammar(context({ tools: TOOLS, toolChoice, parallelToolCalls, thinking }));
-  expect(format?.type).toBe("structural_tag");
-  return compileTag((format as { structural_tag: unknown }).structural_tag);
+  return compileTag(structuralTagFor(family, toolChoice, parallelToolCalls, thinking));
 }
 
-const names = Object.keys(CANONICAL) as FamilyName[];
-
-describe.each(names)("%s structural tags", (family) => {
+describe.each(FAMILY_NAMES)("%s structural tags", (family) => {
   const text = CANONICAL[family];
 
   it("auto: free text, or a valid call to a declared tool", async () => {
@@ -95,15 +55,6 @@ describe.each(names)("%s structural tags", (family) => {
     expect(FAMILIES[family].toolGrammar(context({ tools: [], toolChoice: "required" }))).toBeUndefined();
   });
 });
-
-/** A reasoning block as each thinking family writes it before its answer. */
-const THOUGHT: Partial<Record<FamilyName, string>> = {
-  qwen3: "<think>\nThe user wants the weather.\n</think>\n\n",
-  "qwen3.5": "The user wants the weather.\n</think>\n\n",
-  "deepseek-r1": "<think>\nThe user wants the weather.\n</think>\n\n",
-  "ministral-3-reasoning": "[THINK]The user wants the weather.[/THINK]",
-  "gemma-4": "<|channel>thought\nThe user wants the weather.<channel|>",
-};
 
 describe.each(Object.keys(THOUGHT) as FamilyName[])("%s with thinking on", (family) => {
   it("required: the reasoning block may come first, then the call", async () => {

@@ -3,21 +3,13 @@
  * package): cut out of its bundle, evaluated with `process` hidden (the
  * Emscripten loader's non-Node path, wasm inlined), and used as web-llm 0.2.79
  * uses it for `response_format: {type: "grammar"}`: `compileGrammar(ebnf)`
- * against a toy byte-level vocabulary, text fed token by token.
+ * against a toy byte-level vocabulary (xgrammar-toy.ts), text fed token by token.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { toyCompile, type ToyXGrammar } from "./xgrammar-toy.js";
 
-interface Matcher {
-  acceptToken(id: number): boolean;
-  isTerminated(): boolean;
-  dispose(): void;
-}
-interface XGrammar079 {
-  TokenizerInfo: { createTokenizerInfo(vocab: string[], type: string, prependSpace: boolean, size: number, stop: number[]): Promise<unknown> };
-  GrammarCompiler: { createGrammarCompiler(info: unknown): Promise<{ compileGrammar(ebnf: string, root?: string): Promise<{ dispose(): void }> }> };
-  GrammarMatcher: { createGrammarMatcher(compiled: unknown): Promise<Matcher> };
-}
+type XGrammar079 = ToyXGrammar<{ compileGrammar(ebnf: string, root?: string): Promise<{ dispose(): void }> }>;
 
 let loaded: XGrammar079 | undefined;
 
@@ -33,26 +25,5 @@ export function xgrammar079(): XGrammar079 {
   return loaded;
 }
 
-const STOP = 128;
-const VOCAB = [...Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)), "</s>"];
-let compiler: ReturnType<XGrammar079["GrammarCompiler"]["createGrammarCompiler"]> | undefined;
-
 /** An EBNF compiled the way web-llm 0.2.79 compiles `response_format: {type: "grammar"}`; returns whether it accepts a text then stop. */
-export async function compileEbnf079(ebnf: string): Promise<(text: string) => Promise<boolean>> {
-  const xg = xgrammar079();
-  compiler ??= xg.TokenizerInfo.createTokenizerInfo(VOCAB, "raw", false, VOCAB.length, [STOP]).then((info) => xg.GrammarCompiler.createGrammarCompiler(info));
-  const compiled = await (await compiler).compileGrammar(ebnf);
-  return async (text: string) => {
-    const matcher = await xg.GrammarMatcher.createGrammarMatcher(compiled);
-    try {
-      for (const ch of text) {
-        const code = ch.charCodeAt(0);
-        if (code >= 128) throw new Error(`toy vocabulary is ASCII only: ${JSON.stringify(ch)}`);
-        if (!matcher.acceptToken(code)) return false;
-      }
-      return matcher.acceptToken(STOP) && matcher.isTerminated();
-    } finally {
-      matcher.dispose();
-    }
-  };
-}
+export const compileEbnf079 = toyCompile(xgrammar079, (compiler, ebnf: string) => compiler.compileGrammar(ebnf));

@@ -3,22 +3,15 @@
  * module is cut out of web-llm's bundle and evaluated with `process` hidden so
  * that the Emscripten loader takes its non-Node path (the wasm is inlined as a
  * data URI). Grammars are then compiled against a toy byte-level vocabulary
- * (one token per ASCII character, plus a stop token), the way web-llm compiles
- * a `response_format` for a model's tokenizer, and text is fed token by token.
+ * (one token per ASCII character, plus a stop token; see xgrammar-toy.ts), the
+ * way web-llm compiles a `response_format` for a model's tokenizer, and text is
+ * fed token by token.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { toyCompile, type ToyXGrammar } from "./xgrammar-toy.js";
 
-interface Matcher {
-  acceptToken(id: number): boolean;
-  isTerminated(): boolean;
-  dispose(): void;
-}
-interface XGrammar {
-  TokenizerInfo: { createTokenizerInfo(vocab: string[], type: string, prependSpace: boolean, size: number, stop: number[]): Promise<unknown> };
-  GrammarCompiler: { createGrammarCompiler(info: unknown): Promise<{ compileStructuralTag(tag: unknown): Promise<{ dispose(): void }> }> };
-  GrammarMatcher: { createGrammarMatcher(compiled: unknown): Promise<Matcher> };
-}
+type XGrammar = ToyXGrammar<{ compileStructuralTag(tag: unknown): Promise<{ dispose(): void }> }>;
 
 let loaded: XGrammar | undefined;
 
@@ -33,27 +26,5 @@ export function xgrammar(): XGrammar {
   return loaded;
 }
 
-const STOP = 128;
-const VOCAB = [...Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)), "</s>"];
-let compiler: Promise<{ compileStructuralTag(tag: unknown): Promise<{ dispose(): void }> }> | undefined;
-
 /** A structural tag compiled the way web-llm compiles `response_format: {type: "structural_tag"}`. */
-export async function compileTag(tag: unknown): Promise<(text: string) => Promise<boolean>> {
-  const xg = xgrammar();
-  compiler ??= xg.TokenizerInfo.createTokenizerInfo(VOCAB, "raw", false, VOCAB.length, [STOP]).then((info) => xg.GrammarCompiler.createGrammarCompiler(info));
-  const compiled = await (await compiler).compileStructuralTag(tag);
-  /** Whether the grammar accepts exactly `text` followed by the stop token. */
-  return async (text: string) => {
-    const matcher = await xg.GrammarMatcher.createGrammarMatcher(compiled);
-    try {
-      for (const ch of text) {
-        const code = ch.charCodeAt(0);
-        if (code >= 128) throw new Error(`toy vocabulary is ASCII only: ${JSON.stringify(ch)}`);
-        if (!matcher.acceptToken(code)) return false;
-      }
-      return matcher.acceptToken(STOP) && matcher.isTerminated();
-    } finally {
-      matcher.dispose();
-    }
-  };
-}
+export const compileTag = toyCompile(xgrammar, (compiler, tag: unknown) => compiler.compileStructuralTag(tag));
