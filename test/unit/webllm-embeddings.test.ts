@@ -227,8 +227,12 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => t.split(/\s+/).slice(0, 512).map((_, i) => i);
     await expect(host.createEmbeddings({ model: embed.model_id, input: ["a", "b", "c", "d", words(900)] })).rejects.toMatchObject({ status: 400, param: "input[4]", message: expect.stringContaining("longer than 512 tokens") });
     expect(log.filter((l) => l.startsWith("embed "))).toEqual([]);
+    // Counted once, up front: the batches do not tokenize their inputs again.
+    const encoded: string[] = [];
+    pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => (encoded.push(t), t.split(/\s+/).map((_, i) => i));
     await host.createEmbeddings({ model: embed.model_id, input: ["a", "b", "c", "d", "e"] });
     expect(log.filter((l) => l.startsWith("embed "))).toEqual([`embed ${embed.model_id} 4`, `embed ${embed.model_id} 1`]);
+    expect(encoded).toEqual(["a", "b", "c", "d", "e"]);
   });
 
   it("through EngineHost: batches of the compiled size (b4), in order, one load per model", async () => {
