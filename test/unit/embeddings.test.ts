@@ -1,8 +1,9 @@
 /** client.embeddings.create through createClient + the scripted engine: shape, every field, bad values, batching, residency. */
 import { describe, expect, it } from "vitest";
-import { createClient, type ApiError } from "../../src/index.js";
+import { createClient } from "../../src/index.js";
 import { createScriptedEngine, hashedBagOfWords } from "../../src/testing.js";
 import { base64ToFloats } from "../../src/protocol/embedding-base64.js";
+import { refusal } from "./support/client.js";
 
 const EMBED = "snowflake-arctic-embed-s";
 
@@ -10,15 +11,6 @@ function setup(options: Parameters<typeof createScriptedEngine>[0] = { replies: 
   const engine = createScriptedEngine(options);
   const client = createClient({ engine, worker: false });
   return { engine, client };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ApiError;
-  }
-  throw new Error("expected a refusal");
 }
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, v, i) => sum + v * b[i], 0);

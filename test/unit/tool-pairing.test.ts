@@ -11,8 +11,7 @@
  * and client.fetch, scripted engine; no engine request is made for a refused one.
  */
 import { describe, expect, it } from "vitest";
-import type { ApiError } from "../../src/index.js";
-import { scriptedClient } from "./support/client.js";
+import { refusal, scriptedClient } from "./support/client.js";
 
 const QWEN25 = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
 const BASE = "http://localhost.webgpu/v1";
@@ -20,15 +19,6 @@ const post = (body: unknown) => ({ method: "POST", headers: { "content-type": "a
 const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
 const call = (id: string, city = "Paris") => ({ id, type: "function" as const, function: { name: "get_weather", arguments: JSON.stringify({ city }) } });
 const answer = (id: string, content = "sunny") => ({ role: "tool" as const, tool_call_id: id, content });
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ApiError;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("chat: tool messages pair with the assistant's tool_calls", () => {
   it("a tool message with no assistant tool_calls before it → 400 messages.[1].role, naming its tool_call_id; nothing runs", async () => {
