@@ -9,6 +9,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { ModelRecord } from "../models/record.js";
 import { embeddingDimensionsOf, embeddingWindowOf } from "../models/embedding.js";
+import { inputTooLong } from "../protocol/validate-embeddings.js";
 import type { EmbedRequest, EmbedResult } from "./types.js";
 
 /** The vector size when the record names none (snowflake-arctic-embed-s's). */
@@ -40,28 +41,29 @@ export function hashedBagOfWords(text: string, dimensions: number): number[] {
 }
 
 /**
- * One batch: every input counted with the scripted tokenizer against the
- * record's window (400 naming `input[i]`), then embedded with `embed` or the
- * default.
+ * Every input counted with the scripted tokenizer against the record's window
+ * (400 naming `input[i]`); the token counts, in order.
  */
+export function checkScriptedInputs(record: ModelRecord, request: EmbedRequest, countTokens: (text: string) => number): number[] {
+  const window = embeddingWindowOf(record);
+  return request.input.map((item, i) => {
+    const param = `input[${request.firstIndex + i}]`;
+    if (typeof item !== "string") throw new ApiError({ status: 400, code: "unsupported_input", param, message: "The scripted engine embeds text only, not token ids." });
+    const tokens = countTokens(item);
+    if (tokens > window) throw inputTooLong(param, `${tokens} tokens`, record.model_id, window);
+    return tokens;
+  });
+}
+
+/** One batch: checked as above, then each text embedded with `embed` or the default. */
 export function scriptedEmbed(
   record: ModelRecord,
   request: EmbedRequest,
   countTokens: (text: string) => number,
   embed: ((text: string) => number[]) | undefined,
 ): EmbedResult {
-  const window = embeddingWindowOf(record);
   const dimensions = embeddingDimensionsOf(record) ?? SCRIPTED_EMBEDDING_DIMENSIONS;
-  let promptTokens = 0;
-  const embeddings = request.input.map((item, i) => {
-    const param = `input[${request.firstIndex + i}]`;
-    if (typeof item !== "string") throw new ApiError({ status: 400, code: "unsupported_input", param, message: "The scripted engine embeds text only, not token ids." });
-    const tokens = countTokens(item);
-    if (tokens > window) {
-      throw new ApiError({ status: 400, code: "context_length_exceeded", param, message: `\`${param}\` is ${tokens} tokens; ${record.model_id} reads at most ${window} tokens per input. Split the text into shorter passages.` });
-    }
-    promptTokens += tokens;
-    return embed ? embed(item) : hashedBagOfWords(item, dimensions);
-  });
+  const promptTokens = checkScriptedInputs(record, request, countTokens).reduce((sum, n) => sum + n, 0);
+  const embeddings = (request.input as string[]).map((text) => (embed ? embed(text) : hashedBagOfWords(text, dimensions)));
   return { embeddings, promptTokens };
 }

@@ -14,7 +14,7 @@ import { contextWindowOf } from "../models/record.js";
 import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm-request.js";
 import type { EmbedRequest, Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
-import { scriptedEmbed } from "./scripted-embed.js";
+import { checkScriptedInputs, scriptedEmbed } from "./scripted-embed.js";
 
 
 export type ScriptedReply = string | { text: string; finish?: "stop" | "length"; error?: ApiError | Error; errorAfterTokens?: number };
@@ -208,6 +208,10 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       if (options.embedDelayMs) await sleep(options.embedDelayMs, signal);
       if (signal.aborted) throw abortError();
       return scriptedEmbed(embeddingRecord, request, (text) => scriptedTokens(text).length, options.embed);
+    },
+    checkEmbedInputs(request: EmbedRequest) {
+      if (embeddingRecord?.model_id !== request.model) throw new ApiError({ status: 500, message: `Embedding model ${request.model} is not loaded.` });
+      checkScriptedInputs(embeddingRecord, request, (text) => scriptedTokens(text).length);
     },
     async load(record: ModelRecord, loadOptions: LoadOptions) {
       if (isEmbeddingRecord(record)) return loadEmbedding(record, loadOptions);

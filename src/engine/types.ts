@@ -137,6 +137,13 @@ export interface Engine {
   // only the chat model, so chat and embedding requests never evict each other.
   /** Embeds one batch with the loaded embedding model `request.model`. Abort rejects with an AbortError. */
   embed?(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult>;
+  /**
+   * Refuses (400 naming `input[i]`) any input the loaded embedding model `request.model` cannot
+   * read (too long for its window, a type it does not take) without embedding anything. The host
+   * calls it with all of a request's inputs before the first batch, so a request that will fail
+   * costs no GPU time; `embed` still refuses on its own for other callers.
+   */
+  checkEmbedInputs?(request: EmbedRequest): void | Promise<void>;
   /** The id of the loaded embedding model, if any. */
   readonly loadedEmbeddingModel?: string | null;
   /** Whether `embed` takes token-id arrays as well as texts. */

@@ -7,12 +7,16 @@
  * whose tokenizer.json truncates (HF `truncation.max_length`) never returns
  * more than the window, which would embed a cut text silently: an input that
  * comes out exactly window-long is encoded again without its last word, and
- * if that is still window-long, the text was cut and is refused. web-llm cannot
- * stop a batch once it runs: abort is honoured before and after it.
+ * if that is still window-long, the text was cut and is refused. The host has
+ * every input of a request counted this way before the first batch runs
+ * (`checkWebLlmEmbedInputs`), so a request that will fail costs no GPU time; a
+ * batch whose inputs were counted so is not counted again. web-llm cannot stop
+ * a batch once it runs: abort is honoured before and after it.
  */
 import { ApiError, abortError } from "../protocol/api-error.js";
 import type { ModelRecord } from "../models/record.js";
 import { embeddingWindowOf } from "../models/embedding.js";
+import { inputTooLong } from "../protocol/validate-embeddings.js";
 import type { EmbedRequest, EmbedResult } from "./types.js";
 
 /** The slice of web-llm's `engine.embeddings` this adapter uses (0.2.86). */
@@ -29,32 +33,31 @@ export interface WebLlmEmbeddingPipeline {
   contextWindowSize?: number;
 }
 
+/** Every input counted with the model's tokenizer against its window: 400 naming `input[i]` for the first that does not fit. */
+export function checkWebLlmEmbedInputs(pipeline: WebLlmEmbeddingPipeline | undefined, record: ModelRecord, request: EmbedRequest): void {
+  const window = pipeline?.contextWindowSize && pipeline.contextWindowSize > 0 ? pipeline.contextWindowSize : embeddingWindowOf(record);
+  const tokenizer = pipeline?.tokenizer;
+  request.input.forEach((item, i) => {
+    const tokens = typeof item === "string" ? (tokenizer?.encode(item).length ?? 0) : item.length;
+    const cut = typeof item === "string" && tokenizer !== undefined && tokens === window && tokenizer.encode(shorter(item)).length === window;
+    if (tokens > window || cut) throw inputTooLong(`input[${request.firstIndex + i}]`, cut ? `longer than ${window} tokens` : `${tokens} tokens`, record.model_id, window);
+  });
+}
+
+/** One batch through web-llm; `counted`: its inputs already passed checkWebLlmEmbedInputs. */
 export async function embedWithWebLlm(
   engine: { embeddings?: WebLlmEmbeddings },
   pipeline: WebLlmEmbeddingPipeline | undefined,
   record: ModelRecord,
   request: EmbedRequest,
   signal: AbortSignal,
+  counted = false,
 ): Promise<EmbedResult> {
   if (!engine.embeddings) {
     throw new ApiError({ status: 501, code: "embeddings_unsupported", message: "This web-llm has no embeddings API (engine.embeddings). Use web-llm 0.2.46 or later." });
   }
   if (signal.aborted) throw abortError();
-  const window = pipeline?.contextWindowSize && pipeline.contextWindowSize > 0 ? pipeline.contextWindowSize : embeddingWindowOf(record);
-  const tokenizer = pipeline?.tokenizer;
-  request.input.forEach((item, i) => {
-    const tokens = typeof item === "string" ? (tokenizer?.encode(item).length ?? 0) : item.length;
-    const cut = typeof item === "string" && tokenizer !== undefined && tokens === window && tokenizer.encode(shorter(item)).length === window;
-    if (tokens > window || cut) {
-      const param = `input[${request.firstIndex + i}]`;
-      throw new ApiError({
-        status: 400,
-        code: "context_length_exceeded",
-        param,
-        message: `\`${param}\` is ${cut ? `longer than ${window} tokens` : `${tokens} tokens`}; ${record.model_id} reads at most ${window} tokens per input. Split the text into shorter passages.`,
-      });
-    }
-  });
+  if (!counted) checkWebLlmEmbedInputs(pipeline, record, request);
   const response = await engine.embeddings.create({ model: request.model, input: request.input });
   if (signal.aborted) throw abortError();
   const data = [...response.data].sort((a, b) => a.index - b.index);

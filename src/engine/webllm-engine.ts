@@ -28,9 +28,9 @@
 import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
-import type { Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
+import type { EmbedRequest, Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
-import { embedWithWebLlm, type WebLlmEmbeddings } from "./webllm-embed.js";
+import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingPipeline, type WebLlmEmbeddings } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { KvTracker } from "./webllm-kv.js";
@@ -141,6 +141,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   let embedding: { id: string; key: string; record: ModelRecord } | null = null;
   /** The chat model's reload options, to reload it together with an embedding model. */
   let chatOpts: Record<string, unknown> | undefined;
+  /** The embedding request whose inputs checkEmbedInputs last counted (all of one request's inputs). */
+  let counted: EmbedRequest | null = null;
   const kv = new KvTracker();
   const registry = new Map<string, RequestLogitProcessor>();
 
@@ -404,6 +406,14 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     }
   }
 
+  /** The resident embedding model `modelId` (500 when it is not the one loaded). */
+  function residentEmbedding(modelId: string): { id: string; record: ModelRecord } {
+    if (!engine || !embedding || embedding.id !== modelId) {
+      throw new ApiError({ status: 500, code: "model_not_loaded", message: `Embedding model ${modelId} is not loaded in the web-llm engine.` });
+    }
+    return embedding;
+  }
+
   /** With two models resident web-llm needs the request to name one. */
   function withModel(body: Record<string, unknown>, model: string): Record<string, unknown> {
     return embedding ? { ...body, model } : body;
@@ -415,12 +425,17 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     get loadedEmbeddingModel() {
       return embedding?.id ?? null;
     },
+    checkEmbedInputs(request) {
+      const resident = residentEmbedding(request.model);
+      checkWebLlmEmbedInputs(pipelineOf(request.model) as WebLlmEmbeddingPipeline | undefined, resident.record, request);
+      counted = request;
+    },
     async embed(request, signal) {
-      if (!engine || !embedding || embedding.id !== request.model) {
-        throw new ApiError({ status: 500, code: "model_not_loaded", message: `Embedding model ${request.model} is not loaded in the web-llm engine.` });
-      }
+      const resident = residentEmbedding(request.model);
+      // A batch of the request the host just had counted is not tokenized again.
+      const precounted = counted !== null && counted.model === request.model && request.input.every((item, i) => item === counted!.input[request.firstIndex + i]);
       try {
-        return await embedWithWebLlm(engine, pipelineOf(request.model) as Parameters<typeof embedWithWebLlm>[1], embedding.record, request, signal);
+        return await embedWithWebLlm(engine!, pipelineOf(request.model) as WebLlmEmbeddingPipeline | undefined, resident.record, request, signal, precounted);
       } catch (error) {
         const mapped = error instanceof ApiError || (error as Error)?.name === "AbortError" ? error : mapWebLlmError(error, "generate");
         if (mapped instanceof ApiError && mapped.code === "device_lost") {

@@ -47,6 +47,9 @@ export async function createEmbeddings(context: EmbeddingsContext, body: unknown
   return context.inSlot(record, signal, async (slotSignal) => {
     const batch = embeddingBatchOf(record);
     const embed = engine.embed!.bind(engine);
+    // Every input is checked (against the loaded model's window) before the first batch runs:
+    // a request that will fail costs no GPU time.
+    await engine.checkEmbedInputs?.({ model: record.model_id, input: request.inputs, firstIndex: 0 });
     const vectors: number[][] = [];
     let tokens = 0;
     // The model's library runs `batch` inputs per pass: larger requests go through in order, one batch at a time.

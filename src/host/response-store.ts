@@ -3,7 +3,13 @@
  * client and never on disk: what `previous_response_id`, `item_reference`,
  * retrieve, delete and input_items read. Bounded: beyond `maxResponses` the
  * least recently used response (created, retrieved or continued) is evicted.
+ *
+ * A streamed response is held from its creation (`status: "in_progress"`, the
+ * output so far), as on the hosted API: retrieve and input_items answer it
+ * while it streams, and a delete then wins, since completing only replaces an
+ * entry still held (`replace`).
  */
+import { ApiError } from "../protocol/api-error.js";
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { ResponsesLookup } from "../protocol/responses/validate.js";
 import type { InputItem, OutputItem, ResponseObject } from "../protocol/responses/types.js";
@@ -40,6 +46,13 @@ export class ResponseStore implements ResponsesLookup {
     while (this.entries.size > this.maxResponses) this.delete(this.entries.keys().next().value as string);
   }
 
+  /** Puts `entry` in place of the one with its id, if that is still held (not deleted, not evicted); false otherwise. */
+  replace(entry: StoredResponse): boolean {
+    if (!this.entries.has(entry.response.id)) return false;
+    this.put(entry);
+    return true;
+  }
+
   /** The entry, marked as recently used. */
   get(id: string): StoredResponse | undefined {
     const entry = this.entries.get(id);
@@ -60,7 +73,11 @@ export class ResponseStore implements ResponsesLookup {
   }
 
   history(responseId: string): NormalizedMessage[] | undefined {
-    return this.get(responseId)?.history;
+    const entry = this.get(responseId);
+    if (entry?.response.status === "in_progress") {
+      throw new ApiError({ status: 400, param: "previous_response_id", code: "previous_response_in_progress", message: `Previous response with id '${responseId}' is still in progress: continue it once it has completed (after its \`response.completed\` event).` });
+    }
+    return entry?.history;
   }
 
   item(itemId: string): InputItem | OutputItem | undefined {

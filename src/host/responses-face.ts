@@ -74,6 +74,8 @@ export class ResponsesFace<P extends { family: Family }> {
         const start = () => {
           if (started) return;
           started = true;
+          // Stored from its creation, as on the hosted API: retrievable while it streams (the output so far).
+          if (request.store) this.store.put({ response: { ...snapshot, output: b.output }, inputItems: request.inputItems, history: request.history });
           b.opening(structuredCloneLite(snapshot));
           resolveStarted();
         };
@@ -89,19 +91,23 @@ export class ResponsesFace<P extends { family: Family }> {
         b.finish(result.finish);
         // The delta events already sent share objects with the builder's items: the response gets its own copy.
         const response = finalResponse(snapshot, structuredCloneLite(b.output), result);
-        this.save(request, response);
+        this.save(request, response, true);
         b.terminal(response);
       });
       run.then(
         () => sink.end(),
         (error) => {
           if (!started) rejectStarted(forInput(error));
-          else if (isAbortError(error)) sink.end();
-          else {
+          else if (isAbortError(error)) {
+            // A stream the app stopped is not kept.
+            if (base) this.store.delete((base as ResponseObject).id);
+            sink.end();
+          } else {
             const failure = ApiError.from(forInput(error));
             const b = builder as ResponseOutputBuilder | null;
             if (b && base) {
               const failed: ResponseObject = { ...(base as ResponseObject), status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
+              this.save(request, failed, true);
               b.terminal(failed);
             }
             sink.fail(failure);
@@ -139,10 +145,13 @@ export class ResponsesFace<P extends { family: Family }> {
     return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: items.length > limit };
   }
 
-  private save(request: ResponsesRequest, response: ResponseObject): void {
+  /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
+  private save(request: ResponsesRequest, response: ResponseObject, streamed = false): void {
     if (!request.store) return;
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
-    this.store.put({ response: structuredCloneLite(response), inputItems: request.inputItems, history });
+    const entry = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
+    if (streamed) this.store.replace(entry);
+    else this.store.put(entry);
   }
 }
 

@@ -54,6 +54,16 @@ export function validateEmbeddingsRequest(raw: unknown): NormalizedEmbeddingsReq
   };
 }
 
+/** The 400 for one input longer than the model's window; `size` says how long it is ("600 tokens", "longer than 512 tokens"). */
+export function inputTooLong(param: string, size: string, modelId: string, window: number): ApiError {
+  return new ApiError({
+    status: 400,
+    code: "context_length_exceeded",
+    param,
+    message: `\`${param}\` is ${size}; ${modelId} reads at most ${window} tokens per input. Split the text into shorter passages.`,
+  });
+}
+
 function validateInput(input: unknown): { inputs: EmbeddingInput[]; hasTokenIds: boolean } {
   if (input === undefined || input === null) {
     throw invalidParam("input", "`input` is required: a string, an array of strings, or token ids.", "missing_required_parameter");

@@ -15,6 +15,7 @@ import type {
   ToolChoice,
 } from "./types.js";
 import type { EngineResponseFormat } from "../engine/types.js";
+import { checkToolPairing } from "./tool-pairing.js";
 
 export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 export const MAX_TOP_LOGPROBS = 30;
@@ -87,6 +88,7 @@ export function validateRequest(raw: unknown): NormalizedRequest {
 
   refuseUnservableParams(body);
   const messages = validateMessages(body.messages);
+  checkToolPairing(messages);
   const stream = optionalBoolean(body, "stream") ?? false;
   const includeUsage = validateStreamOptions(body, stream);
   const n = optionalInteger(body, "n", 1, MAX_N) ?? 1;

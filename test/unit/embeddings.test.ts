@@ -1,8 +1,9 @@
 /** client.embeddings.create through createClient + the scripted engine: shape, every field, bad values, batching, residency. */
 import { describe, expect, it } from "vitest";
-import { createClient, type ApiError } from "../../src/index.js";
+import { createClient } from "../../src/index.js";
 import { createScriptedEngine, hashedBagOfWords } from "../../src/testing.js";
 import { base64ToFloats } from "../../src/protocol/embedding-base64.js";
+import { refusal } from "./support/client.js";
 
 const EMBED = "snowflake-arctic-embed-s";
 
@@ -10,15 +11,6 @@ function setup(options: Parameters<typeof createScriptedEngine>[0] = { replies: 
   const engine = createScriptedEngine(options);
   const client = createClient({ engine, worker: false });
   return { engine, client };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ApiError;
-  }
-  throw new Error("expected a refusal");
 }
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, v, i) => sum + v * b[i], 0);
@@ -119,6 +111,19 @@ describe("embeddings: bad values → 400 naming the param", () => {
     const error = await refusal(client.embeddings.create({ model: "snowflake-arctic-embed-s-q0f32-MLC-b4", input }));
     expect(error).toMatchObject({ status: 400, param: "input[5]", code: "context_length_exceeded" });
     expect(error.message).toMatch(/512 tokens/);
+  });
+
+  it("every input is checked before the first batch runs: a request that will fail embeds nothing (no GPU time)", async () => {
+    const { client, engine } = setup();
+    const long = Array.from({ length: 600 }, (_, i) => `w${i}`).join(" ");
+    // b4: without the up-front check, input[0..3] would be embedded as a first batch before input[5] fails.
+    const error = await refusal(client.embeddings.create({ model: "snowflake-arctic-embed-s-q0f32-MLC-b4", input: ["short", "b", "c", "d", "e", long] }));
+    expect(error).toMatchObject({ status: 400, param: "input[5]", code: "context_length_exceeded" });
+    expect(engine.embeds).toHaveLength(0);
+    // The model is loaded (the window is the loaded model's), and a good request then runs as usual.
+    const ok = await client.embeddings.create({ model: "snowflake-arctic-embed-s-q0f32-MLC-b4", input: ["short", "b", "c", "d", "e"] });
+    expect(ok.data).toHaveLength(5);
+    expect(engine.embeds.map((e) => e.input.length)).toEqual([4, 1]);
   });
 
   it("a chat model named for embeddings → 400 listing the models that embed", async () => {

@@ -214,6 +214,27 @@ describe("web-llm adapter: an embedding model next to the chat model", () => {
     }
   });
 
+  it("through EngineHost: every input is counted with the model's tokenizer before the first batch, so a failing request runs no batch", async () => {
+    const { module, log, pipelines } = standIn({ legacy: true });
+    const engine = createWebLlmEngine({ webllm: module });
+    const gpu: GpuProbe = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+    const host = new EngineHost({ engine, models: [chat, embed], probeGpu: async () => gpu });
+    const words = (n: number) => Array.from({ length: n }, () => "w").join(" ");
+    // b4: the over-window input is in the second batch.
+    await expect(host.createEmbeddings({ model: embed.model_id, input: ["a", "b", "c", "d", "e", words(513)] })).rejects.toMatchObject({ status: 400, param: "input[5]", code: "context_length_exceeded" });
+    expect(log.filter((l) => l.startsWith("embed "))).toEqual([]);
+    // A tokenizer that truncates at the window: the cut input is found up front as well.
+    pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => t.split(/\s+/).slice(0, 512).map((_, i) => i);
+    await expect(host.createEmbeddings({ model: embed.model_id, input: ["a", "b", "c", "d", words(900)] })).rejects.toMatchObject({ status: 400, param: "input[4]", message: expect.stringContaining("longer than 512 tokens") });
+    expect(log.filter((l) => l.startsWith("embed "))).toEqual([]);
+    // Counted once, up front: the batches do not tokenize their inputs again.
+    const encoded: string[] = [];
+    pipelines.get(embed.model_id)!.tokenizer.encode = (t: string) => (encoded.push(t), t.split(/\s+/).map((_, i) => i));
+    await host.createEmbeddings({ model: embed.model_id, input: ["a", "b", "c", "d", "e"] });
+    expect(log.filter((l) => l.startsWith("embed "))).toEqual([`embed ${embed.model_id} 4`, `embed ${embed.model_id} 1`]);
+    expect(encoded).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
   it("through EngineHost: batches of the compiled size (b4), in order, one load per model", async () => {
     const { module, log } = standIn({ legacy: true }); // legacy: web-llm fetches for itself, so no downloader in Node
     const engine = createWebLlmEngine({ webllm: module });

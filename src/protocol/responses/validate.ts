@@ -16,7 +16,10 @@ import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, op
 import type { ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
+import { noToolCallFound } from "../tool-pairing.js";
 import type {
+  FunctionCallItem,
+  FunctionCallOutputItem,
   FunctionToolParam,
   InputItem,
   OutputItem,
@@ -118,6 +121,7 @@ export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup):
   const inputItems = validateInput(body.input, lookup);
   const callNames = new Map<string, string>();
   for (const m of prior) for (const c of m.toolCalls) callNames.set(c.id, c.function.name);
+  checkOutputsAnswerCalls(inputItems, callNames);
   const input = itemsToMessages(inputItems, "input", callNames);
   if (input.length === 0) {
     throw invalidParam("input", "`input` must hold at least one message, function call output or other item the model can read.", "missing_required_parameter");
@@ -345,6 +349,16 @@ function validateReasoning(v: unknown): { effort: ReasoningEffort | undefined; s
 }
 
 // ── input items ────────────────────────────────────────────────────────────
+
+/** Every `function_call_output` answers a `function_call` of this input or of the chain (`chainCalls`), as the hosted API requires. */
+function checkOutputsAnswerCalls(items: readonly InputItem[], chainCalls: ReadonlyMap<string, string>): void {
+  const calls = new Set(chainCalls.keys());
+  for (const item of items) if (item.type === "function_call") calls.add((item as FunctionCallItem).call_id);
+  for (const item of items) {
+    const callId = (item as FunctionCallOutputItem).call_id;
+    if (item.type === "function_call_output" && !calls.has(callId)) throw noToolCallFound(callId);
+  }
+}
 
 const newItemId = (prefix: string) => `${prefix}_${randomId(24)}`;
 

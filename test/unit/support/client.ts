@@ -1,4 +1,4 @@
-import { createClient, type Client } from "../../../src/index.js";
+import { createClient, type ApiError, type Client } from "../../../src/index.js";
 import { createScriptedEngine, type ScriptedEngineOptions, type ScriptedEngine } from "../../../src/testing.js";
 
 /** An in-process client over a scripted engine. */
@@ -9,3 +9,13 @@ export function scriptedClient(replies: ScriptedEngineOptions["replies"], option
 }
 
 export const user = (content: string) => ({ role: "user" as const, content });
+
+/** The error `promise` rejects with (fails the test when it resolves). */
+export async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ApiError;
+  }
+  throw new Error("expected a refusal");
+}
