@@ -48,11 +48,20 @@ function classChar(ch: string): string {
   }
 }
 
+/**
+ * JSON in its canonical one-line form (Python's `json.dumps`, what Qwen's
+ * and most templates write, and xgrammar's own separators without free
+ * whitespace): `", "` between items, `": "` after a key, nothing else. A
+ * grammar that lets whitespace sit between tokens lets a weak model fill it
+ * until max_tokens (issue 20, item 5); with fixed separators a constrained
+ * value always has a next token that makes progress.
+ */
+const COMMA = '", "';
+const COLON = '": "';
 const JSON_RULES = [
-  "ws ::= [ \\n\\t]*",
   'j_value ::= j_object | j_array | j_string | j_number | "true" | "false" | "null"',
-  'j_object ::= "{" ws (j_string ws ":" ws j_value ws ("," ws j_string ws ":" ws j_value ws)*)? "}"',
-  'j_array ::= "[" ws (j_value ws ("," ws j_value ws)*)? "]"',
+  `j_object ::= "{" (j_string ${COLON} j_value (${COMMA} j_string ${COLON} j_value)*)? "}"`,
+  `j_array ::= "[" (j_value (${COMMA} j_value)*)? "]"`,
   'j_string ::= "\\"" j_char* "\\""',
   'j_char ::= [^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
   'j_integer ::= "-"? ("0" | [1-9] [0-9]*)',
@@ -85,7 +94,8 @@ class Compiler {
       case "triggered_tags": {
         if (!f.at_least_one) throw new Unsupported("free text before a trigger (tool_choice auto)");
         const alt = this.rule("calls", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
-        return f.stop_after_first ? alt : `${alt} (ws ${alt})*`;
+        // Calls follow each other directly or on a new line: never a run of whitespace.
+        return f.stop_after_first ? alt : `${alt} ("\\n"? ${alt})*`;
       }
       case "tags_with_separator": {
         const alt = this.rule("items", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
@@ -179,7 +189,7 @@ class Compiler {
         return '"null"';
       case "array": {
         const item = this.schema(schema.items as Schema | undefined);
-        return `("[" ws (${item} ws ("," ws ${item} ws)*)? "]")`;
+        return `("[" (${item} (${COMMA} ${item})*)? "]")`;
       }
       case "object":
         return schema.properties ? this.object(schema) : "j_object";
@@ -192,10 +202,10 @@ class Compiler {
   private object(schema: Schema): string {
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const keys = Object.keys(properties);
-    if (keys.length === 0) return '("{" ws "}")';
-    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ws ":" ws ${this.schema(properties[k])}`);
-    const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), '"," ws', "ws");
-    return `("{" ws ${members} "}")`;
+    if (keys.length === 0) return '"{}"';
+    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ${COLON} ${this.schema(properties[k])}`);
+    const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), COMMA, '""');
+    return `("{" ${members} "}")`;
   }
 
   /** Items in key order, each optional unless required; `sep` between written items, `after` after each. */

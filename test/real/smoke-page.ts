@@ -116,7 +116,8 @@ async function plain(client: Client, body: Json): Promise<Json> {
   return { ms: r.ms, message: c.choices[0].message, finish_reason: c.choices[0].finish_reason, usage: c.usage, x_webgpu: c.x_webgpu };
 }
 
-const TOOLS = [{ type: "function", function: { name: "f", description: "Get x.", parameters: { type: "object", properties: {} } } }];
+/** One short tool (the tool block is the longest part of the prompt; prefill is ~0.4 tok/s), with an enum as in issue 20's forced call. */
+const TOOLS = [{ type: "function", function: { name: "set_unit", description: "Set unit.", parameters: { type: "object", properties: { unit: { type: "string", enum: ["c", "f"] } }, required: ["unit"] } } }];
 
 declare global {
   interface Window {
@@ -144,9 +145,9 @@ window.smoke = async (options) => {
   const client = second.client;
   report.gpu = await client.gpu.info().then((g) => (g.available ? { vendor: g.info.vendor, architecture: g.info.architecture, features: g.info.features } : g)).catch(errorOf);
 
-  // 2. a streamed completion of a few tokens, with usage and x_webgpu timings
-  const stream1 = await streamed(client, { ...base, messages: hi, max_tokens: maxTokens, logprobs: true, top_logprobs: 0 });
-  report.stream = stream1;
+  // 2. a streamed completion of a few tokens, with usage and x_webgpu timings (multiturn reads its tokens)
+  const stream1 = want("stream") || want("multiturn") ? await streamed(client, { ...base, messages: hi, max_tokens: maxTokens, logprobs: true, top_logprobs: 0 }) : {};
+  if (want("stream") || want("multiturn")) report.stream = stream1;
 
   // 3. two turns of one conversation: the first ends with `stop` (a stop string
   //    = the second token greedy decoding produced above), the second must reuse its KV cache
@@ -207,7 +208,14 @@ window.smoke = async (options) => {
   }
 
   // 7. tools in the request (last: the tool definitions make the longest prompt)
-  if (want("tools")) report.tools = await plain(client, { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS, max_tokens: 1 });
+  if (want("tools")) {
+    const ask = { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS };
+    report.tools = await plain(client, { ...ask, max_tokens: 1 });
+    // 8. a forced call (same prompt: its prefill is reused) must complete within max_tokens: the grammar
+    //    leaves no room for whitespace runs (issue 20, item 5), single call then parallel calls allowed
+    report.toolForced = await plain(client, { ...ask, tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
+    report.toolForcedParallel = await plain(client, { ...ask, tool_choice: "required", max_tokens: maxTokens });
+  }
   client.terminate();
   return report;
 };
