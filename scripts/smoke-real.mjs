@@ -4,7 +4,7 @@
  * a real MLC model folder, headless Chromium with WebGPU on SwiftShader.
  *
  *   npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79|0.2.86]
- *                         [--max-tokens 2] [--only stream,multiturn,abort,tools,sdk] [--port 0] [--timeout-s 3600]
+ *                         [--max-tokens 2] [--only stream,multiturn,abort,tools,forced,sdk] [--port 0] [--timeout-s 3600]
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
@@ -192,6 +192,7 @@ function checks(r) {
   if (r.tools) c.toolsAccepted = !r.tools.error;
   // A forced call ends as a call within max_tokens (no whitespace runs inside it).
   for (const key of ["toolForced", "toolForcedParallel"]) if (r[key]) c[`${key}Completed`] = r[key].finish_reason === "tool_calls" && r[key].message?.tool_calls?.length >= 1;
+  if (r.toolForcedStreamed) c.toolForcedStreamedCompleted = r.toolForcedStreamed.finish_reason === "tool_calls" && r.toolForcedStreamed.calls?.length >= 1;
   if (r.sdk) c.sdkStreamed = !r.sdk.streamed.error && r.sdk.streamed.chunks >= 2;
   return c;
 }

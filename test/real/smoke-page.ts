@@ -109,6 +109,35 @@ async function streamed(client: Client, body: Json, abortAfterChunks?: number): 
   return out;
 }
 
+/** A streamed request whose reply is tool calls: when each tool_calls delta came, and what the calls were. */
+async function streamedCalls(client: Client, body: Json): Promise<Json> {
+  const t0 = performance.now();
+  const out: Json = {};
+  try {
+    const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } } as never);
+    const calls: { name?: string; arguments: string }[] = [];
+    const toolDeltaStampsMs: number[] = [];
+    let content = "";
+    for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+      const choice = chunk.choices[0];
+      content += choice?.delta?.content ?? "";
+      for (const d of choice?.delta?.tool_calls ?? []) {
+        calls[d.index] ??= { arguments: "" };
+        if (d.function?.name) calls[d.index].name = d.function.name;
+        calls[d.index].arguments += d.function?.arguments ?? "";
+        toolDeltaStampsMs.push(Math.round(performance.now() - t0));
+      }
+      if (choice?.finish_reason) out.finish_reason = choice.finish_reason;
+      if (chunk.usage) out.usage = chunk.usage;
+    }
+    Object.assign(out, { content, calls, toolDeltaStampsMs });
+  } catch (error) {
+    out.error = errorOf(error);
+  }
+  out.ms = Math.round(performance.now() - t0);
+  return out;
+}
+
 async function plain(client: Client, body: Json): Promise<Json> {
   const r = await timed(() => client.chat.completions.create({ ...body, stream: false } as never));
   if (r.error) return { ms: r.ms, error: r.error };
@@ -208,13 +237,16 @@ window.smoke = async (options) => {
   }
 
   // 7. tools in the request (last: the tool definitions make the longest prompt)
-  if (want("tools")) {
-    const ask = { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS };
-    report.tools = await plain(client, { ...ask, max_tokens: 1 });
-    // 8. a forced call (same prompt: its prefill is reused) must complete within max_tokens: the grammar
-    //    leaves no room for whitespace runs (issue 20, item 5), single call then parallel calls allowed
-    report.toolForced = await plain(client, { ...ask, tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
-    report.toolForcedParallel = await plain(client, { ...ask, tool_choice: "required", max_tokens: maxTokens });
+  const ask = { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS };
+  if (want("tools")) report.tools = await plain(client, { ...ask, max_tokens: 1 });
+  // 8. a forced call (same prompt: its prefill is reused) must complete within max_tokens: the grammar
+  //    leaves no room for whitespace runs (issue 20, item 5), single call then parallel calls allowed
+  //    (`--only forced`: the single call alone, streamed, the shortest run that shows it)
+  if (want("tools")) report.toolForced = await plain(client, { ...ask, tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
+  if (want("tools")) report.toolForcedParallel = await plain(client, { ...ask, tool_choice: "required", max_tokens: maxTokens });
+  // (A system message of its own: Qwen2.5's default system text would add prefill.)
+  if (options.only?.includes("forced")) {
+    report.toolForcedStreamed = await streamedCalls(client, { ...ask, messages: [SYSTEM, ...ask.messages], tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
   }
   client.terminate();
   return report;
