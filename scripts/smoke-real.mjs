@@ -4,7 +4,7 @@
  * a real MLC model folder, headless Chromium with WebGPU on SwiftShader.
  *
  *   npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79|0.2.86]
- *                         [--max-tokens 2] [--only multiturn,abort,tools,sdk] [--port 0] [--timeout-s 3600]
+ *                         [--max-tokens 2] [--only stream,multiturn,abort,tools,forced,sdk] [--port 0] [--timeout-s 3600]
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
@@ -175,8 +175,10 @@ function checks(r) {
   c.loadedFromNetwork = !net.error && net.modelRequests > 0;
   c.loadedFromIndexedDBWithZeroRequests = !idb.error && idb.modelRequests === 0;
   c.progressMonotonicToOne = net.fractionMonotonic && idb.fractionMonotonic && net.lastProgress?.fraction === 1 && idb.lastProgress?.fraction === 1;
-  const s = r.stream ?? { error: "not run" };
-  c.streamedWithUsageAndTimings = !s.error && s.contentChunks >= 1 && s.usage?.completion_tokens >= 1 && s.x_webgpu?.prefill_tokens_per_s > 0;
+  if (r.stream) {
+    const s = r.stream;
+    c.streamedWithUsageAndTimings = !s.error && s.contentChunks >= 1 && s.usage?.completion_tokens >= 1 && s.x_webgpu?.prefill_tokens_per_s > 0;
+  }
   if (r.multiTurn) {
     const m = r.multiTurn;
     c.firstTurnStopped = m.turn1.finish_reason === "stop";
@@ -188,6 +190,9 @@ function checks(r) {
   }
   if (r.toolMessage) c.toolMessageAccepted = !r.toolMessage.error;
   if (r.tools) c.toolsAccepted = !r.tools.error;
+  // A forced call ends as a call within max_tokens (no whitespace runs inside it).
+  for (const key of ["toolForced", "toolForcedParallel"]) if (r[key]) c[`${key}Completed`] = r[key].finish_reason === "tool_calls" && r[key].message?.tool_calls?.length >= 1;
+  if (r.toolForcedStreamed) c.toolForcedStreamedCompleted = r.toolForcedStreamed.finish_reason === "tool_calls" && r.toolForcedStreamed.calls?.length >= 1;
   if (r.sdk) c.sdkStreamed = !r.sdk.streamed.error && r.sdk.streamed.chunks >= 2;
   return c;
 }

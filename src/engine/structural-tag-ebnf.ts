@@ -16,7 +16,11 @@
  *   Qwen3.5's XML parameters; Gemma 4's own EBNF, embedded; a reasoning block
  *   (`any_text` up to its close marker) as text that avoids the marker.
  *
- * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79.
+ * JSON inside a call has the canonical separators only (issue 20, item 5).
+ * The same JSON compiler serves web-llm 0.2.86 (withCanonicalJson) and
+ * `json_schema` output on both versions (jsonSchemaToEbnf).
+ *
+ * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79 and 0.2.86.
  */
 type Format = Record<string, unknown>;
 type Schema = Record<string, unknown>;
@@ -48,11 +52,20 @@ function classChar(ch: string): string {
   }
 }
 
+/**
+ * JSON in its canonical one-line form (Python's `json.dumps`, what Qwen's
+ * and most templates write, and xgrammar's own separators without free
+ * whitespace): `", "` between items, `": "` after a key, nothing else. A
+ * grammar that lets whitespace sit between tokens lets a weak model fill it
+ * until max_tokens (issue 20, item 5); with fixed separators a constrained
+ * value always has a next token that makes progress.
+ */
+const COMMA = '", "';
+const COLON = '": "';
 const JSON_RULES = [
-  "ws ::= [ \\n\\t]*",
   'j_value ::= j_object | j_array | j_string | j_number | "true" | "false" | "null"',
-  'j_object ::= "{" ws (j_string ws ":" ws j_value ws ("," ws j_string ws ":" ws j_value ws)*)? "}"',
-  'j_array ::= "[" ws (j_value ws ("," ws j_value ws)*)? "]"',
+  `j_object ::= "{" (j_string ${COLON} j_value (${COMMA} j_string ${COLON} j_value)*)? "}"`,
+  `j_array ::= "[" (j_value (${COMMA} j_value)*)? "]"`,
   'j_string ::= "\\"" j_char* "\\""',
   'j_char ::= [^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
   'j_integer ::= "-"? ("0" | [1-9] [0-9]*)',
@@ -85,7 +98,8 @@ class Compiler {
       case "triggered_tags": {
         if (!f.at_least_one) throw new Unsupported("free text before a trigger (tool_choice auto)");
         const alt = this.rule("calls", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
-        return f.stop_after_first ? alt : `${alt} (ws ${alt})*`;
+        // Calls follow each other directly or on a new line: never a run of whitespace.
+        return f.stop_after_first ? alt : `${alt} ("\\n"? ${alt})*`;
       }
       case "tags_with_separator": {
         const alt = this.rule("items", (f.tags as Format[]).map((t) => this.tag(t as never)).join(" | "));
@@ -179,10 +193,10 @@ class Compiler {
         return '"null"';
       case "array": {
         const item = this.schema(schema.items as Schema | undefined);
-        return `("[" ws (${item} ws ("," ws ${item} ws)*)? "]")`;
+        return `("[" (${item} (${COMMA} ${item})*)? "]")`;
       }
       case "object":
-        return schema.properties ? this.object(schema) : "j_object";
+        return schema.properties || schema.additionalProperties === false ? this.object(schema) : "j_object";
       default:
         return schema.properties ? this.object(schema) : "j_value";
     }
@@ -192,10 +206,10 @@ class Compiler {
   private object(schema: Schema): string {
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const keys = Object.keys(properties);
-    if (keys.length === 0) return '("{" ws "}")';
-    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ws ":" ws ${this.schema(properties[k])}`);
-    const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), '"," ws', "ws");
-    return `("{" ws ${members} "}")`;
+    if (keys.length === 0) return '"{}"';
+    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ${COLON} ${this.schema(properties[k])}`);
+    const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), COMMA, '""');
+    return `("{" ${members} "}")`;
   }
 
   /** Items in key order, each optional unless required; `sep` between written items, `after` after each. */
@@ -279,6 +293,67 @@ function renameRules(line: string, names: Set<string>, prefix: string): string {
     }
     out += c;
     i++;
+  }
+  return out;
+}
+
+/** Keywords that only annotate a schema. */
+const ANNOTATIONS = new Set(["title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"]);
+/** Keywords the compiler above turns into grammar. */
+const COMPILED = new Set(["type", "properties", "required", "enum", "const", "anyOf", "oneOf", "items", "additionalProperties"]);
+
+/**
+ * Whether the compiler above expresses a schema exactly as xgrammar's own
+ * converter does in strict mode (undeclared properties not allowed), less its
+ * free whitespace: only the keywords it compiles (no `$ref`, `pattern`,
+ * `minimum`, `minItems`, …), `additionalProperties` only as `false`.
+ */
+export function compilesExactly(schema: unknown): boolean {
+  if (schema === true) return true;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return false;
+  for (const [key, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(key)) continue;
+    if (!COMPILED.has(key)) return false;
+    if (key === "additionalProperties" && value !== false) return false;
+    if (key === "properties" && (typeof value !== "object" || value === null || !Object.values(value).every(compilesExactly))) return false;
+    if (key === "items" && !compilesExactly(value)) return false;
+    if ((key === "anyOf" || key === "oneOf") && (!Array.isArray(value) || !value.every(compilesExactly))) return false;
+  }
+  return true;
+}
+
+/**
+ * A JSON schema as an EBNF (root rule `root`) with the canonical separators,
+ * or undefined when the schema uses what this compiler cannot express exactly
+ * (then xgrammar's own converter, free whitespace and all, is the better constraint).
+ */
+export function jsonSchemaToEbnf(schema: Record<string, unknown>): string | undefined {
+  if (!compilesExactly(schema)) return undefined;
+  const compiler = new Compiler();
+  const root = compiler.schema(schema);
+  return [`root ::= ${root}`, ...compiler.rules, ...JSON_RULES].join("\n");
+}
+
+/**
+ * A structural tag for web-llm 0.2.86, whose web-xgrammar (0.1.27) lets any
+ * amount of whitespace sit between the JSON tokens of a `json_schema` content
+ * and has no switch for it: each such content becomes a `grammar` content
+ * with the canonical separators where the schema compiles exactly (see
+ * jsonSchemaToEbnf). The structure around it (tags, triggers) is unchanged.
+ */
+export function withCanonicalJson(format: Format): Format {
+  if (format.type === "json_schema" && typeof format.json_schema === "object" && format.json_schema !== null) {
+    const grammar = jsonSchemaToEbnf(format.json_schema as Schema);
+    return grammar === undefined ? format : { type: "grammar", grammar };
+  }
+  const out: Format = { ...format };
+  for (const key of ["format", "content"]) {
+    const inner = format[key];
+    if (typeof inner === "object" && inner !== null && !Array.isArray(inner)) out[key] = withCanonicalJson(inner as Format);
+  }
+  for (const key of ["elements", "tags"]) {
+    const list = format[key];
+    if (Array.isArray(list)) out[key] = list.map((item: Format) => withCanonicalJson(item));
   }
   return out;
 }

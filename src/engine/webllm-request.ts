@@ -7,6 +7,7 @@
  * - `top_k`, `min_p`, `top_logprobs` above 5 and the reasoning budget are not
  *   web-llm's: the LogitProcessor does them (webllm-logits.ts); web-llm gets at
  *   most 5 alternatives.
+ * - JSON in a constraint has the canonical separators only (responseFormatFor).
  * - A structural tag on a web-llm without them (0.2.79 ignores it silently)
  *   is sent as the same constraint in EBNF (`{type: "grammar"}`); one with no
  *   EBNF form (`tool_choice: "auto"`) is left out: the request runs
@@ -16,7 +17,7 @@
  *   form; on other templates it would inject junk.
  */
 import type { EngineMessage, EngineRequest, EngineResponseFormat } from "./types.js";
-import { structuralTagToEbnf } from "./structural-tag-ebnf.js";
+import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "./structural-tag-ebnf.js";
 
 /** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */
 export const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
@@ -69,9 +70,22 @@ export function toChatRequest(request: EngineRequest, options: { enableThinkingS
   return body;
 }
 
-/** The response format in the dialect of this web-llm: structural tags become EBNF where it has none. */
+/**
+ * The response format in the dialect of this web-llm, with JSON bounded to
+ * its canonical separators (issue 20, item 5: xgrammar's JSON lets a weak
+ * model write whitespace until max_tokens): a JSON schema (`json_schema`,
+ * `json_object` output) goes as an EBNF grammar where our compiler expresses
+ * it exactly; structural tags become EBNF where web-llm has none (0.2.79),
+ * and keep their tags with bounded JSON contents where it has them (0.2.86).
+ */
 export function responseFormatFor(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
-  if (!format || format.type !== "structural_tag" || structuralTags) return format;
+  if (!format) return format;
+  if (format.type === "json_object") {
+    const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>);
+    return grammar === undefined ? format : { type: "grammar", grammar };
+  }
+  if (format.type !== "structural_tag") return format;
+  if (structuralTags) return { type: "structural_tag", structural_tag: withCanonicalJson(format.structural_tag) };
   const grammar = structuralTagToEbnf(format.structural_tag);
   return grammar === undefined ? undefined : { type: "grammar", grammar };
 }

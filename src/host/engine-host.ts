@@ -159,7 +159,7 @@ export class EngineHost {
         const builder = new ChoiceBuilder(index, () => prepared.family.newToolCallId());
         const result = await this.generate(prepared, choiceOutput(builder, () => undefined), signal);
         builders.push(builder);
-        finishes.push(builder.finishReason(result.finish));
+        finishes.push(builder.finishReason(result.finish, result.cutCall));
         usage = addUsage(usage, result.usage);
       }
       const completion: ChatCompletion = {
@@ -223,7 +223,7 @@ export class EngineHost {
         const tail: ChatCompletionChunk[] = [];
         const opening = builder.openingDelta();
         if (opening) tail.push(chunk(opening));
-        tail.push(chunk({}, builder.finishReason(result.finish)));
+        tail.push(chunk({}, builder.finishReason(result.finish, result.cutCall)));
         if (request.includeUsage) {
           tail.push({ id, object: "chat.completion.chunk", created, model: request.model, choices: [], usage: result.usage, x_webgpu: prepared.stats });
         }
@@ -425,9 +425,11 @@ export class EngineHost {
     const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
     prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
-    if (finish === "stop") this.rememberReply(prepared, output.reply(), raw);
+    // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
+    if (finish === "stop" && !parser.cutCall) this.rememberReply(prepared, output.reply(), raw);
     return {
       finish,
+      cutCall: parser.cutCall,
       usage: {
         prompt_tokens: usage.promptTokens,
         completion_tokens: usage.completionTokens,

@@ -19,6 +19,8 @@ export interface GenerationOutput {
 /** How a generation ended, and its token counts. */
 export interface GenerationResult {
   finish: "stop" | "length" | "abort";
+  /** The output ended inside a call (max_tokens, a stop string, end of output): the call is out with the arguments it had. */
+  cutCall: boolean;
   usage: Usage;
 }
 

@@ -9,6 +9,8 @@
  * Streaming consequence: a reply that starts like such a call is held back
  * until the end of output (it cannot be known earlier that nothing follows);
  * as soon as its start stops looking like a call, it is released as content.
+ * A reply cut inside its last call (after the call's name) ends with that
+ * call, its arguments closed into valid JSON, counted as cut.
  */
 import type { EventSink } from "./event-sink.js";
 import type { FormatParser } from "./marker-parser.js";
@@ -36,12 +38,13 @@ export class BareCallGate implements FormatParser {
 
   finish(): void {
     if (this.state !== "pass") {
-      const calls = this.state === "holding" ? parseBareCalls(this.held, this.declared) : null;
-      if (calls) {
-        for (const call of calls) {
+      const parsed = this.state === "holding" ? parseBareCalls(this.held, this.declared) : null;
+      if (parsed) {
+        for (const call of parsed.calls) {
           const index = this.sink.startCall(call.name);
           this.sink.args(index, call.args);
         }
+        if (parsed.cut) this.sink.cut = true;
         return;
       }
       this.release();
@@ -57,8 +60,8 @@ export class BareCallGate implements FormatParser {
   }
 }
 
-/** The calls a whole reply consists of, or null when it is anything else. */
-export function parseBareCalls(text: string, declared: Set<string>): { name: string; args: string }[] | null {
+/** The calls a whole reply consists of (`cut`: the reply ended inside the last one), or null when it is anything else. */
+export function parseBareCalls(text: string, declared: Set<string>): { calls: { name: string; args: string }[]; cut: boolean } | null {
   let body = text.trim();
   const fence = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(body);
   if (fence) body = fence[1];
@@ -70,14 +73,25 @@ export function parseBareCalls(text: string, declared: Set<string>): { name: str
     if (body[i] !== "{") return null;
     const stream = new JsonValueStream();
     const start = i;
-    stream.feed(body, i, body.length);
-    if (!stream.done) return null;
+    const stable = stream.feed(body, i, body.length);
+    if (!stream.done) {
+      // Cut inside this call (the output ended): a call once its name is written out whole.
+      if (stream.failed || fence) return null;
+      const call = callFromObject(stable + stream.close(), declared);
+      if (!call || !new RegExp(`"name"\\s*:\\s*${escapeRegExp(JSON.stringify(call.name))}`).test(stable)) return null;
+      calls.push(call);
+      return { calls, cut: true };
+    }
     i = stream.next;
     const call = callFromObject(body.slice(start, i), declared);
     if (!call) return null;
     calls.push(call);
   }
-  return calls.length > 0 ? calls : null;
+  return calls.length > 0 ? { calls, cut: false } : null;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** `{"name", "arguments"|"parameters"}` naming a declared tool, as name + arguments JSON text. */

@@ -35,6 +35,7 @@ class DeepseekCallsBody implements CallBody {
   private step = 0;
   private call: NamedJsonBody | null = null;
   private anyNamed = false;
+  broken = false;
 
   constructor(private readonly sink: EventSink) {}
 
@@ -49,9 +50,11 @@ class DeepseekCallsBody implements CallBody {
         i = this.call!.feed(text, i, end);
         if (this.call!.named) this.anyNamed = true;
         if (this.call!.status === "more") return i;
-        if (this.call!.status === "fail") {
-          this.status = "fail";
-          return i;
+        if (this.call!.status === "fail") return this.end(i);
+        if (this.call!.broken) {
+          // Invalid arguments: the rest of the block is markup.
+          this.broken = true;
+          return this.end(i);
         }
         this.stage = "tail";
         this.step = 0;
@@ -98,11 +101,7 @@ class DeepseekCallsBody implements CallBody {
     if (this.status !== "more") return;
     if (this.call && this.stage === "call") {
       this.call.finish();
-      if (this.call.status !== "done") {
-        this.status = "fail";
-        return;
-      }
-      if (this.call.named) this.anyNamed = true;
+      if (this.call.status === "done" && this.call.named) this.anyNamed = true;
     }
     this.status = this.anyNamed ? "done" : "fail";
   }

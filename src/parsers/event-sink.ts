@@ -9,11 +9,11 @@
  *   keeps both spaces). Plain replies keep their whitespace exactly.
  * - Calls to tools the request did not declare are dropped (their text is
  *   not content either); the parser still consumes their text.
- * - A call is out only once it is complete (DESIGN: an incomplete call stays
- *   content): a format parser opens a transaction at a call marker, the
- *   call's events are held until it commits (the body parsed to its end) or
- *   rolled back (malformed, or cut off by the end of output, a stop string,
- *   max_tokens), and then its text is content as written.
+ * - A call streams: its `tool_call` event goes out once its name is
+ *   complete, its argument fragments as they are parsed. A call the output
+ *   cuts (end of output, a stop string, max_tokens) stays a call with the
+ *   arguments it has, closed into valid JSON, and `cut` says so (the host
+ *   then reports `length`/`stop`, as the hosted API does).
  */
 import type { ParseEvent } from "./types.js";
 import { isWs } from "./partial-marker.js";
@@ -28,9 +28,8 @@ export class EventSink {
   private boundarySinceProse = false;
   private nextIndex = 0;
   private readonly declared: Set<string>;
-  /** Index in `events` where the open transaction began; -1 when none is open. */
-  private mark = -1;
-  private saved: { pendingWs: string; emittedProse: boolean; boundarySinceProse: boolean; nextIndex: number } | null = null;
+  /** A call was still open at the end of output and was closed here. */
+  cut = false;
 
   constructor(toolNames: readonly string[]) {
     this.declared = new Set(toolNames);
@@ -38,39 +37,10 @@ export class EventSink {
 
   /** Events collected since the last call. */
   take(): ParseEvent[] {
-    if (this.mark >= 0) {
-      // Events of an open transaction stay until it is decided.
-      if (this.mark === 0) return NONE;
-      const out = this.events.slice(0, this.mark);
-      this.events = this.events.slice(this.mark);
-      this.mark = 0;
-      return out;
-    }
     const out = this.events;
     if (out.length === 0) return NONE;
     this.events = [];
     return out;
-  }
-
-  /** Holds what follows (a call being parsed) until commit or rollback. */
-  begin(): void {
-    this.mark = this.events.length;
-    this.saved = { pendingWs: this.pendingWs, emittedProse: this.emittedProse, boundarySinceProse: this.boundarySinceProse, nextIndex: this.nextIndex };
-  }
-
-  /** The held call is complete: its events go out. */
-  commit(): void {
-    this.mark = -1;
-    this.saved = null;
-  }
-
-  /** The held call is not a call: its events are dropped and the sink is as it was at `begin`. */
-  rollback(): void {
-    if (this.mark < 0 || !this.saved) return;
-    this.events.length = this.mark;
-    ({ pendingWs: this.pendingWs, emittedProse: this.emittedProse, boundarySinceProse: this.boundarySinceProse, nextIndex: this.nextIndex } = this.saved);
-    this.mark = -1;
-    this.saved = null;
   }
 
   reasoning(text: string): void {
@@ -113,9 +83,15 @@ export class EventSink {
     return index;
   }
 
-  /** A call's whole arguments (format parsers send them once, when the call is complete). */
+  /** A fragment of a call's arguments (nothing for a dropped call). */
   args(index: number, text: string): void {
-    if (index >= 0 && text) this.events.push({ type: "tool_args", index, text });
+    if (index < 0 || !text) return;
+    // Length checked first: reading index -1 takes V8's slow path (it is a property name).
+    const n = this.events.length;
+    const last = n > 0 ? this.events[n - 1] : undefined;
+    // Fragments of one delta join (events are taken after every delta, so this string stays short).
+    if (last !== undefined && last.type === "tool_args" && last.index === index) last.text += text;
+    else this.events.push({ type: "tool_args", index, text });
   }
 
   /** End of output: whitespace after the last prose stays only if no structure followed it. */
@@ -126,8 +102,7 @@ export class EventSink {
 
   private push(event: ParseEvent): void {
     const n = this.events.length;
-    // Never merge into an event from before an open transaction: a rollback must leave it as it was.
-    const last = n > 0 && n > this.mark ? this.events[n - 1] : undefined;
+    const last = n > 0 ? this.events[n - 1] : undefined;
     if (event.type === "content" && last !== undefined && last.type === "content") last.text += event.text;
     else this.events.push(event);
   }

@@ -4,7 +4,7 @@
  * `<|"|>` token and taken literally (quotes and backslashes included),
  * numbers/booleans/null are bare. Converted to JSON as it streams; a bare
  * value is held until its delimiter (`1` may still become `1.5`). A call cut
- * off before its arguments close is not a call: its text is content.
+ * off at the end of output keeps what was converted, closed (a cut call).
  */
 import type { EventSink } from "./event-sink.js";
 import { MarkerParser, type FormatParser } from "./marker-parser.js";
@@ -121,10 +121,16 @@ class Gemma4CallBody implements CallBody {
     return i;
   }
 
-  /** End of output before the arguments closed: an incomplete call stays content (DESIGN). */
   finish(): void {
     if (this.status !== "more") return;
-    this.status = "fail";
+    if (!this.call.named) {
+      this.status = "fail";
+      return;
+    }
+    if (!this.inString && !this.expectKey) this.flushToken();
+    this.json.close();
+    this.call.cut();
+    this.status = "done";
   }
 
   private takeKey(): string | null {

@@ -5,14 +5,18 @@
  * into one event sink (whitespace and undeclared-tool policies).
  *
  * Policies (DESIGN "Decisions", as applied to a stream that is never retracted):
- * - A call goes out (its `tool_call` event and its arguments) once it is
- *   complete: its body parsed to the end. An incomplete call (cut off by the
- *   end of output, a stop string or max_tokens) or a malformed one (invalid
- *   JSON, a broken item in a list) is not a call: its text is content, as
- *   written — a reply is calls or content, never a call plus its own leftover
- *   markup. A complete call missing only its closing tag counts. Streaming
- *   consequence: a call's arguments arrive when the call is complete, not
- *   token by token; prose around calls still streams as it comes.
+ * - Calls stream as the hosted API streams them: a call's `tool_call` event
+ *   goes out once its name is complete, its argument fragments as they are
+ *   generated. Output that ends before the name (`<tool_call>{"name":
+ *   "get_wea`) was a call that never started: its text is content. A call
+ *   the output cuts (end of output, a stop string, max_tokens) stays a call
+ *   with the arguments it has, closed into valid JSON (held-back tails such
+ *   as a half literal dropped, open strings and containers closed), and the
+ *   parser's `cutCall` is set: the host then reports `length`/`stop`, not
+ *   `tool_calls`. A complete call missing only its closing tag is complete.
+ * - Markup never reaches content: a call that breaks after its name
+ *   (invalid JSON) keeps the arguments it had, and the rest of its block, up
+ *   to the block's closing marker or the next call marker, is dropped.
  * - Bare JSON calls (no marker) count only when the whole reply is calls
  *   (bare-call.ts); such a reply is held back until the end of output.
  * - Prose before, between and after calls is content; whitespace touching a
@@ -136,6 +140,9 @@ export function createOutputParser(options: ParserOptions): OutputParser {
   return {
     get inReasoning() {
       return splitter?.inReasoning ?? false;
+    },
+    get cutCall() {
+      return sink.cut;
     },
     push(text: string): ParseEvent[] {
       if (done || !text) return [];

@@ -20,6 +20,8 @@ export class JsonCallObject {
   private valueRole: "name" | "args" | "argsBuffered" | "skip" | "key" = "skip";
   private valueText = "";
   private sawArgs = false;
+  /** The object broke off after its name (invalid JSON): done, with the arguments it had. */
+  broken = false;
 
   constructor(sink: EventSink) {
     this.call = new CallWriter(sink);
@@ -86,10 +88,13 @@ export class JsonCallObject {
     return i;
   }
 
-  /** End of output inside the object: the call is incomplete, so it is not a call (DESIGN). */
+  /** End of output inside the object: a named call is cut (closed with what it has); otherwise it was never a call. */
   finish(): void {
     if (this.state === "done" || this.state === "fail") return;
-    this.fail();
+    if (!this.call.named) return this.fail();
+    this.call.cut(this.value && this.valueRole === "args" ? this.value.close() : "");
+    this.value = null;
+    this.state = "done";
   }
 
   private startValue(role: JsonCallObject["valueRole"]): void {
@@ -128,9 +133,16 @@ export class JsonCallObject {
     this.state = "done";
   }
 
-  /** Malformed or cut short: the whole object is content (its events were held, the parser rolls them back). */
   private fail(): void {
-    this.value = null;
+    // After the call started it cannot become content again: close what was sent instead.
+    if (this.call.named) {
+      if (this.value && this.valueRole === "args") this.call.write(this.value.close());
+      this.value = null;
+      this.call.end();
+      this.state = "done";
+      this.broken = true;
+      return;
+    }
     this.state = "fail";
   }
 }
@@ -178,6 +190,7 @@ export class JsonCallList implements CallBody {
   private anyNamed = false;
   private atEnd = false;
   private items = 0;
+  broken = false;
 
   /** `opened`: the marker already included the list's `[`. */
   constructor(private readonly sink: EventSink, private readonly separators = ",;", opened = false) {
@@ -195,12 +208,17 @@ export class JsonCallList implements CallBody {
       if (this.current) {
         i = this.current.feed(text, i);
         if (this.current.state === "fail") {
-          // One malformed call makes the block content: never calls plus their own leftover markup.
-          this.status = "fail";
+          this.status = this.anyNamed ? "done" : "fail";
           return i;
         }
         if (this.current.state !== "done") return i;
         this.anyNamed = true;
+        if (this.current.broken) {
+          // The rest of the block is the broken call's markup.
+          this.status = "done";
+          this.broken = true;
+          return i;
+        }
         this.current = null;
         this.expectItem = false;
         continue;
@@ -259,11 +277,7 @@ export class JsonCallList implements CallBody {
     if (this.status !== "more") return;
     if (this.current) {
       this.current.finish();
-      if (this.current.state !== "done") {
-        this.status = "fail";
-        return;
-      }
-      this.anyNamed = true;
+      if (this.current.state === "done") this.anyNamed = true;
     }
     this.status = this.anyNamed ? "done" : "fail";
   }

@@ -23,6 +23,10 @@ class PythonTagBody implements CallBody {
     return this.inner?.named ?? false;
   }
 
+  get broken(): boolean {
+    return this.inner?.broken ?? false;
+  }
+
   feed(text: string, from: number, end: boolean): number {
     let i = from;
     if (!this.inner) {

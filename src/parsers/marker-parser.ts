@@ -14,7 +14,7 @@ export interface Opener {
   body: (sink: EventSink) => CallBody;
   /** Closing marker consumed after the body (whitespace before it allowed). */
   close?: string;
-  /** A control token: when no call follows it, drop it rather than show it as content (a call that began and failed keeps it). */
+  /** A control token: when no call follows it, drop it rather than show it as content. */
   dropOnFail?: boolean;
 }
 
@@ -28,9 +28,11 @@ export class MarkerParser implements FormatParser {
   private carry = "";
   private body: CallBody | null = null;
   private opener: Opener | null = null;
-  /** The text a body consumed, in pieces (joined only if it fails): one long string built by `+=` per delta costs more. */
+  /** The text a body consumed before its call was named, in pieces (joined only if it fails). */
   private raw: string[] = [];
   private closing: string | null = null;
+  /** A call broke off inside its block: what follows, up to the block's closing marker or the next call marker, is markup. */
+  private skipping = false;
   private readonly markers: string[];
 
   constructor(protected readonly sink: EventSink, private readonly openers: Opener[]) {
@@ -71,9 +73,6 @@ export class MarkerParser implements FormatParser {
 
   /** Start a body (formats that detect calls without a literal marker call this too). */
   protected open(opener: Opener): void {
-    // The call's events wait until it is complete; a body that fails is rolled back to content.
-    this.sink.begin();
-    this.sink.boundary();
     this.opener = opener;
     this.body = opener.body(this.sink);
     this.raw = [];
@@ -85,8 +84,10 @@ export class MarkerParser implements FormatParser {
     while (i < text.length) {
       if (this.body) {
         const body = this.body;
+        const wasNamed = body.named;
         const next = body.feed(text, i, end);
-        if (next > i) this.raw.push(text.slice(i, next));
+        // Only a body whose call never started can fail and turn back into prose.
+        if (next > i && !wasNamed) this.raw.push(text.slice(i, next));
         i = next;
         if (body.status === "more") {
           if (end) return; // finish() settles it
@@ -98,6 +99,11 @@ export class MarkerParser implements FormatParser {
           text = redo + text.slice(i);
           i = 0;
         }
+        continue;
+      }
+      if (this.skipping) {
+        i = this.skip(text, i, end);
+        if (this.skipping) return;
         continue;
       }
       if (this.closing !== null) {
@@ -125,19 +131,39 @@ export class MarkerParser implements FormatParser {
     }
   }
 
+  /**
+   * After a broken call: drops text up to the block's closing marker (consumed)
+   * or the next call marker (left to open), or to the end of output. Returns
+   * the index reached; a tail that may start either marker is carried.
+   */
+  private skip(text: string, from: number, end: boolean): number {
+    const ends = this.closing !== null ? [this.closing, ...this.markers] : this.markers;
+    const hit = findFirstMarker(text, ends, from);
+    if (!hit) {
+      const keep = end ? 0 : partialMarkerLength(text.slice(Math.max(from, text.length - 64)), ends);
+      if (keep > 0) this.carry = text.slice(text.length - keep);
+      return text.length;
+    }
+    this.skipping = false;
+    if (hit.marker === this.closing) {
+      this.closing = null;
+      return hit.at + hit.marker.length;
+    }
+    this.closing = null;
+    return hit.at;
+  }
+
   /** Settles a finished body; returns the text to scan again (a failed body's text, which is prose). */
   private afterBody(): string {
     const opener = this.opener!;
-    const failed = this.body!.status === "fail";
-    let redo = failed ? this.raw.join("") : "";
-    // A call that had begun (its name was read) and then failed is shown as written, marker included.
-    const begun = this.body!.named;
+    const body = this.body!;
+    let redo = body.status === "fail" ? this.raw.join("") : "";
     this.body = null;
     this.opener = null;
     this.raw = [];
-    if (failed) {
-      this.sink.rollback();
-      if (!opener.dropOnFail || begun) this.sink.content(opener.marker);
+    if (body.status === "fail") {
+      // The call never started (no complete name): its marker and text are prose.
+      if (!opener.dropOnFail) this.sink.content(opener.marker);
       // A dropped control token is still structure: whitespace next to it is not content.
       else this.sink.boundary();
       if (opener.marker === "" && redo) {
@@ -147,8 +173,10 @@ export class MarkerParser implements FormatParser {
       }
       return redo;
     }
-    this.sink.commit();
+    // Structure was here (even a block with no call, SmolLM's `[]`): whitespace next to it is not content.
+    this.sink.boundary();
     this.closing = opener.close ?? null;
+    this.skipping = body.broken === true;
     return "";
   }
 }

@@ -25,6 +25,7 @@ export class NamedJsonBody implements CallBody {
   private name = "";
   private stage: "name" | "prefix" | "args" = "name";
   private stream: JsonValueStream | null = null;
+  broken = false;
 
   constructor(sink: EventSink, private readonly options: NamedJsonOptions) {
     this.call = new CallWriter(sink);
@@ -87,8 +88,11 @@ export class NamedJsonBody implements CallBody {
       this.call.write(this.stream.feed(text, i, text.length));
       i = this.stream.next;
       if (this.stream.failed) {
-        // Malformed arguments: not a call (the parser rolls its events back to content).
-        this.status = "fail";
+        // Malformed arguments: the call keeps what it has; the rest of the block is markup.
+        this.call.write(this.stream.close());
+        this.call.end();
+        this.status = "done";
+        this.broken = true;
       } else if (this.stream.done) {
         this.call.end();
         this.status = "done";
@@ -97,10 +101,14 @@ export class NamedJsonBody implements CallBody {
     return i;
   }
 
-  /** End of output before the arguments closed: an incomplete call, so content. */
   finish(): void {
     if (this.status !== "more") return;
-    this.status = "fail";
+    if (!this.call.named) {
+      this.status = "fail";
+      return;
+    }
+    this.call.cut(this.stream ? this.stream.close() : "");
+    this.status = "done";
   }
 
   private fail(i: number): number {

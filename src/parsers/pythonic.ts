@@ -32,6 +32,8 @@ export class PythonCallsBody implements CallBody {
   private quote = ""; // the open string's quote char
   private stringIsKey = false;
   private keyText = "";
+  /** A call broke off inside its arguments: the rest of the list is markup. */
+  broken = false;
 
   constructor(private readonly sink: EventSink, private readonly list: boolean, private readonly rename: (name: string) => string = (n) => n) {
     if (list) this.stage = "list";
@@ -147,10 +149,22 @@ export class PythonCallsBody implements CallBody {
     return i;
   }
 
-  /** End of output: a call whose `)` never came is incomplete, so the list is content (DESIGN). */
   finish(): void {
     if (this.status !== "more") return;
-    this.status = this.anyNamed && !this.call ? "done" : "fail";
+    // The output ended inside a call: it is cut, with the arguments it has.
+    if (this.call) this.closeOpenCall(true);
+    this.status = this.anyNamed ? "done" : "fail";
+  }
+
+  /** Closes the open call's arguments into valid JSON. */
+  private closeOpenCall(cut: boolean): void {
+    if (this.quote && !this.stringIsKey) this.json!.endString();
+    this.quote = "";
+    this.json!.close();
+    if (cut) this.call!.cut();
+    else this.call!.end();
+    this.call = null;
+    this.json = null;
   }
 
   /** Characters of an open Python string; returns the index reached, or -1 to wait for an escape's end. */
@@ -220,9 +234,16 @@ export class PythonCallsBody implements CallBody {
     this.stage = "name";
   }
 
-  /** Malformed: inside a call the list is content; after complete calls the list simply ends here. */
   private fail(i: number): number {
-    this.status = this.anyNamed && !this.call ? "done" : "fail";
+    if (this.anyNamed) {
+      if (this.call) {
+        this.closeOpenCall(false);
+        this.broken = true;
+      }
+      this.status = "done";
+      return i;
+    }
+    this.status = "fail";
     return i;
   }
 }

@@ -95,10 +95,10 @@ class QwenFunctionBody implements CallBody {
           }
           const partialMarker = isPrefixOf(text.slice(i), PARAMETER) || isPrefixOf(text.slice(i), FUNCTION_END) || isPrefixOf(text.slice(i), PARAM_END);
           if (!end && partialMarker) return i;
-          // Output cut inside a marker: the call is incomplete.
           if (partialMarker) {
-            this.status = "fail";
-            return i;
+            // Output cut inside a marker: the call is cut; the half marker is markup, not content.
+            this.cutCall();
+            return text.length;
           }
           // Anything else inside a function: the call ends here.
           this.endCall();
@@ -137,13 +137,28 @@ class QwenFunctionBody implements CallBody {
 
   /**
    * End of output: a call whose last value closed is complete (only its
-   * closing tags are missing) and counts; one cut inside a name, key or value
-   * is incomplete, so its text is content (DESIGN).
+   * closing tags are missing); one cut inside a key or value is cut, with
+   * the parameters it has.
    */
   finish(): void {
     if (this.status !== "more") return;
-    if (this.call.named && this.stage === "between") this.endCall();
-    else this.status = "fail";
+    if (!this.call.named) {
+      this.status = "fail";
+      return;
+    }
+    if (this.stage === "between") return this.endCall();
+    // Cut inside the function: the call keeps the parameters it has (a value cut short ends where it stopped).
+    if (this.stage === "value") {
+      this.valueText("", true);
+      this.endValue();
+    }
+    this.cutCall();
+  }
+
+  private cutCall(): void {
+    this.json.close();
+    this.call.cut();
+    this.status = "done";
   }
 
   private startValue(): void {

@@ -19,4 +19,6 @@ export interface OutputParser {
   finish(): ParseEvent[];
   /** Whether the text pushed last was inside reasoning (drives `reasoning_tokens`). */
   readonly inReasoning: boolean;
+  /** After `finish`: a call was still open when the output ended and was closed with the arguments it had. */
+  readonly cutCall: boolean;
 }

@@ -84,8 +84,9 @@ export class ChoiceBuilder {
     }
   }
 
-  finishReason(engineFinish: "stop" | "length" | "abort"): FinishReason {
-    if (this.calls.length > 0 && engineFinish !== "length") return "tool_calls";
+  /** `tool_calls` when the reply ends with complete calls; a call the output cut keeps the engine's reason (`length`/`stop`), as the hosted API reports it. */
+  finishReason(engineFinish: "stop" | "length" | "abort", cutCall = false): FinishReason {
+    if (this.calls.length > 0 && engineFinish !== "length" && !cutCall) return "tool_calls";
     return engineFinish === "length" ? "length" : "stop";
   }
 

@@ -109,6 +109,35 @@ async function streamed(client: Client, body: Json, abortAfterChunks?: number): 
   return out;
 }
 
+/** A streamed request whose reply is tool calls: when each tool_calls delta came, and what the calls were. */
+async function streamedCalls(client: Client, body: Json): Promise<Json> {
+  const t0 = performance.now();
+  const out: Json = {};
+  try {
+    const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } } as never);
+    const calls: { name?: string; arguments: string }[] = [];
+    const toolDeltaStampsMs: number[] = [];
+    let content = "";
+    for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+      const choice = chunk.choices[0];
+      content += choice?.delta?.content ?? "";
+      for (const d of choice?.delta?.tool_calls ?? []) {
+        calls[d.index] ??= { arguments: "" };
+        if (d.function?.name) calls[d.index].name = d.function.name;
+        calls[d.index].arguments += d.function?.arguments ?? "";
+        toolDeltaStampsMs.push(Math.round(performance.now() - t0));
+      }
+      if (choice?.finish_reason) out.finish_reason = choice.finish_reason;
+      if (chunk.usage) out.usage = chunk.usage;
+    }
+    Object.assign(out, { content, calls, toolDeltaStampsMs });
+  } catch (error) {
+    out.error = errorOf(error);
+  }
+  out.ms = Math.round(performance.now() - t0);
+  return out;
+}
+
 async function plain(client: Client, body: Json): Promise<Json> {
   const r = await timed(() => client.chat.completions.create({ ...body, stream: false } as never));
   if (r.error) return { ms: r.ms, error: r.error };
@@ -116,7 +145,8 @@ async function plain(client: Client, body: Json): Promise<Json> {
   return { ms: r.ms, message: c.choices[0].message, finish_reason: c.choices[0].finish_reason, usage: c.usage, x_webgpu: c.x_webgpu };
 }
 
-const TOOLS = [{ type: "function", function: { name: "f", description: "Get x.", parameters: { type: "object", properties: {} } } }];
+/** One short tool (the tool block is the longest part of the prompt; prefill is ~0.4 tok/s), with an enum as in issue 20's forced call. */
+const TOOLS = [{ type: "function", function: { name: "set_unit", description: "Set unit.", parameters: { type: "object", properties: { unit: { type: "string", enum: ["c", "f"] } }, required: ["unit"] } } }];
 
 declare global {
   interface Window {
@@ -144,9 +174,9 @@ window.smoke = async (options) => {
   const client = second.client;
   report.gpu = await client.gpu.info().then((g) => (g.available ? { vendor: g.info.vendor, architecture: g.info.architecture, features: g.info.features } : g)).catch(errorOf);
 
-  // 2. a streamed completion of a few tokens, with usage and x_webgpu timings
-  const stream1 = await streamed(client, { ...base, messages: hi, max_tokens: maxTokens, logprobs: true, top_logprobs: 0 });
-  report.stream = stream1;
+  // 2. a streamed completion of a few tokens, with usage and x_webgpu timings (multiturn reads its tokens)
+  const stream1 = want("stream") || want("multiturn") ? await streamed(client, { ...base, messages: hi, max_tokens: maxTokens, logprobs: true, top_logprobs: 0 }) : {};
+  if (want("stream") || want("multiturn")) report.stream = stream1;
 
   // 3. two turns of one conversation: the first ends with `stop` (a stop string
   //    = the second token greedy decoding produced above), the second must reuse its KV cache
@@ -207,7 +237,17 @@ window.smoke = async (options) => {
   }
 
   // 7. tools in the request (last: the tool definitions make the longest prompt)
-  if (want("tools")) report.tools = await plain(client, { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS, max_tokens: 1 });
+  const ask = { ...base, messages: [{ role: "user", content: "x?" }], tools: TOOLS };
+  if (want("tools")) report.tools = await plain(client, { ...ask, max_tokens: 1 });
+  // 8. a forced call (same prompt: its prefill is reused) must complete within max_tokens: the grammar
+  //    leaves no room for whitespace runs (issue 20, item 5), single call then parallel calls allowed
+  //    (`--only forced`: the single call alone, streamed, the shortest run that shows it)
+  if (want("tools")) report.toolForced = await plain(client, { ...ask, tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
+  if (want("tools")) report.toolForcedParallel = await plain(client, { ...ask, tool_choice: "required", max_tokens: maxTokens });
+  // (A system message of its own: Qwen2.5's default system text would add prefill.)
+  if (options.only?.includes("forced")) {
+    report.toolForcedStreamed = await streamedCalls(client, { ...ask, messages: [SYSTEM, ...ask.messages], tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
+  }
   client.terminate();
   return report;
 };

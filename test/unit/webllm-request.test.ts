@@ -54,9 +54,13 @@ describe("EngineRequest → web-llm request bodies", () => {
     expect(toChatRequest(base, { enableThinkingSwitch: false }).logprobs).toBeUndefined();
   });
 
-  it("response_format passes through in web-llm's form", () => {
+  it("response_format: a JSON schema our compiler expresses goes as a bounded EBNF grammar (canonical separators), any other passes through in web-llm's form", () => {
     const rf = { type: "json_object" as const, schema: '{"type":"object"}' };
-    expect(toChatRequest({ ...base, responseFormat: rf }, { enableThinkingSwitch: false }).response_format).toEqual(rf);
+    const sent = toChatRequest({ ...base, responseFormat: rf }, { enableThinkingSwitch: false }).response_format as { type: string; grammar: string };
+    expect(sent.type).toBe("grammar");
+    expect(sent.grammar).toMatch(/^root ::= j_object$/m);
+    const hard = { type: "json_object" as const, schema: '{"type":"string","minLength":3}' };
+    expect(toChatRequest({ ...base, responseFormat: hard }, { enableThinkingSwitch: false }).response_format).toEqual(hard);
   });
 
   it("the LogitProcessor is needed for top_k, min_p, top_logprobs > 5 and a reasoning budget", () => {

@@ -63,3 +63,42 @@ describe.each(Object.keys(THOUGHT) as FamilyName[])("%s with thinking on, as EBN
     expect(await accepts(THOUGHT[family]! + CANONICAL[family]([UNDECLARED]))).toBe(false);
   });
 });
+
+/**
+ * Issue 20, item 5: on the real 0.2.79 engine a forced Qwen2 call stalled at
+ * `{"unit"` and wrote whitespace until max_tokens. JSON inside a constrained
+ * call has the canonical separators only (`", "`, `": "`), so every token of a
+ * call makes progress and a call ends in a bounded number of tokens.
+ */
+describe("whitespace in a constrained call (EBNF)", () => {
+  const hermes = CANONICAL["qwen2.5"];
+  it("accepts the canonical call, rejects whitespace runs between JSON tokens", async () => {
+    const accepts = await ebnfFor("qwen2.5", "required", false);
+    const canonical = hermes([WEATHER_CALL]);
+    expect(canonical).toContain('{"location": "Paris", "unit": "celsius"}');
+    expect(await accepts(canonical)).toBe(true);
+    for (const padded of [
+      canonical.replace('{"location"', '{\n  "location"'),
+      canonical.replace('"location": ', '"location"  \t:  '),
+      canonical.replace('", "unit"', '",\n\n\n"unit"'),
+      canonical.replace('"celsius"}', '"celsius"   }'),
+    ]) expect(await accepts(padded), JSON.stringify(padded)).toBe(false);
+  });
+
+  it("parallel calls: one after another or on a new line, never a whitespace run", async () => {
+    const accepts = await ebnfFor("qwen2.5", "required", true);
+    const [a, b] = [hermes([WEATHER_CALL]), hermes([TIME_CALL])];
+    expect(await accepts(a + "\n" + b)).toBe(true);
+    expect(await accepts(a + b)).toBe(true);
+    expect(await accepts(a + "\n \n\t" + b)).toBe(false);
+  });
+
+  it("schemas without properties: any JSON value, canonical separators only", async () => {
+    const ebnf = structuralTagToEbnf({ type: "structural_tag", format: { type: "tag", begin: "<a>", content: { type: "json_schema", json_schema: { type: "object" } }, end: "</a>" } });
+    const accepts = await compileEbnf079(ebnf!);
+    expect(await accepts('<a>{"x": [1, {"y": null}], "z": "a  b"}</a>')).toBe(true);
+    expect(await accepts("<a>{}</a>")).toBe(true);
+    expect(await accepts('<a>{"x": [1,  2]}</a>')).toBe(false);
+    expect(await accepts('<a>{ "x": 1}</a>')).toBe(false);
+  });
+});

@@ -7,7 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { FAMILIES, type FamilyName } from "../../../src/families/families.js";
 import type { ToolChoice } from "../../../src/protocol/types.js";
-import { compileTag } from "./xgrammar.js";
+import { compileEbnf086, compileTag } from "./xgrammar.js";
+import { compileEbnf079 } from "./xgrammar-0279.js";
+import { responseFormatFor } from "../../../src/engine/webllm-request.js";
 import { context, TOOLS } from "./helpers.js";
 import { CANONICAL, FAMILY_NAMES, NO_VALUE_SCHEMA, OUT_OF_SCHEMA, SINGLE_CALL, structuralTagFor, THOUGHT, TIME_CALL, UNDECLARED, WEATHER_CALL } from "./canonical-calls.js";
 
@@ -96,5 +98,61 @@ describe("Gemma 4 arguments grammar (not JSON)", () => {
     expect(await accepts(callText(`mode:${Q}plane${Q},stops:[]`))).toBe(false); // not in the enum
     expect(await accepts(callText(`stops:[],budget:1`))).toBe(false); // keys out of template order
     expect(await accepts(callText(`stops:[],color:${Q}red${Q}`))).toBe(false); // undeclared key
+  });
+});
+
+/**
+ * Issue 20, item 5: web-llm 0.2.86's xgrammar lets any whitespace sit between
+ * the JSON tokens of a `json_schema` content (a weak model fills it until
+ * max_tokens). The engine adapter sends each call's JSON as a grammar with the
+ * canonical separators instead (responseFormatFor): still a structural tag
+ * (so `auto` keeps its free text before a trigger), every call bounded.
+ */
+describe.each(FAMILY_NAMES)("%s structural tags as web-llm 0.2.86 gets them: no whitespace runs inside a call", (family) => {
+  const text = CANONICAL[family];
+  const sent = async (toolChoice: ToolChoice) => {
+    const format = responseFormatFor(FAMILIES[family].toolGrammar(context({ tools: TOOLS, toolChoice })), true);
+    expect(format?.type).toBe("structural_tag");
+    return compileTag((format as { structural_tag: unknown }).structural_tag);
+  };
+
+  it("required and auto: the canonical call passes, the same call with whitespace runs between its JSON tokens does not", async () => {
+    for (const choice of ["required", "auto"] as const) {
+      const accepts = await sent(choice);
+      const canonical = text([WEATHER_CALL]);
+      expect(await accepts(canonical), choice).toBe(true);
+      expect(await accepts(text([UNDECLARED])), choice).toBe(false);
+      if (!NO_VALUE_SCHEMA.has(family)) expect(await accepts(text([OUT_OF_SCHEMA])), choice).toBe(false);
+      if (!canonical.includes('"location": "Paris"')) continue; // not JSON arguments (XML, Gemma 4, pythonic)
+      for (const padded of ['"location"  \t:  "Paris"', '"location":\n\n\n"Paris"', '"location": "Paris",\n   "unit"']) {
+        const bad = canonical.replace(padded.startsWith('"location": "Paris",') ? '"location": "Paris", "unit"' : '"location": "Paris"', padded);
+        expect(bad).not.toBe(canonical);
+        expect(await accepts(bad), `${choice}: ${JSON.stringify(bad)}`).toBe(false);
+      }
+    }
+  });
+});
+
+describe("json_schema output is bounded too (issue 20, item 5)", () => {
+  const schema = { type: "object", properties: { city: { type: "string" }, days: { type: "array", items: { type: "integer" } } }, required: ["city"] };
+
+  it("on 0.2.86 and 0.2.79 it goes as a grammar with the canonical separators", async () => {
+    const format = responseFormatFor({ type: "json_object", schema: JSON.stringify(schema) }, true);
+    expect(format?.type).toBe("grammar");
+    const grammar = (format as { grammar: string }).grammar;
+    for (const accepts of [await compileEbnf086(grammar), await compileEbnf079(grammar)]) {
+      expect(await accepts('{"city": "Paris", "days": [1, 2]}')).toBe(true);
+      expect(await accepts('{"city": "Paris"}')).toBe(true);
+      expect(await accepts('{"days": [1]}')).toBe(false);
+      expect(await accepts('{"city": "Paris", "days": [1,   2]}')).toBe(false);
+      expect(await accepts('{\n  "city": "Paris"\n}')).toBe(false);
+    }
+  });
+
+  it("a schema our compiler cannot express exactly keeps xgrammar's own converter (the schema wins over the whitespace bound)", () => {
+    for (const hard of [{ type: "string", pattern: "^a+$" }, { type: "object", properties: { n: { type: "integer", minimum: 1 } } }, { $ref: "#/$defs/x", $defs: { x: { type: "string" } } }]) {
+      const format = { type: "json_object" as const, schema: JSON.stringify(hard) };
+      expect(responseFormatFor(format, true)).toEqual(format);
+    }
   });
 });

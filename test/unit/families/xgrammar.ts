@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { toyCompile, type ToyXGrammar } from "./xgrammar-toy.js";
 
-type XGrammar = ToyXGrammar<{ compileStructuralTag(tag: unknown): Promise<{ dispose(): void }> }>;
+type XGrammar = ToyXGrammar<{ compileStructuralTag(tag: unknown): Promise<{ dispose(): void }>; compileGrammar(ebnf: string): Promise<{ dispose(): void }> }>;
 
 let loaded: XGrammar | undefined;
 
@@ -28,3 +28,6 @@ export function xgrammar(): XGrammar {
 
 /** A structural tag compiled the way web-llm compiles `response_format: {type: "structural_tag"}`. */
 export const compileTag = toyCompile(xgrammar, (compiler, tag: unknown) => compiler.compileStructuralTag(tag));
+
+/** An EBNF compiled the way web-llm 0.2.86 compiles `response_format: {type: "grammar"}`. */
+export const compileEbnf086 = toyCompile(xgrammar, (compiler, ebnf: string) => compiler.compileGrammar(ebnf));

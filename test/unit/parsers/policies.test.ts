@@ -76,31 +76,46 @@ describe("calls cut off at the end of output", () => {
     expect(fold(parse({ format: "hermes", tools: TOOLS }, [text]).events)).toEqual({ content: text, reasoning: "", calls: [] });
   });
 
-  it("a call cut off before it is complete stays content as written (never a call with silently closed arguments)", () => {
+  it("a call cut off after its name stays a call with the arguments it has, closed into valid JSON, and is marked cut", () => {
     const text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Os';
     for (const chunks of [[text], Array.from(text)]) {
-      const out = fold(parse({ format: "hermes", tools: TOOLS }, chunks).events);
-      expect(out.calls).toEqual([]);
-      expect(out.content).toBe(text);
+      const parsed = parse({ format: "hermes", tools: TOOLS }, chunks);
+      const out = fold(parsed.events);
+      expect(out.calls).toEqual([{ name: "get_weather", arguments: '{"city": "Os"}' }]);
+      expect(out.content).toBe("");
+      expect(parsed.cutCall).toBe(true);
+    }
+    expect(parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>']).cutCall).toBe(false);
+  });
+
+  it("every format: a cut call is a call with what it has; a malformed one keeps what it had and its markup is not content", () => {
+    const cases: [Parameters<typeof parse>[0]["format"], string, string, boolean][] = [
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "x",, }\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>', '{"city": "x"}', false],
+      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Os', '{"city": "Os"}', true],
+      ["pythonic", "[get_weather(city='Os", '{"city":"Os"}', true],
+      ["qwen-xml", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOs", '{"city":"Os"}', true],
+      ["smollm", '<tool_call>[{"name": "get_weather", "arguments": {"city": "Os', '{"city": "Os"}', true],
+      ["smollm", '<tool_call>[{"name": "get_weather", "arguments": {"city": "x",, }}]</tool_call>', '{"city": "x"}', false],
+      ["gemma4", '<|tool_call>call:get_weather{city:<|"|>Os<|"|>', '{"city":"Os"}', true],
+      ["ministral", '[TOOL_CALLS]get_weather[ARGS]{"city": "x",, "n": }} and more', '{"city": "x"}', false],
+      ["llama-json", '{"name": "get_weather", "parameters": {"city": "Os', '{"city":"Os"}', true],
+    ];
+    for (const [format, text, args, cut] of cases) {
+      for (const chunks of [[text], Array.from(text)]) {
+        const parsed = parse({ format, tools: TOOLS }, chunks);
+        const out = fold(parsed.events);
+        expect(out.calls, `${format}: ${text}`).toEqual([{ name: "get_weather", arguments: args }]);
+        expect(out.content, `${format}: ${text}`).toBe("");
+        expect(parsed.cutCall, `${format}: ${text}`).toBe(cut);
+      }
     }
   });
 
-  it("every format: an incomplete or malformed call is content as written, never a call plus leftover markup", () => {
-    const cases: [Parameters<typeof parse>[0]["format"], string][] = [
-      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "x",, }\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
-      ["deepseek-r1", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Os'],
-      ["pythonic", "[get_weather(city='Os"],
-      ["qwen-xml", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOs"],
-      ["smollm", '<tool_call>[{"name": "get_weather", "arguments": {"city": "Os'],
-      ["gemma4", '<|tool_call>call:get_weather{city:<|"|>Os<|"|>'],
-    ];
-    for (const [format, text] of cases) {
-      for (const chunks of [[text], Array.from(text)]) {
-        const out = fold(parse({ format, tools: TOOLS }, chunks).events);
-        expect(out.calls, `${format}: ${text}`).toEqual([]);
-        expect(out.content, `${format}: ${text}`).toBe(text);
-      }
-    }
+  it("after a malformed call, text past the block's closing marker is prose again", () => {
+    const text = '<tool_call>{"name": "get_weather", "arguments": {"city": "x",, }}</tool_call> Done.';
+    const out = fold(parse({ format: "hermes", tools: TOOLS }, Array.from(text)).events);
+    expect(out.calls).toEqual([{ name: "get_weather", arguments: '{"city": "x"}' }]);
+    expect(out.content).toBe("Done.");
   });
 
   it("a complete call missing only its closing tag counts", () => {

@@ -84,22 +84,43 @@ describe("hold-back", () => {
     expect(fold(perPush[1]).calls).toEqual([{ name: "get_weather", arguments: '{"city":"x"}' }]);
   });
 
-  it("sends a call once it is complete (an incomplete call would stay content), then nothing is retracted", () => {
+  it("sends a call's name as soon as it is complete, then its arguments as they are generated (issue 20, item 8)", () => {
     const { perPush } = parse({ format: "hermes", tools: TOOLS }, ['<tool_call>{"name": "get_wea', 'ther", "arguments": {"city": "Par', 'is"}}', "</tool_call>"]);
     expect(perPush[0]).toEqual([]);
-    expect(perPush[1]).toEqual([]);
-    // (After `}` a list could still continue: the call is known complete with the next text.)
-    expect([...perPush[2], ...perPush[3]]).toEqual([
+    expect(perPush[1]).toEqual([
       { type: "tool_call", index: 0, name: "get_weather" },
-      { type: "tool_args", index: 0, text: '{"city": "Paris"}' },
+      { type: "tool_args", index: 0, text: '{"city": "Par' },
     ]);
+    expect(perPush[2]).toEqual([{ type: "tool_args", index: 0, text: 'is"}' }]);
+    expect(perPush[3]).toEqual([]);
   });
 
-  it("prose before a call streams at once; only the call waits", () => {
+  it("prose before a call streams at once, and so does the call", () => {
     const { perPush } = parse({ format: "hermes", tools: TOOLS }, ["Checking. ", '<tool_call>{"name": "get_weather", "arguments": {"city": "Par', 'is"}}</tool_call>']);
     expect(perPush[0]).toEqual([{ type: "content", text: "Checking." }]);
-    expect(perPush[1]).toEqual([]);
-    expect(perPush[2].map((e) => e.type)).toEqual(["tool_call", "tool_args"]);
+    expect(perPush[1].map((e) => e.type)).toEqual(["tool_call", "tool_args"]);
+    expect(perPush[2]).toEqual([{ type: "tool_args", index: 0, text: 'is"}' }]);
+  });
+
+  it("every format streams a long argument in many fragments, before the call closes", () => {
+    const long = "word ".repeat(200);
+    const samples: [OutputFormat, string][] = [
+      ["hermes", `<tool_call>{"name": "search", "arguments": {"q": "${long}"}}</tool_call>`],
+      ["qwen-xml", `<tool_call>\n<function=search>\n<parameter=q>\n${long}\n</parameter>\n</function>\n</tool_call>`],
+      ["gemma4", `<|tool_call>call:search{q:<|"|>${long}<|"|>}<tool_call|>`],
+      ["pythonic", `[search(q='${long}')]`],
+      ["ministral", `[TOOL_CALLS]search[ARGS]{"q": "${long}"}`],
+      ["mistral", `[TOOL_CALLS][{"name": "search", "arguments": {"q": "${long}"}}]`],
+    ];
+    for (const [format, text] of samples) {
+      const chunks = text.match(/.{1,8}/gs)!;
+      const { perPush } = parse({ format, tools: TOOLS }, chunks);
+      const withArgs = perPush.filter((events) => events.some((e) => e.type === "tool_args"));
+      expect(withArgs.length, format).toBeGreaterThan(100);
+      // The last fragment arrives before the end of the text: nothing waits for the call to close.
+      const last = perPush.reduce((at, events, i) => (events.some((e) => e.type === "tool_args") ? i : at), -1);
+      expect(last, format).toBeGreaterThan(chunks.length - 8);
+    }
   });
 
   it("holds a partial number until it is complete (JSON-converted formats)", () => {

@@ -29,11 +29,11 @@ export function fold(events: ParseEvent[]): Folded {
   return out;
 }
 
-export function parse(options: Partial<ParserOptions> & Pick<ParserOptions, "format">, chunks: string[]): { events: ParseEvent[]; perPush: ParseEvent[][] } {
+export function parse(options: Partial<ParserOptions> & Pick<ParserOptions, "format">, chunks: string[]): { events: ParseEvent[]; perPush: ParseEvent[][]; cutCall: boolean } {
   const parser = createOutputParser({ reasoning: null, reasoningOpen: false, tools: [], ...options });
   const perPush = chunks.map((c) => parser.push(c));
   const events = [...perPush.flat(), ...parser.finish()];
-  return { events, perPush };
+  return { events, perPush, cutCall: parser.cutCall };
 }
 
 /** Seeded chunkings of sizes 1..max. */

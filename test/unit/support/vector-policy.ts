@@ -18,23 +18,24 @@ export interface PolicyEntry {
 const BARE = "bare JSON counts only if the whole reply is calls";
 const PROSE = "prose around calls is content";
 const WS = "whitespace between structure and prose is not content";
-const INCOMPLETE = "an incomplete call stays content";
+const CUT = "a call the output cuts stays a call with the arguments it has";
 
 export const POLICY: Record<string, PolicyEntry> = {
   "ministral-04-vllm-truncated-args": {
-    rule: INCOMPLETE,
+    rule: CUT,
     why:
-      "vLLM emits the cut-off call with its arguments as invalid JSON. DESIGN: an incomplete call (its arguments never " +
-      "closed) is not a call; the reply is content as written, so an app never gets arguments it cannot parse or that " +
-      "were silently closed (issue 15).",
-    expected: { content: "hi{hi[TOOL_CALLS]bash{\"command\": \"print(\\\"hello world!\\\")\\nre.compile(r'{}')", tool_calls: [] },
+      "vLLM emits the cut-off call with its arguments as invalid JSON. Calls stream as generated (issue 20, item 8), so " +
+      "the call stays a call, as the hosted API returns a call cut by max_tokens; its arguments are closed into valid JSON " +
+      "(the open string and object closed) so apps can always JSON.parse them, and finish_reason says the output was cut.",
+    expected: { tool_calls: [{ name: "bash", arguments: { command: "print(\"hello world!\")\nre.compile(r'{}')" } }] },
   },
-  "hermes-22-sglang-undefined-function": {
-    rule: INCOMPLETE,
+  "hermes-03-invalid-json": {
+    rule: CUT,
     why:
-      "SGLang drops the call because it names an undeclared tool. The call is also incomplete (the output ends inside " +
-      "it), and an incomplete call stays content as written (issue 15).",
-    expected: { content: '<tool_call>{"name": "invalid_tool", ' },
+      "vLLM re-parses the finished text and, the JSON being cut short, returns it all as content. Streaming cannot do " +
+      "that: the call's name and argument fragments are already out (issue 20, item 8). The call keeps its arguments (here " +
+      "complete; only the outer `}` is missing) and the host reports finish_reason stop, not tool_calls.",
+    expected: { content: null, tool_calls: [{ name: "final_answer", arguments: { trigger: true } }] },
   },
   "hermes-10-unicode-after-think": {
     rule: WS,
@@ -138,7 +139,7 @@ export const POLICY: Record<string, PolicyEntry> = {
  * it so. Shown in the test titles.
  */
 export const AGREES: Record<string, string> = {
-  "hermes-03-invalid-json": "an incomplete call stays content (its object never closed)",
+  "hermes-22-sglang-undefined-function": "calls to undeclared tools are dropped (SGLang; vLLM and llama.cpp pass them through), cut or not",
   "hermes-02-unterminated-eos": "a complete call missing its closing tag counts (Granite's parser would reject it)",
   "gemma4-07-ollama-flush-unterminated": "a complete call missing its closing tag counts (Ollama flushes it; vLLM's Gemma 4 parser drops it)",
   "hermes-14-lcpp-fenced": "bare JSON counts when the whole reply is the call (a ```json fence around it is allowed)",
