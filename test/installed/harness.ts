@@ -9,7 +9,7 @@
  * local npm cache.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve } from "node:path";
@@ -25,8 +25,16 @@ export interface PackInfo {
   files: string[];
 }
 
-/** Builds dist/ when it is missing or older than src/, then packs it. */
+/**
+ * Builds dist/ when it is missing or older than src/, then packs it. Several
+ * test files pack at once (vitest runs files in parallel): a lock folder keeps
+ * one build from deleting dist/ under another's pack.
+ */
 export function packLibrary(into: string): PackInfo {
+  return withLock(join(repo, "node_modules/.installed-pack.lock"), () => buildAndPack(into));
+}
+
+function buildAndPack(into: string): PackInfo {
   const built = ["dist/index.js", "dist/testing.js", "dist/worker.js", "dist/worker/entry.js"].map((f) => join(repo, f));
   if (!built.every((f) => existsSync(f)) || newestIn(join(repo, "src")) > Math.min(...built.map((f) => statSync(f).mtimeMs))) {
     execFileSync(npm, ["run", "build"], { cwd: repo, stdio: "pipe" });
@@ -34,6 +42,26 @@ export function packLibrary(into: string): PackInfo {
   const out = execFileSync(npm, ["pack", "--json", "--pack-destination", into], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const [info] = JSON.parse(out) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
   return { tarball: join(into, info.filename), packedBytes: info.size, unpackedBytes: info.unpackedSize, files: info.files.map((f) => f.path) };
+}
+
+/** Runs `work` while holding `lock` (a folder: mkdir is atomic); a lock older than 10 minutes is a crashed run's and is taken over. */
+function withLock<T>(lock: string, work: () => T): T {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true });
+      else Atomics.wait(pause, 0, 0, 200);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** The newest modification time of any file under `dir`. */
@@ -45,12 +73,16 @@ function newestIn(dir: string): number {
   return newest;
 }
 
-/** A fresh copy of test/installed/app with the tarball (and openai) npm-installed into it. */
-export function installApp(tarball: string): string {
-  const app = mkdtempSync(join(tmpdir(), "webgpu-openai-app-"));
-  cpSync(join(repo, "test/installed/app"), app, { recursive: true });
+/**
+ * A fresh copy of test/installed/<template> with the tarball (and openai)
+ * npm-installed into it, plus `packages` (from the registry when the local
+ * npm cache lacks them).
+ */
+export function installApp(tarball: string, template = "app", packages: string[] = []): string {
+  const app = mkdtempSync(join(tmpdir(), `webgpu-openai-${template}-`));
+  cpSync(join(repo, "test/installed", template), app, { recursive: true });
   const openaiVersion = (JSON.parse(readFileSync(join(repo, "node_modules/openai/package.json"), "utf8")) as { version: string }).version;
-  execFileSync(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-package-lock", tarball, `openai@${openaiVersion}`], { cwd: app, stdio: "pipe" });
+  execFileSync(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-package-lock", tarball, `openai@${openaiVersion}`, ...packages], { cwd: app, stdio: "pipe" });
   return app;
 }
 
