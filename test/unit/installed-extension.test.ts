@@ -105,7 +105,7 @@ describe.skipIf(!haveChromium)("the installed package in an MV3 extension", { ti
   afterAll(async () => {
     for (const extension of open) await extension.context.close();
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   describe("with the README's content_security_policy", () => {
     let extension: Extension;
