@@ -1,7 +1,7 @@
 /**
  * The package in a Chrome MV3 extension, as users build one: the packed
  * tarball npm-installed into a fresh extension project (test/installed/extension),
- * bundled by esbuild with code splitting, loaded into headless Chromium with
+ * bundled by esbuild with code splitting (and by Vite), loaded into headless Chromium with
  * --load-extension, and driven from its popup with a scripted model record:
  *
  * - the offscreen recipe: popup → service worker → offscreen document hosting
@@ -15,8 +15,8 @@
  *   service worker, the offscreen document and its worker only with
  *   'wasm-unsafe-eval' in `extension_pages`.
  *
- * About 20 s: a pack, an npm install from the local cache, one esbuild build,
- * two browser launches.
+ * About 40 s: a pack, an npm install from the local cache, an esbuild and a
+ * Vite build, three browser launches.
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -131,6 +131,27 @@ describe.skipIf(!haveChromium)("the installed package in an MV3 extension", { ti
       expect(result.error).toContain(`The engine worker ${url} failed to start: ${url} is not in the extension's package`);
       expect(result.error).toMatch(/host the worker yourself/i);
     });
+  });
+
+  it("Vite (worker format es): the default worker is emitted into the extension and serves the offscreen document unchanged", async () => {
+    const { build } = await import("vite");
+    const outDir = join(project, "build-vite");
+    await build({
+      configFile: false,
+      root: project,
+      logLevel: "error",
+      worker: { format: "es" },
+      cacheDir: join(project, "node_modules/.vite"),
+      build: {
+        outDir,
+        emptyOutDir: true,
+        minify: false,
+        rollupOptions: { input: { popup: join(project, "popup.html"), offscreen: join(project, "offscreen.html"), background: join(project, "background.js") }, output: { entryFileNames: "[name].js" } },
+      },
+    });
+    const extension = await launch(extensionFolder(outDir, CSP));
+    expect(await extension.ask("mode=offscreen&worker=default")).toEqual({ ...reply, worker: "dedicated", wasm: { document: "ok", worker: "ok" } });
+    expect(await extension.ask("mode=service-worker")).toMatchObject({ ...reply, worker: "none", wasm: "ok" });
   });
 
   it("without it, WebAssembly does not compile in the service worker, the offscreen document or its worker", async () => {
