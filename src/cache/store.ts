@@ -7,6 +7,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { StoreType } from "./artifacts.js";
 import type { CacheBackend, Scope } from "./layout.js";
+import { load } from "../lazy-imports.js";
 
 /** A stored file as read back: bytes, or (IndexedDB `tensor-cache.json`) the parsed object. */
 export type StoredValue = { kind: "bytes"; data: ArrayBuffer } | { kind: "json"; data: unknown };
@@ -29,19 +30,19 @@ export interface ArtifactStore {
 export async function openArtifactStore(backend: CacheBackend = "indexeddb"): Promise<ArtifactStore> {
   if (backend === "indexeddb") {
     if (typeof indexedDB === "undefined") throw unsupported(backend, "IndexedDB is not available in this context");
-    const { IdbArtifactStore } = await import("./idb-store.js");
+    const { IdbArtifactStore } = await load.idbStore();
     return new IdbArtifactStore();
   }
   if (backend === "cache") {
     if (typeof caches === "undefined") throw unsupported(backend, "the Cache API is not available here (it needs a secure context: https or http://localhost/127.0.0.1)");
-    const { CacheApiArtifactStore } = await import("./cache-api-store.js");
+    const { CacheApiArtifactStore } = await load.cacheApiStore();
     return new CacheApiArtifactStore();
   }
   if (backend === "opfs") {
     if (typeof navigator === "undefined" || typeof navigator.storage?.getDirectory !== "function") {
       throw unsupported(backend, "the Origin Private File System is not available here");
     }
-    const { OpfsArtifactStore } = await import("./opfs-store.js");
+    const { OpfsArtifactStore } = await load.opfsStore();
     return new OpfsArtifactStore();
   }
   throw new ApiError({ status: 400, param: "cache", code: "invalid_value", message: `Unknown cache backend ${JSON.stringify(backend)}: use "indexeddb" (default), "cache" or "opfs".` });

@@ -9,6 +9,7 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
+import { load } from "../lazy-imports.js";
 import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
@@ -46,7 +47,7 @@ export interface Backend {
 
 export function inProcessBackend(options: EngineHostOptions): Backend {
   let hostPromise: Promise<EngineHost> | null = null;
-  const host = () => (hostPromise ??= import("../host/engine-host.js").then(({ EngineHost }) => new EngineHost(options)));
+  const host = () => (hostPromise ??= load.engineHost().then(({ EngineHost }) => new EngineHost(options)));
   return {
     createChatCompletion: async (body, signal) => (await host()).createChatCompletion(body, { signal }),
     streamChatCompletion: async (body, queue, signal) => (await host()).streamChatCompletion(body, queue, { signal }),

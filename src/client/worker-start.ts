@@ -76,6 +76,7 @@ export async function describeStartFailure(failure: { url: string | undefined; c
 
 /** What the server answers for the worker's URL: status and content type, or why it could not be fetched. */
 async function whatServes(url: string): Promise<string> {
+  if (EXTENSION_URL.test(url)) return whatTheExtensionHolds(url);
   if (!/^https?:/.test(url)) return `its script (${url}) did not load or threw at startup.`;
   try {
     const response = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(3_000) });
@@ -86,8 +87,39 @@ async function whatServes(url: string): Promise<string> {
       return `${url} answered HTTP ${response.status} with ${type}, not JavaScript: the server sent a page (typically an app's index.html fallback) because the worker file was never emitted there.`;
     }
     if (!/javascript|ecmascript/i.test(type)) return `${url} answered HTTP ${response.status} with ${type}, which browsers do not run as a module script.`;
-    return `${url} loads (HTTP ${response.status}, ${type}) but failed to start: a syntax error, an import that does not resolve (bare imports need a bundler in a worker; import maps do not apply there), or an exception at startup. The worker's console shows which.`;
+    return loadsButFailed(url, `HTTP ${response.status}, ${type}`);
   } catch (error) {
     return `${url} could not be fetched (${error instanceof Error ? error.message : String(error)}): offline, blocked by CORS or by a Content-Security-Policy.`;
   }
+}
+
+const EXTENSION_URL = /^(?:chrome|moz|safari-web)-extension:/;
+
+/**
+ * A browser extension's file has no HTTP status: the extension's own fetch
+ * either reads it from the package or fails (Chrome: net::ERR_FILE_NOT_FOUND,
+ * a bare "Failed to fetch"). That still tells a missing file from one that
+ * loads and then fails.
+ */
+async function whatTheExtensionHolds(url: string): Promise<string> {
+  let type: string;
+  try {
+    const response = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(3_000) });
+    void response.body?.cancel();
+    if (!response.ok) throw new Error(`status ${response.status}`);
+    type = response.headers.get("content-type") ?? "no content type";
+  } catch (error) {
+    const pageOrigin = (globalThis as { location?: { origin?: string } }).location?.origin;
+    const foreign = pageOrigin !== undefined && pageOrigin !== new URL(url).origin;
+    return (
+      `${url} is not in the extension's package (fetching it failed: ${error instanceof Error ? error.message : String(error)}): ` +
+      "the extension's build must put the worker file there (esbuild and Rollup do not emit the default worker; Vite does)" +
+      (foreign ? `, and a page of ${pageOrigin} reaches an extension's file only when web_accessible_resources lists it (a worker must be of the page's own origin: start the client in an extension page).` : ".")
+    );
+  }
+  return loadsButFailed(url, `in the extension's package, ${type}`);
+}
+
+function loadsButFailed(url: string, how: string): string {
+  return `${url} loads (${how}) but failed to start: a syntax error, an import that does not resolve (bare imports need a bundler in a worker; import maps do not apply there), or an exception at startup. The worker's console shows which.`;
 }

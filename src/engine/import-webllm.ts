@@ -1,17 +1,18 @@
 /**
- * The one place web-llm is imported (dynamically: nothing loads it until a
- * web-llm model or the prebuilt catalog is needed). The specifier stays a
- * literal so the app's bundler finds it and emits web-llm as its own chunk.
+ * The one place web-llm is loaded (on first use, through lazy-imports.ts:
+ * nothing loads it until a web-llm model or the prebuilt catalog is needed;
+ * the `webgpu-openai/static` entry provides it statically instead).
  *
  * Where it cannot load — typically a page with no bundler, whose worker has
  * no import map for the bare `@mlc-ai/web-llm` — the request fails with a 503
  * that says so, instead of a bare TypeError.
  */
 import { ApiError } from "../protocol/api-error.js";
+import { load } from "../lazy-imports.js";
 
 export async function importWebLlm(): Promise<typeof import("@mlc-ai/web-llm")> {
   try {
-    return await import("@mlc-ai/web-llm");
+    return await load.webllm();
   } catch (error) {
     throw new ApiError({
       status: 503,

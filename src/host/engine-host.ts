@@ -44,6 +44,7 @@ import type { CacheManager, CachedModel, CacheUsage } from "../cache/manager.js"
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../models/embedding.js";
 import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
+import { load } from "../lazy-imports.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -477,7 +478,7 @@ export class EngineHost {
   }
 
   private async cacheManager(): Promise<CacheManager> {
-    const { cacheManager } = await import("../cache/manager.js");
+    const { cacheManager } = await load.cacheManager();
     return cacheManager(this.options.cache ?? "indexeddb");
   }
 
@@ -524,7 +525,7 @@ export class EngineHost {
 
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
-      const { createWebLlmEngine } = await import("../engine/webllm-engine.js");
+      const { createWebLlmEngine } = await load.webllmEngine();
       this.engine = createWebLlmEngine();
     }
     return this.engine;

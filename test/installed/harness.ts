@@ -9,7 +9,7 @@
  * local npm cache.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve } from "node:path";
@@ -25,8 +25,16 @@ export interface PackInfo {
   files: string[];
 }
 
-/** Builds dist/ when it is missing or older than src/, then packs it. */
+/**
+ * Builds dist/ when it is missing or older than src/, then packs it. Several
+ * test files pack at once (vitest runs files in parallel): a lock folder keeps
+ * one build from deleting dist/ under another's pack.
+ */
 export function packLibrary(into: string): PackInfo {
+  return withLock(join(repo, "node_modules/.installed-pack.lock"), () => buildAndPack(into));
+}
+
+function buildAndPack(into: string): PackInfo {
   const built = ["dist/index.js", "dist/testing.js", "dist/worker.js", "dist/worker/entry.js"].map((f) => join(repo, f));
   if (!built.every((f) => existsSync(f)) || newestIn(join(repo, "src")) > Math.min(...built.map((f) => statSync(f).mtimeMs))) {
     execFileSync(npm, ["run", "build"], { cwd: repo, stdio: "pipe" });
@@ -34,6 +42,26 @@ export function packLibrary(into: string): PackInfo {
   const out = execFileSync(npm, ["pack", "--json", "--pack-destination", into], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const [info] = JSON.parse(out) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
   return { tarball: join(into, info.filename), packedBytes: info.size, unpackedBytes: info.unpackedSize, files: info.files.map((f) => f.path) };
+}
+
+/** Runs `work` while holding `lock` (a folder: mkdir is atomic); a lock older than 10 minutes is a crashed run's and is taken over. */
+function withLock<T>(lock: string, work: () => T): T {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true });
+      else Atomics.wait(pause, 0, 0, 200);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** The newest modification time of any file under `dir`. */
@@ -45,12 +73,16 @@ function newestIn(dir: string): number {
   return newest;
 }
 
-/** A fresh copy of test/installed/app with the tarball (and openai) npm-installed into it. */
-export function installApp(tarball: string): string {
-  const app = mkdtempSync(join(tmpdir(), "webgpu-openai-app-"));
-  cpSync(join(repo, "test/installed/app"), app, { recursive: true });
+/**
+ * A fresh copy of test/installed/<template> with the tarball (and openai)
+ * npm-installed into it, plus `packages` (from the registry when the local
+ * npm cache lacks them).
+ */
+export function installApp(tarball: string, template = "app", packages: string[] = []): string {
+  const app = mkdtempSync(join(tmpdir(), `webgpu-openai-${template}-`));
+  cpSync(join(repo, "test/installed", template), app, { recursive: true });
   const openaiVersion = (JSON.parse(readFileSync(join(repo, "node_modules/openai/package.json"), "utf8")) as { version: string }).version;
-  execFileSync(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-package-lock", tarball, `openai@${openaiVersion}`], { cwd: app, stdio: "pipe" });
+  execFileSync(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-package-lock", tarball, `openai@${openaiVersion}`, ...packages], { cwd: app, stdio: "pipe" });
   return app;
 }
 
@@ -122,7 +154,8 @@ export async function runPage(browser: Browser, url: string, timeoutMs = 30_000)
       response.body().then(
         (body) => {
           scriptBytes += body.length;
-          if (/web-llm/.test(response.url()) || body.includes(WEBLLM_MARKER)) webllm.push(response.url());
+          // A file named after web-llm counts when it is big enough to be web-llm: Turbopack's dev server loads small stubs named after modules.
+          if (body.includes(WEBLLM_MARKER) || (/web-llm/.test(response.url()) && body.length > 100_000)) webllm.push(response.url());
         },
         () => undefined,
       ),
@@ -134,7 +167,7 @@ export async function runPage(browser: Browser, url: string, timeoutMs = 30_000)
     if (message.type() === "error") errors.push(message.text());
   });
   try {
-    await page.goto(url);
+    await page.goto(url, { timeout: timeoutMs }); // a dev server compiles the page on this first request
     await page.waitForFunction(() => (globalThis as { __result?: unknown }).__result !== undefined, undefined, { timeout: timeoutMs }).catch(() => undefined);
     const result = (await page.evaluate(() => (globalThis as { __result?: unknown }).__result)) as PageRun["result"];
     await Promise.all(bodies);

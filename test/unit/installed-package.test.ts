@@ -53,7 +53,7 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     await browser?.close();
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
     console.log(`installed-package sizes: ${JSON.stringify(measured)}`);
-  });
+  }, 60_000);
 
   it("is a lean tarball: dist without source maps, the LICENSE, no tests or sources", () => {
     expect(pack.files).toContain("LICENSE");
@@ -71,9 +71,9 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     expect(bare).toEqual([expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/)]);
   });
 
-  it("imports in plain Node (index and testing) and streams a scripted reply", () => {
+  it("imports in plain Node (index, testing and static) and streams a scripted reply", () => {
     const out = execFileSync(process.execPath, ["node-import.mjs"], { cwd: app, encoding: "utf8" });
-    expect(JSON.parse(out)).toEqual({ text: "Hello from Node." });
+    expect(JSON.parse(out)).toEqual({ text: "Hello from Node.", static: "Hello from Node." });
   });
 
   it.each(["bundler", "node16", "node10"])("every subpath resolves with types under moduleResolution %s", (resolution) => {
