@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { PromptCachePolicy, commonPrefix } from "../../src/engine/prompt-cache/policy.js";
+import { fedTokens, playCase, promptCacheCases, t, type CacheDriver, type RequestStep } from "./support/prompt-cache-cases.js";
+
+/** The pure policy as a driver: plan, then record what the sequence holds (or drop it). */
+function policyDriver(policy: PromptCachePolicy): CacheDriver {
+  return {
+    run(step: RequestStep) {
+      const plan = policy.begin({ tokens: step.prompt, key: step.key, reusableUpTo: step.reusableUpTo, maxNewTokens: step.maxNewTokens });
+      if ((step.end ?? "done") === "done") policy.record(plan.seq, fedTokens(step));
+      else policy.drop(plan.seq);
+      expect(policy.usedTokens(), "storage stays within the budget").toBeLessThanOrEqual(policy.budgetTokens);
+      return plan;
+    },
+    clear: () => policy.clear(),
+  };
+}
+
+describe("prompt-cache policy: the shared cases", () => {
+  for (const c of promptCacheCases) {
+    it(c.name, async () => {
+      for (const { say, expected, actual } of await playCase(c, policyDriver(new PromptCachePolicy(c.options)))) {
+        expect(actual, say).toMatchObject(expected);
+        expect(actual.reused + actual.prefill, `${say}: reused + prefill = prompt`).toBeGreaterThan(actual.reused);
+      }
+    });
+  }
+});
+
+describe("prompt-cache policy: storage and plans", () => {
+  it("counts a forked prefix once and each branch's own tokens", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    const b = p.begin({ tokens: [...t(1, 20), ...t(2, 5)] });
+    p.record(b.seq, [...t(1, 20), ...t(2, 5)]);
+    expect(p.usedTokens()).toBe(35);
+    p.drop(a.seq);
+    expect(p.usedTokens(), "the fork keeps the shared prefix").toBe(25);
+  });
+
+  it("rounds each segment up to whole pages", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000, pageSize: 16 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    expect(p.usedTokens()).toBe(32);
+    const b = p.begin({ tokens: [...t(1, 20), ...t(2, 5)] });
+    p.record(b.seq, [...t(1, 20), ...t(2, 5)]);
+    // Segments: 20 shared (32), A's 10 (16), B's 5 (16).
+    expect(p.usedTokens()).toBe(64);
+  });
+
+  it("a busy sequence (between begin and record) is never chosen or evicted", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    const b = p.begin({ tokens: t(1, 30) });
+    expect(b).toMatchObject({ reused: 0, from: "new", evict: [] });
+    expect(b.seq).not.toBe(a.seq);
+  });
+
+  it("record after a shorter feed than planned (stop inside the prompt's tail) truncates", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    p.record(a.seq, t(1, 10));
+    expect(p.usedTokens()).toBe(10);
+    expect(p.sequences()[0].tokens).toEqual(t(1, 10));
+  });
+
+  it("commonPrefix compares token ids", () => {
+    expect(commonPrefix([1, 2, 3], [1, 2, 4])).toBe(2);
+    expect(commonPrefix([], [1])).toBe(0);
+    expect(commonPrefix([5], [5])).toBe(1);
+  });
+});
