@@ -64,6 +64,8 @@ export interface NormalizedRequest {
   /** undefined: the model's default. */
   reasoningEffort: ReasoningEffort | undefined;
   cacheKey: string | undefined;
+  /** The connection (a tab of a shared worker) that sent it, set by the host: remembered raw replies are restored only for it. */
+  client?: string;
   provider: ProviderPreferences | undefined;
   n: number;
   /** The last message is an assistant message to be continued. */
