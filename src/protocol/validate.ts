@@ -316,7 +316,8 @@ function validateTools(v: unknown): FunctionTool[] {
         name: fn.name as string,
         ...(typeof fn.description === "string" ? { description: fn.description } : {}),
         parameters: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-        ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
+        // false renders as absent (as on the Responses face): the prompt, and its cached prefix, are the same.
+        ...(fn.strict === true ? { strict: true } : {}),
       },
     } satisfies FunctionTool;
   });
