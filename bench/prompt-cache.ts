@@ -62,8 +62,11 @@ const lastText = (r: EngineRequest) => {
   return typeof c === "string" ? c : "";
 };
 
+/** `promptCache: false` in the bench's comparison run: web-llm's own reuse only. */
+let promptCache: false | undefined;
+
 function setup(reply: (r: EngineRequest) => string) {
-  const engine = createScriptedEngine({ replies: reply });
+  const engine = createScriptedEngine({ replies: reply, promptCache });
   const client = createClient({ worker: false, engine });
   const openai = new OpenAI({ baseURL: "http://local.webgpu/v1", apiKey: "local", fetch: client.fetch as typeof fetch });
   return { openai };
@@ -156,7 +159,9 @@ export function summarize(requests: TraceRequest[]): TraceSummary[] {
   });
 }
 
-export async function benchPromptCache(): Promise<{ requests: TraceRequest[]; summary: TraceSummary[] }> {
+/** The traces; `{ promptCache: false }` runs them with caching off (web-llm's own reuse), for comparison. */
+export async function benchPromptCache(options: { promptCache?: false } = {}): Promise<{ requests: TraceRequest[]; summary: TraceSummary[] }> {
+  promptCache = options.promptCache;
   const requests: TraceRequest[] = [];
   await chatApp(requests);
   await interleaved(requests);
