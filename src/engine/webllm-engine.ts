@@ -26,6 +26,7 @@
  * and `loadedModelIdToChatConfig` (conversation template).
  */
 import { ApiError, abortError } from "../protocol/api-error.js";
+import type { PromptCacheOption, PromptCacheSettings } from "./prompt-cache/config.js";
 import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { EmbedRequest, Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
@@ -102,6 +103,8 @@ export interface WebLlmEngineOptions {
   webllm?: WebLlmModule | (() => Promise<WebLlmModule>);
   /** web-llm's log level; default "WARN". */
   logLevel?: string;
+  /** Prompt caching (engine/prompt-cache/config.ts); the host's load options win. */
+  promptCache?: PromptCacheOption | PromptCacheSettings;
 }
 
 /** The web-llm engine as the host sees it. */

@@ -45,6 +45,7 @@ import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../models/embedding.js";
 import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
 import { load } from "../lazy-imports.js";
+import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -63,6 +64,8 @@ export interface EngineHostOptions {
   responsesStore?: { maxResponses?: number };
   /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
   deviceMemoryGb?: number;
+  /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
+  promptCache?: PromptCacheOption;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -74,6 +77,11 @@ export interface ChunkSink<T = ChatCompletionChunk> {
 
 export interface RequestOptions {
   signal?: AbortSignal;
+  /**
+   * Who sent the request (a shared worker's tab): the raw text of a reply is
+   * restored only for the client that received it. Absent: this host's one client.
+   */
+  client?: string;
 }
 
 /** Reasoning budget (tokens) per effort; `max` is bounded only by max_tokens. */
@@ -107,9 +115,11 @@ export class EngineHost {
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
   private readonly responses: ResponsesFace<Prepared>;
+  private readonly promptCache: PromptCacheSettings;
 
   constructor(private readonly options: EngineHostOptions = {}) {
     this.engine = options.engine ?? null;
+    this.promptCache = promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb());
     this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
     this.responses = new ResponsesFace<Prepared>(
       { run: (request, signal, work) => this.withSlot(request, signal, work), generate: (prepared, output, signal) => this.generate(prepared, output, signal) },
@@ -120,12 +130,12 @@ export class EngineHost {
   // ── responses (the Responses API face: same pipeline, another output builder) ──
 
   createResponse(body: unknown, options: RequestOptions = {}): Promise<ResponseObject> {
-    return this.responses.create(body, options.signal);
+    return this.responses.create(body, options.signal, options.client);
   }
 
   /** Resolves once generation has started; events then go to `sink` (as streamChatCompletion's chunks). */
   streamResponse(body: unknown, sink: ChunkSink<ResponseStreamEvent>, options: RequestOptions = {}): Promise<void> {
-    return this.responses.stream(body, sink, options.signal);
+    return this.responses.stream(body, sink, options.signal, options.client);
   }
 
   async retrieveResponse(id: string): Promise<ResponseObject> {
@@ -142,13 +152,13 @@ export class EngineHost {
 
   /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */
   compactResponse(body: unknown, options: RequestOptions = {}): Promise<CompactResource> {
-    return compactConversation(this.responses, body, options.signal);
+    return compactConversation(this.responses, body, options.signal, options.client);
   }
 
   // ── chat completions ─────────────────────────────────────────────────────
 
   async createChatCompletion(body: unknown, options: RequestOptions = {}): Promise<ChatCompletion> {
-    const request = validateRequest(body);
+    const request = { ...validateRequest(body), client: options.client };
     if (request.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createChatCompletion returns one completion; use streamChatCompletion for `stream: true`." });
     }
@@ -189,7 +199,7 @@ export class EngineHost {
   streamChatCompletion(body: unknown, sink: ChunkSink, options: RequestOptions = {}): Promise<void> {
     let request: NormalizedRequest;
     try {
-      request = validateRequest(body);
+      request = { ...validateRequest(body), client: options.client };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -353,7 +363,7 @@ export class EngineHost {
       thinking: thinking.enabled,
       rawAssistantText: (message) => {
         const at = messages.indexOf(message);
-        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey), message);
+        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey, request.client), message);
       },
     };
     const window = contextWindowOf(record);
@@ -381,6 +391,7 @@ export class EngineHost {
         : { enabled: false },
       continueFinalMessage: request.continueFinalMessage,
       topLogprobs: request.topLogprobs,
+      ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),
     };
     return {
       request,
@@ -389,7 +400,7 @@ export class EngineHost {
       context,
       engineRequest,
       started,
-      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0 },
+      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0 },
     };
   }
 
@@ -424,8 +435,11 @@ export class EngineHost {
     output.write([...parser.push(held), ...parser.finish()], undefined);
     if (finish === "abort" && signal.aborted) throw abortError();
     const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+    // At least one prompt token is always prefilled (its logits give the first output token).
+    const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
     prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+    prepared.stats.prefill_tokens += usage.promptTokens - cached;
     // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
     if (finish === "stop" && !parser.cutCall) this.rememberReply(prepared, output.reply(), raw);
     return {
@@ -435,7 +449,7 @@ export class EngineHost {
         prompt_tokens: usage.promptTokens,
         completion_tokens: usage.completionTokens,
         total_tokens: usage.promptTokens + usage.completionTokens,
-        prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+        prompt_tokens_details: { cached_tokens: cached },
         completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
       },
     };
@@ -443,10 +457,12 @@ export class EngineHost {
 
   private rememberReply(prepared: Prepared, reply: SentBackReply, raw: string): void {
     const messages = prepared.request.messages;
-    const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey);
+    const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey, prepared.request.client);
     // Copied, not referenced: the reply's call objects are handed to the app, which may edit them in place before sending them back.
     const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-    this.memory.remember(key, { raw, calls, reasoning: reply.reasoning });
+    // Only a streamed reply can come back as its last reasoning fragment (the SDK stream helpers' artifact).
+    const lastReasoningDelta = prepared.request.stream && reply.lastReasoningDelta ? { lastReasoningDelta: reply.lastReasoningDelta } : {};
+    this.memory.remember(key, { raw, calls, reasoning: reply.reasoning, ...lastReasoningDelta });
   }
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
@@ -474,6 +490,7 @@ export class EngineHost {
       exclusive,
       cacheBackend: this.options.cache,
       onProgress: phases ? phases.engine : emit,
+      ...(embedding ? {} : { promptCache: this.promptCache }),
     });
   }
 
@@ -526,7 +543,7 @@ export class EngineHost {
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
       const { createWebLlmEngine } = await load.webllmEngine();
-      this.engine = createWebLlmEngine();
+      this.engine = createWebLlmEngine({ promptCache: this.promptCache });
     }
     return this.engine;
   }

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { PromptCachePolicy, commonPrefix } from "../../src/engine/prompt-cache/policy.js";
+import { fedTokens, playCase, promptCacheCases, t, type CacheDriver, type RequestStep } from "./support/prompt-cache-cases.js";
+
+/** The pure policy as a driver: plan, then record what the sequence holds (or drop it). */
+function policyDriver(policy: PromptCachePolicy): CacheDriver {
+  return {
+    run(step: RequestStep) {
+      const plan = policy.begin({ tokens: step.prompt, key: step.key, reusableUpTo: step.reusableUpTo, maxNewTokens: step.maxNewTokens });
+      if ((step.end ?? "done") === "done") policy.record(plan.seq, fedTokens(step));
+      else policy.drop(plan.seq);
+      expect(policy.usedTokens(), "storage stays within the budget").toBeLessThanOrEqual(policy.budgetTokens);
+      return plan;
+    },
+    clear: () => policy.clear(),
+  };
+}
+
+describe("prompt-cache policy: the shared cases", () => {
+  for (const c of promptCacheCases) {
+    it(c.name, async () => {
+      for (const { say, expected, actual } of await playCase(c, policyDriver(new PromptCachePolicy(c.options)))) {
+        expect(actual, say).toMatchObject(expected);
+        expect(actual.reused + actual.prefill, `${say}: reused + prefill = prompt`).toBeGreaterThan(actual.reused);
+      }
+    });
+  }
+});
+
+describe("prompt-cache policy: storage and plans", () => {
+  it("counts a forked prefix once and each branch's own tokens", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    const b = p.begin({ tokens: [...t(1, 20), ...t(2, 5)] });
+    p.record(b.seq, [...t(1, 20), ...t(2, 5)]);
+    expect(p.usedTokens()).toBe(35);
+    p.drop(a.seq);
+    expect(p.usedTokens(), "the fork keeps the shared prefix").toBe(25);
+  });
+
+  it("rounds each segment up to whole pages", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000, pageSize: 16 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    expect(p.usedTokens()).toBe(32);
+    const b = p.begin({ tokens: [...t(1, 20), ...t(2, 5)] });
+    p.record(b.seq, [...t(1, 20), ...t(2, 5)]);
+    // Segments: 20 shared (32), A's 10 (16), B's 5 (16).
+    expect(p.usedTokens()).toBe(64);
+  });
+
+  it("a busy sequence (between begin and record) is never chosen or evicted", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    const b = p.begin({ tokens: t(1, 30) });
+    expect(b).toMatchObject({ reused: 0, from: "new", evict: [] });
+    expect(b.seq).not.toBe(a.seq);
+  });
+
+  it("record after a shorter feed than planned (stop inside the prompt's tail) truncates", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const a = p.begin({ tokens: t(1, 30) });
+    p.record(a.seq, t(1, 30));
+    p.record(a.seq, t(1, 10));
+    expect(p.usedTokens()).toBe(10);
+    expect(p.sequences()[0].tokens).toEqual(t(1, 10));
+  });
+
+  it("a reply that outgrows the room reserved evicts as it grows (makeRoom) or at record", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 100 });
+    const a = p.begin({ tokens: t(1, 40) });
+    p.record(a.seq, t(1, 40));
+    const b = p.begin({ tokens: t(2, 30) });
+    expect(b.evict).toEqual([]);
+    expect(p.makeRoom(b.seq, 20), "30 + 20 + A's 40 fit").toEqual([]);
+    expect(p.makeRoom(b.seq, 40), "30 + 40 + 40 do not").toEqual([a.seq]);
+    const c = p.begin({ tokens: t(3, 10) });
+    expect(p.record(c.seq, t(3, 10))).toEqual([]);
+    expect(p.record(b.seq, t(2, 95)), "B's reply outgrew the room: the idle C goes").toEqual([c.seq]);
+    expect(p.usedTokens()).toBe(95);
+  });
+
+  it("commonPrefix compares token ids", () => {
+    expect(commonPrefix([1, 2, 3], [1, 2, 4])).toBe(2);
+    expect(commonPrefix([], [1])).toBe(0);
+    expect(commonPrefix([5], [5])).toBe(1);
+  });
+});
+
+describe("prompt-cache option and default budget", () => {
+  it("budget = an eighth of device memory over the KV bytes per token, kept within 1–8 context windows", async () => {
+    const { defaultBudgetTokens, kvBytesPerToken, promptCacheSettings, mergeSettings } = await import("../../src/engine/prompt-cache/config.js");
+    const qwen3 = kvBytesPerToken({ layers: 28, kvHeads: 8, headDim: 128, bytesPerElement: 2 });
+    expect(qwen3).toBe(114_688);
+    expect(defaultBudgetTokens({ contextWindow: 4096, kvBytesPerToken: qwen3, deviceMemoryGb: 8 })).toBe(9362);
+    expect(defaultBudgetTokens({ contextWindow: 4096, kvBytesPerToken: qwen3, deviceMemoryGb: 1 }), "never below one window").toBe(4096);
+    expect(defaultBudgetTokens({ contextWindow: 1024, kvBytesPerToken: 1024, deviceMemoryGb: 8 }), "never above eight windows").toBe(8192);
+    expect(defaultBudgetTokens({ contextWindow: 4096 }), "unknown shape and memory: 128 KiB per token, 4 GB").toBe(4096);
+    expect(promptCacheSettings(false)).toEqual({ enabled: false });
+    expect(promptCacheSettings(undefined, 8)).toEqual({ deviceMemoryGb: 8 });
+    expect(promptCacheSettings({ budgetTokens: 5000 }, 8)).toEqual({ enabled: true, deviceMemoryGb: 8, budgetTokens: 5000 });
+    expect(() => promptCacheSettings({ budgetTokens: -1 })).toThrow(/budgetTokens/);
+    // The client's choice wins over the engine factory's; unsaid, the factory's stands.
+    expect(mergeSettings(promptCacheSettings(undefined, 8), false)).toEqual({ enabled: false, deviceMemoryGb: 8 });
+    expect(mergeSettings(promptCacheSettings(false), { budgetTokens: 100 })).toEqual({ enabled: false });
+  });
+});
