@@ -6,6 +6,7 @@
  */
 import type { ContentPart, TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
+import type { PromptCacheSettings } from "./prompt-cache/config.js";
 
 export interface EngineMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -53,12 +54,14 @@ export interface EngineRequest {
   continueFinalMessage: boolean;
   /** Number of alternatives per token to report; undefined = no logprobs. */
   topLogprobs?: number;
+  /** `prompt_cache_key` (or `user` / `safety_identifier`): the engine prefers cached sequences of this key and evicts them last. */
+  promptCacheKey?: string;
 }
 
 export interface EngineUsage {
   /** All prompt tokens, including those served from the KV cache. */
   promptTokens: number;
-  /** Prompt tokens the engine did not prefill again (KV reuse). */
+  /** Prompt tokens the engine did not prefill (already in its KV cache); the host reports them as `cached_tokens`. */
   cachedTokens: number;
   completionTokens: number;
   prefillTokensPerS: number;
@@ -90,6 +93,8 @@ export interface LoadOptions {
    * the host found that both do not fit in GPU memory together.
    */
   exclusive?: boolean;
+  /** Prompt caching as the client set it (`createClient({ promptCache })`); absent: the engine's own default. */
+  promptCache?: PromptCacheSettings;
 }
 
 /**

@@ -63,6 +63,8 @@ export interface PromptCacheBudget {
   maxSequences: number;
   /** Storage counted in pages of this many tokens; default the cache's page size. */
   pageSize?: number;
+  /** Room the runtime's cache keeps beyond the budget for the running request's reply (a context window). Default 0. */
+  replyRoom?: number;
 }
 
 /** What a request's prefill cost, read from the pipeline. */
@@ -127,7 +129,7 @@ export class WebLlmPromptCache {
     if (!reason && budget) {
       try {
         // Room for the budget plus one partly filled page per sequence (fork copies a split page).
-        recreateKvCache(pipeline, budget.budgetTokens + WEBLLM_PAGE_SIZE * (budget.maxSequences + 1), budget.maxSequences + 1);
+        recreateKvCache(pipeline, budget.budgetTokens + (budget.replyRoom ?? 0) + WEBLLM_PAGE_SIZE * (budget.maxSequences + 1), budget.maxSequences + 1);
         pipeline.resetKVCache.call(pipeline);
       } catch (error) {
         reason = `the KV cache could not be re-created (${(error as Error).message})`;
