@@ -11,6 +11,7 @@ export type { CompactResource, CompactResponseParams, CompactionItem } from "./p
 export type * from "./protocol/embeddings-types.js";
 export type { LoadProgress, Engine, EngineRequest, EngineEvent } from "./engine/types.js";
 export type { ModelRecord } from "./models/record.js";
+export type { PromptCacheConfig, PromptCacheOption } from "./engine/prompt-cache/config.js";
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";
 export type { WorkerInfo, WorkerKind } from "./worker/protocol.js";
 export type { CachedModel, CacheUsage } from "./cache/manager.js";

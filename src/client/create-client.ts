@@ -10,6 +10,7 @@ import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { requestPersistence } from "../cache/quota.js";
 import type { ScriptedEngine } from "../engine/scripted.js";
+import { promptCacheSettings, type PromptCacheOption } from "../engine/prompt-cache/config.js";
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
@@ -60,6 +61,12 @@ export interface ClientOptions {
    * is evicted.
    */
   responsesStore?: { maxResponses?: number };
+  /**
+   * Prompt caching (default on): the engine keeps the KV cache of recent
+   * prompts and prefills only what no cached prefix holds. `false` turns it
+   * off; `{ budgetTokens, maxSequences }` bounds it (README "Prompt caching").
+   */
+  promptCache?: PromptCacheOption;
 }
 
 export interface RequestOptions {
@@ -202,6 +209,7 @@ function withOutputText(response: ResponseObject): ResponseObject {
 }
 
 function chooseBackend(options: ClientOptions): Backend {
+  promptCacheSettings(options.promptCache); // a bad option fails here, not at the first request
   const useWorker = options.worker ?? inBrowser();
   const hostOptions: EngineHostOptions = {
     engine: options.engine,
@@ -211,6 +219,7 @@ function chooseBackend(options: ClientOptions): Backend {
     cache: options.cache,
     onProgress: options.onProgress,
     responsesStore: options.responsesStore,
+    promptCache: options.promptCache,
   };
   if (!useWorker) return inProcessBackend(hostOptions);
   const link = chooseWorkerLink(useWorker);

@@ -4,17 +4,23 @@
  * whole pipeline above the engine seam — and an app's own UI — can be tested
  * deterministically. It behaves like web-llm where the pipeline depends on it:
  * token-by-token deltas, `max_tokens` → `length`, stop strings cut the output,
- * the context window is enforced, and multi-turn KV reuse happens only when the
- * history repeats the previous turn byte for byte.
+ * the context window is enforced, and its KV cache is simulated on its own
+ * token ids with the prompt-cache policy web-llm's binding applies
+ * (scripted-cache.ts), so `cached_tokens` are the ones web-llm would report.
  */
 import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { contextWindowOf } from "../models/record.js";
 import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm-request.js";
-import type { EmbedRequest, Engine, EngineEvent, EngineMessage, EngineRequest, LoadOptions } from "./types.js";
+import type { EmbedRequest, Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
 import { scriptedEmbed } from "./scripted-embed.js";
+import { Vocabulary, renderPrompt, scriptedTokens } from "./scripted-prompt.js";
+import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
+import type { PromptCacheOption } from "./prompt-cache/config.js";
+
+export { scriptedTokens } from "./scripted-prompt.js";
 
 
 export type ScriptedReply = string | { text: string; finish?: "stop" | "length"; error?: ApiError | Error; errorAfterTokens?: number };
@@ -33,6 +39,8 @@ export interface ScriptedEngineOptions {
   embed?: (text: string) => number[];
   /** Simulated time per embedding batch (ms); abort is honoured between batches. */
   embedDelayMs?: number;
+  /** Prompt caching, as `createClient({ promptCache })` (which wins when set). Default on. */
+  promptCache?: PromptCacheOption;
 }
 
 export interface ScriptedEngine extends Engine {
@@ -43,27 +51,8 @@ export interface ScriptedEngine extends Engine {
   /** Every embedding batch received, in order. */
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number } | null;
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption } | null;
 }
-
-const TOKEN = /\s*[\p{L}\p{N}]+|\s*[^\s\p{L}\p{N}]|\s+/gu;
-
-/** Deterministic tokenization: words with their leading space, and single punctuation marks. */
-export function scriptedTokens(text: string): string[] {
-  return text.match(TOKEN) ?? [];
-}
-
-function messageText(message: EngineMessage): string {
-  return typeof message.content === "string"
-    ? message.content
-    : message.content.map((p) => (p.type === "text" ? p.text : "<image>")).join("");
-}
-
-const promptTokenCount = (messages: EngineMessage[]) =>
-  messages.reduce((sum, m) => sum + scriptedTokens(messageText(m)).length + 4, 0);
-
-const sameMessages = (a: EngineMessage[], b: EngineMessage[]) =>
-  a.length === b.length && a.every((m, i) => m.role === b[i].role && JSON.stringify(m.content) === JSON.stringify(b[i].content));
 
 /** A fabricated but deterministic log probability per token, so logprob plumbing is testable. */
 function fakeLogprobs(token: string, top: number): TokenLogprob[] {
@@ -81,8 +70,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   const replyQueue = Array.isArray(options.replies) ? [...options.replies] : null;
   const delay = options.tokenDelayMs ?? 0;
   let loaded: string | null = null;
-  /** The conversation as the KV cache holds it after the last turn (web-llm's reuse rule). */
-  let kv: { messages: EngineMessage[]; tokens: number } | null = null;
+  const vocab = new Vocabulary();
+  const kv = new ScriptedCache(options.promptCache);
 
   function nextReply(request: EngineRequest): Exclude<ScriptedReply, string> {
     let reply: ScriptedReply | undefined;
@@ -100,19 +89,27 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     if (loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
     const record = currentRecord;
     const window = record ? contextWindowOf(record) : 4096;
-    const promptTokens = promptTokenCount(request.messages);
+    const prompt = renderPrompt(request.messages, request.continueFinalMessage, vocab);
+    const promptTokens = prompt.ids.length;
     if (promptTokens >= window) {
-      kv = null;
+      kv.clear();
       throw new ApiError({ status: 400, code: "context_length_exceeded", param: "messages", message: `The prompt is ${promptTokens} tokens; this model's context window is ${window} tokens. Shorten the conversation.` });
     }
-    const history = request.messages.slice(0, -1);
-    const last = request.messages[request.messages.length - 1];
-    const reuse = kv !== null && !request.continueFinalMessage && (last.role === "user" || last.role === "tool") && sameMessages(kv.messages, history);
-    const cachedTokens = reuse && kv ? kv.tokens : 0;
-    kv = null;
-
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
+    const turn = kv.begin(request, prompt);
+    try {
+      yield* decode(request, reply, prompt.ids, maxTokens, turn, signal);
+    } finally {
+      // An error, or a consumer that stopped listening: what the sequence holds is not known.
+      if (!turn.settled) kv.drop(turn);
+    }
+  }
+
+  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    const record = currentRecord;
+    const promptTokens = promptIds.length;
+    const cachedTokens = turn.cached;
     // As web-llm: thinking off writes its empty block into the reply (counted toward max_tokens); a script that starts with it gets no second one.
     const offBlock = !request.thinking.enabled && !request.continueFinalMessage && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
     const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
@@ -146,10 +143,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       else await Promise.resolve();
     }
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
-    // As web-llm: continuations go through its completion API, which resets the cache; the last sampled token is never fed back.
-    if (finish !== "abort" && finish !== "length" && !request.continueFinalMessage) {
-      kv = { messages: [...request.messages, { role: "assistant", content: output }], tokens: promptTokens + Math.max(emitted - 1, 0) };
-    }
+    // The last sampled token is never fed back. Aborted before the first token: stopped inside prefill, contents uncertain.
+    if (finish === "abort" && emitted === 0) kv.drop(turn);
+    else kv.finish(turn, request, [...promptIds, ...vocab.encode(tokens.slice(0, Math.max(emitted - 1, 0)))], output, finish);
     const seconds = Math.max((performance.now() - started) / 1000, 1e-6);
     yield {
       type: "done",
@@ -174,7 +170,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     if (loadOptions.exclusive) {
       loaded = null;
       currentRecord = null;
-      kv = null;
+      kv.clear();
     }
     loads.push(record.model_id);
     const steps = 4;
@@ -192,7 +188,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache }
       : null,
     get loadedModel() {
       return loaded;
@@ -223,13 +219,13 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       }
       loaded = record.model_id;
       currentRecord = record;
-      kv = null;
+      kv.configure(loadOptions.promptCache, contextWindowOf(record));
     },
     async unload() {
       embeddingRecord = null;
       loaded = null;
       currentRecord = null;
-      kv = null;
+      kv.clear();
     },
     generate,
   };

@@ -27,6 +27,7 @@
  * and `loadedModelIdToChatConfig` (conversation template).
  */
 import { ApiError, abortError } from "../protocol/api-error.js";
+import type { PromptCacheOption, PromptCacheSettings } from "./prompt-cache/config.js";
 import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";

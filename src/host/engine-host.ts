@@ -44,6 +44,7 @@ import type { CacheManager, CachedModel, CacheUsage } from "../cache/manager.js"
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../models/embedding.js";
 import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
+import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -62,6 +63,8 @@ export interface EngineHostOptions {
   responsesStore?: { maxResponses?: number };
   /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
   deviceMemoryGb?: number;
+  /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
+  promptCache?: PromptCacheOption;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -106,9 +109,11 @@ export class EngineHost {
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
   private readonly responses: ResponsesFace<Prepared>;
+  private readonly promptCache: PromptCacheSettings;
 
   constructor(private readonly options: EngineHostOptions = {}) {
     this.engine = options.engine ?? null;
+    this.promptCache = promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb());
     this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
     this.responses = new ResponsesFace<Prepared>(
       { run: (request, signal, work) => this.withSlot(request, signal, work), generate: (prepared, output, signal) => this.generate(prepared, output, signal) },
@@ -380,6 +385,7 @@ export class EngineHost {
         : { enabled: false },
       continueFinalMessage: request.continueFinalMessage,
       topLogprobs: request.topLogprobs,
+      ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),
     };
     return {
       request,
@@ -388,7 +394,7 @@ export class EngineHost {
       context,
       engineRequest,
       started,
-      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0 },
+      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0 },
     };
   }
 
@@ -423,8 +429,11 @@ export class EngineHost {
     output.write([...parser.push(held), ...parser.finish()], undefined);
     if (finish === "abort" && signal.aborted) throw abortError();
     const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+    // At least one prompt token is always prefilled (its logits give the first output token).
+    const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
     prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+    prepared.stats.prefill_tokens += usage.promptTokens - cached;
     if (finish === "stop") this.rememberReply(prepared, output.reply(), raw);
     return {
       finish,
@@ -432,7 +441,7 @@ export class EngineHost {
         prompt_tokens: usage.promptTokens,
         completion_tokens: usage.completionTokens,
         total_tokens: usage.promptTokens + usage.completionTokens,
-        prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+        prompt_tokens_details: { cached_tokens: cached },
         completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
       },
     };
@@ -471,6 +480,7 @@ export class EngineHost {
       exclusive,
       cacheBackend: this.options.cache,
       onProgress: phases ? phases.engine : emit,
+      ...(embedding ? {} : { promptCache: this.promptCache }),
     });
   }
 
@@ -523,7 +533,7 @@ export class EngineHost {
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
       const { createWebLlmEngine } = await import("../engine/webllm-engine.js");
-      this.engine = createWebLlmEngine();
+      this.engine = createWebLlmEngine({ promptCache: this.promptCache });
     }
     return this.engine;
   }

@@ -37,6 +37,7 @@ export async function compactConversation(face: CreatesResponses, body: unknown,
         previous_response_id: request.previousResponseId,
         input: [...older, { type: "message", role: "user", content: SUMMARY_PROMPT }],
         store: false,
+        prompt_cache_key: request.promptCacheKey,
         // A summary needs no thinking: on a small model that is most of the time and the window.
         reasoning: { effort: "none" },
       },

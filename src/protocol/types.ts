@@ -256,6 +256,8 @@ export interface WebGpuStats {
   ttft_ms: number;
   prefill_tokens_per_s: number;
   decode_tokens_per_s: number;
+  /** Prompt tokens the engine prefilled (the rest came from its KV cache: `cached_tokens`); summed over choices. */
+  prefill_tokens: number;
 }
 
 export interface ChatCompletion {

@@ -32,6 +32,7 @@ export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress:
     timeoutMs: config.timeoutMs,
     cache: config.cache,
     responsesStore: config.responsesStore,
+    promptCache: config.promptCache,
     onProgress,
   });
 }

@@ -13,6 +13,7 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
+import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
@@ -27,7 +28,7 @@ export type PortCommand = { type: "abort" };
 /** Serializable engine choice for the default worker. */
 export type EngineSpec =
   | { kind: "webllm" }
-  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number };
+  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption };
 
 export interface WorkerHostConfig {
   engine: EngineSpec;
@@ -36,6 +37,7 @@ export interface WorkerHostConfig {
   timeoutMs?: number;
   cache?: "indexeddb" | "cache" | "opfs";
   responsesStore?: { maxResponses?: number };
+  promptCache?: PromptCacheOption;
 }
 
 /** Which worker serves a client: one SharedWorker for every tab of the origin, a dedicated one, or none (this thread). */

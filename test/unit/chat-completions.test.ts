@@ -25,6 +25,7 @@ describe("non-streaming completion", () => {
       ttft_ms: expect.any(Number),
       prefill_tokens_per_s: expect.any(Number),
       decode_tokens_per_s: expect.any(Number),
+      prefill_tokens: completion.usage.prompt_tokens,
     });
   });
 
@@ -110,10 +111,11 @@ describe("multi-turn KV reuse", () => {
     expect(engine.requests[1].messages[1]).toEqual({ role: "assistant", content: "First answer." });
   });
 
-  it("a different history is prefilled in full", async () => {
+  it("a different history reuses only what precedes the first difference (the scripted template's `<start> <user>`)", async () => {
     const { client } = scriptedClient(["First answer.", "Second answer."]);
     await client.chat.completions.create({ ...base, messages: [user("one")] });
     const second = await client.chat.completions.create({ ...base, messages: [user("other"), { role: "assistant", content: "First answer." }, user("two")] });
-    expect(second.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    expect(second.usage.prompt_tokens_details.cached_tokens).toBe(2);
+    expect(second.x_webgpu.prefill_tokens).toBe(second.usage.prompt_tokens - 2);
   });
 });

@@ -67,6 +67,20 @@ describe("prompt-cache policy: storage and plans", () => {
     expect(p.sequences()[0].tokens).toEqual(t(1, 10));
   });
 
+  it("a reply that outgrows the room reserved evicts as it grows (makeRoom) or at record", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 100 });
+    const a = p.begin({ tokens: t(1, 40) });
+    p.record(a.seq, t(1, 40));
+    const b = p.begin({ tokens: t(2, 30) });
+    expect(b.evict).toEqual([]);
+    expect(p.makeRoom(b.seq, 20), "30 + 20 + A's 40 fit").toEqual([]);
+    expect(p.makeRoom(b.seq, 40), "30 + 40 + 40 do not").toEqual([a.seq]);
+    const c = p.begin({ tokens: t(3, 10) });
+    expect(p.record(c.seq, t(3, 10))).toEqual([]);
+    expect(p.record(b.seq, t(2, 95)), "B's reply outgrew the room: the idle C goes").toEqual([c.seq]);
+    expect(p.usedTokens()).toBe(95);
+  });
+
   it("commonPrefix compares token ids", () => {
     expect(commonPrefix([1, 2, 3], [1, 2, 4])).toBe(2);
     expect(commonPrefix([], [1])).toBe(0);

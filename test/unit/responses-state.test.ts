@@ -28,12 +28,14 @@ describe("previous_response_id", () => {
 
   it("a thinking model's chain gets the same cached_tokens as the same chat conversation", async () => {
     const replies = ["<think>Greet back.</think>Hello there.", "<think>Name?</think>I am a local model."];
-    const { client } = scriptedClient([...replies, ...replies]);
+    const { client } = scriptedClient(replies);
     const first = await client.responses.create({ model: QWEN3, instructions: "Be kind.", input: "hi" });
     const second = await client.responses.create({ model: QWEN3, instructions: "Be kind.", input: "who are you?", previous_response_id: first.id });
+    // A second client, so the chat conversation starts from a cold cache as the chain did.
+    const { client: chat } = scriptedClient(replies);
     const messages = [{ role: "system" as const, content: "Be kind." }, { role: "user" as const, content: "hi" }];
-    const c1 = await client.chat.completions.create({ model: QWEN3, messages });
-    const c2 = await client.chat.completions.create({ model: QWEN3, messages: [...messages, c1.choices[0].message as never, { role: "user", content: "who are you?" }] });
+    const c1 = await chat.chat.completions.create({ model: QWEN3, messages });
+    const c2 = await chat.chat.completions.create({ model: QWEN3, messages: [...messages, c1.choices[0].message as never, { role: "user", content: "who are you?" }] });
     expect(second.usage?.input_tokens_details.cached_tokens).toBe(c2.usage.prompt_tokens_details.cached_tokens);
     expect(second.usage?.input_tokens).toBe(c2.usage.prompt_tokens);
   });

@@ -6,8 +6,10 @@
  *   into the reply it streams and stores (those tokens count toward max_tokens);
  * - its KV cache holds prompt + completion − 1 tokens (the last sampled token
  *   is never fed back);
- * - a continuation goes through web-llm's completion API, which resets the KV
- *   cache: the chat turn after it reuses nothing.
+ * - with `promptCache: false`, web-llm's own rule: a continuation goes through
+ *   web-llm's completion API, which resets the KV cache, so the chat turn
+ *   after it reuses nothing; with prompt caching (the default) the longest
+ *   common prefix of tokens is reused there too (prompt-cache.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/index.js";
@@ -88,8 +90,8 @@ describe("KV cache like web-llm's", () => {
     expect(second.usage.prompt_tokens_details.cached_tokens).toBe(first.usage.prompt_tokens + first.usage.completion_tokens - 1);
   });
 
-  it("a chat turn after a continuation reuses nothing (web-llm continues through its completion API, which resets the cache)", async () => {
-    const engine = createScriptedEngine({ replies: [" and more.", "Next."] });
+  it("caching off: a chat turn after a continuation reuses nothing (web-llm continues through its completion API, which resets the cache)", async () => {
+    const engine = createScriptedEngine({ replies: [" and more.", "Next."], promptCache: false });
     const client = createClient({ worker: false, engine });
     const messages = [
       { role: "user" as const, content: "Say something" },
@@ -101,8 +103,8 @@ describe("KV cache like web-llm's", () => {
     expect(next.usage.prompt_tokens_details.cached_tokens).toBe(0);
   });
 
-  it("at the engine seam: the conversation a continuation produced is not in the cache for the next chat turn", async () => {
-    const engine = createScriptedEngine({ replies: [" and more.", "Next."] });
+  it("caching off, at the engine seam: the conversation a continuation produced is not in the cache for the next chat turn", async () => {
+    const engine = createScriptedEngine({ replies: [" and more.", "Next."], promptCache: false });
     await engine.load({ model: "x", model_id: LLAMA, model_lib: "x" }, {});
     const base = { model: LLAMA, sampling: { stop: [], max_tokens: 100 }, thinking: { enabled: false } };
     const run = async (request: EngineRequest) => {

@@ -44,10 +44,16 @@
  *
  * Protocol. `begin(request)` returns the plan and applies it to the model;
  * the caller removes `evict` (in order), then popn / fork / adds the sequence,
- * prefills `tokens[reused:]` and generates. Then `record(seq, fed)` with the
- * tokens the sequence now holds, or `drop(seq)` when they are uncertain (abort
- * during prefill, an error). `clear()` forgets everything (unload, reload,
- * device loss, context overflow).
+ * prefills `tokens[reused:]` and generates. A reply longer than the room
+ * reserved with `maxNewTokens` asks `makeRoom(seq, tokens)` as it grows (the
+ * sequences to remove before the cache runs out; a caller that reserves the
+ * whole reply up front never needs it, but then keeps less: with the default
+ * `max_tokens` of a whole window, a budget of one window would hold nothing
+ * else). Then `record(seq, fed)` with the tokens the sequence now holds — it
+ * returns the sequences evicted to bring storage back within the budget — or
+ * `drop(seq)` when they are uncertain (abort during prefill, an error).
+ * `clear()` forgets everything (unload, reload, device loss, context
+ * overflow).
  */
 import { SegmentStore } from "./segments.js";
 
@@ -146,16 +152,39 @@ export class PromptCachePolicy {
     return plan;
   }
 
-  /** After generation: `fed` is every token `seq` now holds (the prompt, then the reply's tokens but the last). */
-  record(seq: number, fed: readonly number[]): void {
+  /**
+   * After generation: `fed` is every token `seq` now holds (the prompt, then
+   * the reply's tokens but the last). Returns the sequences evicted (least
+   * recently used) to bring storage back within the budget; the caller removes them.
+   */
+  record(seq: number, fed: readonly number[]): number[] {
     const s = this.seqs.get(seq);
-    if (!s) return;
+    if (!s) return [];
     const held = this.store.length(seq);
+    const evicted = fed.length > held ? this.makeRoom(seq, fed.length - held) : [];
     if (fed.length >= held) this.store.append(seq, fed.length - held);
     else this.store.popn(seq, held - fed.length);
     s.tokens = [...fed];
     s.busy = false;
     s.lastUse = ++this.clock;
+    return evicted;
+  }
+
+  /**
+   * Evicts least recently used idle sequences (other keys first) until `seq`
+   * can hold `tokens` more than its prompt (the reply so far and what comes next) within the budget; returns them, for the caller to
+   * remove. Stops when none is left (the cache then holds `seq` alone).
+   */
+  makeRoom(seq: number, tokens: number): number[] {
+    const s = this.seqs.get(seq);
+    if (!s) return [];
+    const evicted: number[] = [];
+    for (const victim of this.victims(s.key, seq)) {
+      if (this.store.usage(this.pageSize) + this.store.appendCost(seq, tokens, this.pageSize) <= this.budgetTokens) break;
+      this.drop(victim.id);
+      evicted.push(victim.id);
+    }
+    return evicted;
   }
 
   /** Forgets a sequence whose contents are uncertain (abort during prefill, an error). The caller removes it from the cache. */
@@ -193,10 +222,7 @@ export class PromptCachePolicy {
 
   /** Adds evictions (least recently used, other keys first) until the request fits; a fork whose parent must go becomes a popn of the parent. */
   private fit(plan: CachePlan, request: CacheRequest): CachePlan {
-    const key = request.key;
-    const victims = [...this.seqs.values()]
-      .filter((s) => !s.busy && s.id !== plan.seq)
-      .sort((a, b) => otherKey(b, key) - otherKey(a, key) || a.lastUse - b.lastUse);
+    const victims = this.victims(request.key, plan.seq);
     const reserve = plan.prefill + Math.max(0, request.maxNewTokens ?? 0);
     for (;;) {
       const trial = this.store.clone();
@@ -217,6 +243,13 @@ export class PromptCachePolicy {
     }
   }
 
+  /** Idle sequences in eviction order: other keys' first (when `key` is set), then least recently used. */
+  private victims(key: string | undefined, except: number): Sequence[] {
+    return [...this.seqs.values()]
+      .filter((s) => !s.busy && s.id !== except)
+      .sort((a, b) => otherKey(b, key) - otherKey(a, key) || a.lastUse - b.lastUse);
+  }
+
   /** The storage change of a plan's popn / fork / new (evictions aside); returns the sequence's id in `store`. */
   private applyStorage(store: SegmentStore, plan: CachePlan): number {
     if (plan.from === "same") {
@@ -233,8 +266,10 @@ export class PromptCachePolicy {
     for (const id of plan.evict) this.drop(id);
     if (plan.from !== "same") plan.seq = this.freeId();
     this.applyStorage(this.store, plan);
+    // The prompt is in the cache once prefilled: storage counts it from now on (makeRoom grows from there).
+    this.store.append(plan.seq, plan.prefill);
     const seq: Sequence = this.seqs.get(plan.seq) ?? { id: plan.seq, tokens: [], lastUse: 0, reusableUpTo: 0, busy: false };
-    seq.tokens = request.tokens.slice(0, plan.reused);
+    seq.tokens = [...request.tokens];
     seq.key = request.key;
     seq.busy = true;
     seq.lastUse = ++this.clock;

@@ -34,6 +34,7 @@ export interface CompactResponseParams {
   input?: string | unknown[] | null;
   previous_response_id?: string | null;
   instructions?: string | null;
+  prompt_cache_key?: string | null;
 }
 
 export interface CompactRequest {
@@ -42,6 +43,8 @@ export interface CompactRequest {
   input: unknown[];
   previousResponseId: string | null;
   instructions: string | null;
+  /** Routes the summarizing turn to this key's cached prompts, as on a Responses request. */
+  promptCacheKey: string | null;
 }
 
 export interface CompactionItem {
@@ -81,6 +84,8 @@ export function validateCompactRequest(raw: unknown): CompactRequest {
   };
   const previousResponseId = optionalString("previous_response_id");
   const instructions = optionalString("instructions");
+  const promptCacheKey = optionalString("prompt_cache_key");
+  if (promptCacheKey !== null && promptCacheKey.length > 64) throw invalidParam("prompt_cache_key", `\`prompt_cache_key\` must be at most 64 characters, got ${promptCacheKey.length}.`);
   const input = raw.input;
   let items: unknown[];
   if (isAbsent(input)) items = [];
@@ -91,11 +96,11 @@ export function validateCompactRequest(raw: unknown): CompactRequest {
     throw invalidParam("input", "Nothing to compact: send `input` items, a `previous_response_id`, or both.", "missing_required_parameter");
   }
   for (const key of Object.keys(raw)) {
-    if (!["model", "input", "previous_response_id", "instructions"].includes(key)) {
-      throw invalidParam(key, `Unknown parameter: \`${key}\`. /responses/compact takes model, input, previous_response_id and instructions.`, "unknown_parameter");
+    if (!["model", "input", "previous_response_id", "instructions", "prompt_cache_key"].includes(key)) {
+      throw invalidParam(key, `Unknown parameter: \`${key}\`. /responses/compact takes model, input, previous_response_id, instructions and prompt_cache_key.`, "unknown_parameter");
     }
   }
-  return { model, input: items, previousResponseId, instructions };
+  return { model, input: items, previousResponseId, instructions, promptCacheKey };
 }
 
 const isUserMessage = (item: unknown) => isObject(item) && (item.type === "message" || isAbsent(item.type)) && item.role === "user";

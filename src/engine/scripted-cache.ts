@@ -1,0 +1,84 @@
+/**
+ * The scripted engine's KV cache, simulated: with prompt caching on, the same
+ * policy web-llm's binding applies (engine/prompt-cache/policy.ts) on the
+ * scripted engine's token ids, so apps' tests see the `cached_tokens` web-llm
+ * would give; off, web-llm's own rule (the previous conversation, extended
+ * byte for byte by one user or tool message, reused whole).
+ */
+import { PromptCachePolicy } from "./prompt-cache/policy.js";
+import { KV_PAGE_SIZE, defaultBudgetTokens, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./prompt-cache/config.js";
+import type { EngineMessage, EngineRequest } from "./types.js";
+import type { ScriptedPrompt } from "./scripted-prompt.js";
+
+const sameMessages = (a: EngineMessage[], b: EngineMessage[]) =>
+  a.length === b.length && a.every((m, i) => m.role === b[i].role && JSON.stringify(m.content) === JSON.stringify(b[i].content));
+
+/** A request in flight: what it reuses, and where its tokens go. */
+export interface CacheTurn {
+  cached: number;
+  seq: number | null;
+  /** Recorded or dropped. */
+  settled?: boolean;
+}
+
+export class ScriptedCache {
+  private policy: PromptCachePolicy | null = null;
+  /** Caching off: the conversation the cache holds after the last turn. */
+  private last: { messages: EngineMessage[]; tokens: number } | null = null;
+
+  constructor(private readonly own: PromptCacheOption | PromptCacheSettings | undefined) {}
+
+  /** At load: a fresh cache sized for the model's window. */
+  configure(host: PromptCacheSettings | undefined, contextWindow: number): void {
+    const settings = mergeSettings(host, this.own);
+    this.last = null;
+    this.policy =
+      settings.enabled === false
+        ? null
+        : new PromptCachePolicy({
+            budgetTokens: settings.budgetTokens ?? defaultBudgetTokens({ contextWindow, deviceMemoryGb: settings.deviceMemoryGb }),
+            maxSequences: settings.maxSequences,
+            pageSize: KV_PAGE_SIZE,
+          });
+  }
+
+  begin(request: EngineRequest, prompt: ScriptedPrompt): CacheTurn {
+    if (this.policy) {
+      // No room reserved for the reply: it is made as the reply grows (at record), as a binding does with makeRoom.
+      const plan = this.policy.begin({ tokens: prompt.ids, key: request.promptCacheKey, reusableUpTo: prompt.imageAt });
+      return { cached: plan.reused, seq: plan.seq };
+    }
+    const history = request.messages.slice(0, -1);
+    const lastRole = request.messages[request.messages.length - 1]?.role;
+    const reuse = this.last !== null && !request.continueFinalMessage && (lastRole === "user" || lastRole === "tool") && sameMessages(this.last.messages, history);
+    const cached = reuse && this.last ? this.last.tokens : 0;
+    this.last = null;
+    return { cached, seq: null };
+  }
+
+  /**
+   * The turn ended with `fed` in the cache (prompt and reply tokens but the
+   * last). Off: only a `stop` outside a continuation is kept, as web-llm does.
+   */
+  finish(turn: CacheTurn, request: EngineRequest, fed: number[], reply: string, finish: "stop" | "length" | "abort"): void {
+    turn.settled = true;
+    // Evictions the reply's growth needed are applied at record: a simulation never runs out mid-reply.
+    if (this.policy && turn.seq !== null) this.policy.record(turn.seq, fed);
+    else if (!this.policy && finish === "stop" && !request.continueFinalMessage) {
+      this.last = { messages: [...request.messages, { role: "assistant", content: reply }], tokens: fed.length };
+    }
+  }
+
+  /** The turn's cache contents are uncertain (abort during prefill, an error). */
+  drop(turn: CacheTurn): void {
+    turn.settled = true;
+    if (turn.seq !== null) this.policy?.drop(turn.seq);
+    this.last = null;
+  }
+
+  /** Unload, reload, context overflow. */
+  clear(): void {
+    this.policy?.clear();
+    this.last = null;
+  }
+}
