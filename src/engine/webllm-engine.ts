@@ -36,7 +36,6 @@ import { embedWithWebLlm, type WebLlmEmbeddings } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
-import type { PromptCacheOption, PromptCacheSettings } from "./prompt-cache/config.js";
 import { RequestLogitProcessor, type LogitControls } from "./webllm-logits.js";
 import { createProgressMapper, type WebLlmProgressReport } from "./webllm-progress.js";
 import {

@@ -166,7 +166,8 @@ export class WebLlmPromptCache {
     }
     const complete = active.prefilled !== null;
     const exact = !active.uncertain && this.pipeline.filledKVCacheLength === active.fed.length;
-    if (outcome !== "error" && complete && exact) this.policy?.record(active.seq, active.fed);
+    // Recording may evict least recently used sequences to bring storage back within the budget.
+    if (outcome !== "error" && complete && exact) for (const id of this.policy?.record(active.seq, active.fed) ?? []) this.removeSequence(id);
     else this.dropSequence(active.seq);
     return complete ? { promptTokens: active.cached + (active.prefilled as number), cachedTokens: active.cached } : null;
   }
