@@ -11,7 +11,8 @@
  * Replies that later turns send back are those of the cached client.
  */
 import { createClient, type Client } from "../../src/index.js";
-import type { ChatCompletionChunk, ModelRecord } from "../../src/index.js";
+import type { ChatCompletionChunk } from "../../src/index.js";
+import { chatRecord } from "./mixed-smoke.js";
 
 type Json = Record<string, unknown>;
 type Message = { role: "system" | "user" | "assistant"; content: string };
@@ -28,16 +29,6 @@ declare global {
     smokePromptCache(options: PromptCacheSmokeOptions): Promise<Json>;
     smokePromptCacheReport: Json;
   }
-}
-
-function chatRecord(modelId: string): ModelRecord {
-  return {
-    model: `${location.origin}/model/`,
-    model_id: modelId,
-    model_lib: `${location.origin}/lib/model.wasm`,
-    overrides: { context_window_size: 4096 },
-    low_resource_required: true,
-  };
 }
 
 function errorOf(error: unknown): Json {
