@@ -8,7 +8,7 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (100000: at ~400k tok/s a shorter run lasts tens of ms, below this machine's noise), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,promptcache,
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  */
 import { writeFile } from "node:fs/promises";
@@ -171,6 +171,29 @@ async function main() {
       } catch (error) {
         results.sharedWorker = { error: String(error?.message ?? error) };
         rows.push(["  benchSharedWorker()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      }
+    }
+
+    // ── 6. prompt cache: chat-app traces on the scripted engine (Node; token counts, not timings) ──
+    if (!skip.has("promptcache")) {
+      rows.push(["Prompt cache: cached / prompt tokens per request (scripted engine, openai SDK v6)", "", ""]);
+      log("promptcache: chat-app traces…");
+      try {
+        const { benchPromptCache } = await server.ssrLoadModule("/bench/prompt-cache.ts");
+        const p = await benchPromptCache();
+        results.promptCache = p;
+        for (const r of p.requests) rows.push([`  ${r.trace}: ${r.step}`, `${fmt(r.cached)} / ${fmt(r.prompt)}`, r.cold ? "cold start" : pct(r.cached / r.prompt)]);
+        const off = await benchPromptCache({ promptCache: false });
+        results.promptCache.off = off.summary;
+        for (const t of p.summary) {
+          const goal = t.trace.startsWith("agent") ? 0.9 : 0.85;
+          const without = off.summary.find((o) => o.trace === t.trace);
+          rows.push([`  ${t.trace}: all after the cold start (lowest request)`, `${pct(t.ratioAfterFirst)} (${pct(t.minAfterFirst)})`, t.minAfterFirst >= goal ? `≥ ${pct(goal)}: met` : `< ${pct(goal)}: MISSED`]);
+          rows.push([`    same trace, promptCache: false (web-llm's own reuse)`, `${pct(without.ratioAfterFirst)} (${pct(without.minAfterFirst)})`, ""]);
+        }
+      } catch (error) {
+        results.promptCache = { error: String(error?.message ?? error) };
+        rows.push(["  benchPromptCache()", "failed", String(error?.message ?? error).slice(0, 80)]);
       }
     }
   } finally {

@@ -7,11 +7,9 @@
  */
 import { PromptCachePolicy } from "./prompt-cache/policy.js";
 import { KV_PAGE_SIZE, defaultBudgetTokens, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./prompt-cache/config.js";
-import type { EngineMessage, EngineRequest } from "./types.js";
+import type { EngineRequest } from "./types.js";
 import type { ScriptedPrompt } from "./scripted-prompt.js";
-
-const sameMessages = (a: EngineMessage[], b: EngineMessage[]) =>
-  a.length === b.length && a.every((m, i) => m.role === b[i].role && JSON.stringify(m.content) === JSON.stringify(b[i].content));
+import { KvTracker } from "./webllm-kv.js";
 
 /** A request in flight: what it reuses, and where its tokens go. */
 export interface CacheTurn {
@@ -23,15 +21,15 @@ export interface CacheTurn {
 
 export class ScriptedCache {
   private policy: PromptCachePolicy | null = null;
-  /** Caching off: the conversation the cache holds after the last turn. */
-  private last: { messages: EngineMessage[]; tokens: number } | null = null;
+  /** Caching off: web-llm's own rule, as its adapter tracks it. */
+  private readonly stock = new KvTracker();
 
   constructor(private readonly own: PromptCacheOption | PromptCacheSettings | undefined) {}
 
   /** At load: a fresh cache sized for the model's window. */
   configure(host: PromptCacheSettings | undefined, contextWindow: number): void {
     const settings = mergeSettings(host, this.own);
-    this.last = null;
+    this.stock.forget();
     this.policy =
       settings.enabled === false
         ? null
@@ -48,11 +46,8 @@ export class ScriptedCache {
       const plan = this.policy.begin({ tokens: prompt.ids, key: request.promptCacheKey, reusableUpTo: prompt.imageAt });
       return { cached: plan.reused, seq: plan.seq };
     }
-    const history = request.messages.slice(0, -1);
-    const lastRole = request.messages[request.messages.length - 1]?.role;
-    const reuse = this.last !== null && !request.continueFinalMessage && (lastRole === "user" || lastRole === "tool") && sameMessages(this.last.messages, history);
-    const cached = reuse && this.last ? this.last.tokens : 0;
-    this.last = null;
+    const cached = this.stock.reusedTokens(request);
+    this.stock.forget();
     return { cached, seq: null };
   }
 
@@ -64,21 +59,20 @@ export class ScriptedCache {
     turn.settled = true;
     // Evictions the reply's growth needed are applied at record: a simulation never runs out mid-reply.
     if (this.policy && turn.seq !== null) this.policy.record(turn.seq, fed);
-    else if (!this.policy && finish === "stop" && !request.continueFinalMessage) {
-      this.last = { messages: [...request.messages, { role: "assistant", content: reply }], tokens: fed.length };
-    }
+    // web-llm continues a final message through its completion API, which resets the cache.
+    else if (!this.policy && !request.continueFinalMessage) this.stock.record(request, reply, finish, 0, 0, fed.length);
   }
 
   /** The turn's cache contents are uncertain (abort during prefill, an error). */
   drop(turn: CacheTurn): void {
     turn.settled = true;
     if (turn.seq !== null) this.policy?.drop(turn.seq);
-    this.last = null;
+    this.stock.forget();
   }
 
   /** Unload, reload, context overflow. */
   clear(): void {
     this.policy?.clear();
-    this.last = null;
+    this.stock.forget();
   }
 }

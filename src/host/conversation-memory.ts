@@ -10,6 +10,17 @@
  * name and arguments, and the reasoning when the app sends it. An app that
  * edits a call (its arguments, its name) or the reasoning gets its own
  * message rendered by the family instead.
+ *
+ * The openai SDK's stream helpers (`chat.completions.stream()`, `runTools`)
+ * merge unknown delta fields with Object.assign, so the message they return
+ * carries only the last `reasoning_content` fragment of a streamed reply. Sent
+ * back, that fragment is the helper's artifact, not an edit: it restores the
+ * raw text like the whole reasoning does.
+ *
+ * Per client: a reply's raw text (its reasoning, its markup) is restored only
+ * for the client (a shared worker's tab) that received it. Another tab that
+ * sends the same visible conversation gets its own message rendered, so
+ * nothing reaches its prompt that it did not send.
  */
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { ToolCall } from "../protocol/types.js";
@@ -21,6 +32,8 @@ export interface RememberedReply {
   raw: string;
   calls: { id: string; name: string; arguments: string }[];
   reasoning: string;
+  /** A streamed reply: the `reasoning_content` of its last reasoning delta. */
+  lastReasoningDelta?: string;
 }
 
 type SentBack = Pick<NormalizedMessage, "content" | "toolCalls"> & { reasoning?: string };
@@ -41,18 +54,18 @@ export class ConversationMemory {
     if (entry.calls.length !== message.toolCalls.length) return undefined;
     const callsMatch = entry.calls.every((call, i) => sameCall(call, message.toolCalls[i]));
     if (!callsMatch) return undefined;
-    if (message.reasoning !== undefined && message.reasoning.trim() !== entry.reasoning.trim()) return undefined;
+    if (message.reasoning !== undefined && message.reasoning.trim() !== entry.reasoning.trim() && message.reasoning !== entry.lastReasoningDelta) return undefined;
     return entry.raw;
   }
 
   /**
    * Key of an assistant message: the model that wrote it, its visible content
    * and call ids, and the text of the message it answered. (Names, arguments
-   * and reasoning are checked on recall.)
+   * and reasoning are checked on recall.) `client` scopes it to one tab.
    */
-  static keyOf(model: string, message: Pick<NormalizedMessage, "content" | "toolCalls">, answered: NormalizedMessage | undefined, cacheKey: string | undefined): string {
+  static keyOf(model: string, message: Pick<NormalizedMessage, "content" | "toolCalls">, answered: NormalizedMessage | undefined, cacheKey: string | undefined, client?: string): string {
     const text = (m: Pick<NormalizedMessage, "content">) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
-    return JSON.stringify([model, cacheKey ?? "", answered ? text(answered) : "", text(message).trim(), message.toolCalls.map((c) => c.id)]);
+    return JSON.stringify([model, client ?? "", cacheKey ?? "", answered ? text(answered) : "", text(message).trim(), message.toolCalls.map((c) => c.id)]);
   }
 }
 

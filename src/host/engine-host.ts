@@ -76,6 +76,11 @@ export interface ChunkSink<T = ChatCompletionChunk> {
 
 export interface RequestOptions {
   signal?: AbortSignal;
+  /**
+   * Who sent the request (a shared worker's tab): the raw text of a reply is
+   * restored only for the client that received it. Absent: this host's one client.
+   */
+  client?: string;
 }
 
 /** Reasoning budget (tokens) per effort; `max` is bounded only by max_tokens. */
@@ -124,12 +129,12 @@ export class EngineHost {
   // ── responses (the Responses API face: same pipeline, another output builder) ──
 
   createResponse(body: unknown, options: RequestOptions = {}): Promise<ResponseObject> {
-    return this.responses.create(body, options.signal);
+    return this.responses.create(body, options.signal, options.client);
   }
 
   /** Resolves once generation has started; events then go to `sink` (as streamChatCompletion's chunks). */
   streamResponse(body: unknown, sink: ChunkSink<ResponseStreamEvent>, options: RequestOptions = {}): Promise<void> {
-    return this.responses.stream(body, sink, options.signal);
+    return this.responses.stream(body, sink, options.signal, options.client);
   }
 
   async retrieveResponse(id: string): Promise<ResponseObject> {
@@ -146,13 +151,13 @@ export class EngineHost {
 
   /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */
   compactResponse(body: unknown, options: RequestOptions = {}): Promise<CompactResource> {
-    return compactConversation(this.responses, body, options.signal);
+    return compactConversation(this.responses, body, options.signal, options.client);
   }
 
   // ── chat completions ─────────────────────────────────────────────────────
 
   async createChatCompletion(body: unknown, options: RequestOptions = {}): Promise<ChatCompletion> {
-    const request = validateRequest(body);
+    const request = { ...validateRequest(body), client: options.client };
     if (request.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createChatCompletion returns one completion; use streamChatCompletion for `stream: true`." });
     }
@@ -193,7 +198,7 @@ export class EngineHost {
   streamChatCompletion(body: unknown, sink: ChunkSink, options: RequestOptions = {}): Promise<void> {
     let request: NormalizedRequest;
     try {
-      request = validateRequest(body);
+      request = { ...validateRequest(body), client: options.client };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -357,7 +362,7 @@ export class EngineHost {
       thinking: thinking.enabled,
       rawAssistantText: (message) => {
         const at = messages.indexOf(message);
-        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey), message);
+        return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey, request.client), message);
       },
     };
     const window = contextWindowOf(record);
@@ -449,10 +454,12 @@ export class EngineHost {
 
   private rememberReply(prepared: Prepared, reply: SentBackReply, raw: string): void {
     const messages = prepared.request.messages;
-    const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey);
+    const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey, prepared.request.client);
     // Copied, not referenced: the reply's call objects are handed to the app, which may edit them in place before sending them back.
     const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-    this.memory.remember(key, { raw, calls, reasoning: reply.reasoning });
+    // Only a streamed reply can come back as its last reasoning fragment (the SDK stream helpers' artifact).
+    const lastReasoningDelta = prepared.request.stream && reply.lastReasoningDelta ? { lastReasoningDelta: reply.lastReasoningDelta } : {};
+    this.memory.remember(key, { raw, calls, reasoning: reply.reasoning, ...lastReasoningDelta });
   }
 
   private async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {

@@ -26,6 +26,8 @@ export interface SentBackReply {
   content: string;
   toolCalls: ToolCall[];
   reasoning: string;
+  /** Chat: the last streamed delta's `reasoning_content` (what the openai SDK's stream helpers keep of the reasoning). */
+  lastReasoningDelta?: string;
 }
 
 /** The chat face: events become chunk deltas of one choice. */
@@ -37,7 +39,7 @@ export function choiceOutput(builder: ChoiceBuilder, emit: (deltas: ChunkDelta[]
     },
     reply() {
       const message = builder.message();
-      return { content: message.content ?? "", toolCalls: message.tool_calls ?? [], reasoning: message.reasoning_content ?? "" };
+      return { content: message.content ?? "", toolCalls: message.tool_calls ?? [], reasoning: message.reasoning_content ?? "", lastReasoningDelta: builder.lastReasoningFragment() };
     },
   };
 }

@@ -20,10 +20,10 @@ import {
 
 /** What compaction needs from the Responses face: one non-streamed response. */
 export interface CreatesResponses {
-  create(body: unknown, signal: AbortSignal | undefined): Promise<ResponseObject>;
+  create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject>;
 }
 
-export async function compactConversation(face: CreatesResponses, body: unknown, signal?: AbortSignal): Promise<CompactResource> {
+export async function compactConversation(face: CreatesResponses, body: unknown, signal?: AbortSignal, client?: string): Promise<CompactResource> {
   const request = validateCompactRequest(body);
   const chained = request.previousResponseId !== null;
   const { older, recent } = chained ? { older: [], recent: request.input } : splitForCompaction(request.input);
@@ -42,6 +42,7 @@ export async function compactConversation(face: CreatesResponses, body: unknown,
         reasoning: { effort: "none" },
       },
       signal,
+      client,
     );
     summary = outputText(response).trim();
     usage = response.usage ?? usage;

@@ -29,8 +29,9 @@ export class ResponsesFace<P extends { family: Family }> {
     readonly store: ResponseStore,
   ) {}
 
-  async create(body: unknown, signal: AbortSignal | undefined): Promise<ResponseObject> {
+  async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
     const request = validateResponsesRequest(body, this.store);
+    request.normalized.client = client;
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
@@ -55,9 +56,10 @@ export class ResponsesFace<P extends { family: Family }> {
    * before that reject, as chat's do); from then on events go to `sink`.
    * An error after the start sends `response.failed`, then fails the sink.
    */
-  async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+  async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, client?: string): Promise<void> {
     const request = validateResponsesRequest(body, this.store);
     request.normalized.stream = true;
+    request.normalized.client = client;
     return truncatingRetries(request, (attempt) => this.streamOnce(attempt, sink, signal));
   }
 

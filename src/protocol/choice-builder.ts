@@ -10,6 +10,8 @@ import type { AssistantMessage, ChunkDelta, FinishReason, TokenLogprob, ToolCall
 export class ChoiceBuilder {
   private content = "";
   private reasoning = "";
+  /** The delta that carried reasoning last: its text is all the openai SDK's stream helpers keep of it. */
+  private lastReasoningDelta: ChunkDelta | null = null;
   private sawReasoning = false;
   private readonly calls: ToolCall[] = [];
   private readonly logprobs: TokenLogprob[] = [];
@@ -66,6 +68,7 @@ export class ChoiceBuilder {
         this.sawReasoning = true;
         this.reasoning += event.text;
         delta.reasoning_content = (delta.reasoning_content ?? "") + event.text;
+        this.lastReasoningDelta = delta;
         break;
       case "tool_call": {
         const id = this.newToolCallId();
@@ -98,6 +101,11 @@ export class ChoiceBuilder {
     if (this.sawReasoning && this.reasoning !== "") message.reasoning_content = this.reasoning;
     if (this.calls.length > 0) message.tool_calls = this.calls.filter(Boolean);
     return message;
+  }
+
+  /** The `reasoning_content` of the last delta that had any ("" when none). */
+  lastReasoningFragment(): string {
+    return this.lastReasoningDelta?.reasoning_content ?? "";
   }
 
   collectedLogprobs(): TokenLogprob[] {

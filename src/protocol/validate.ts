@@ -64,6 +64,8 @@ export interface NormalizedRequest {
   /** undefined: the model's default. */
   reasoningEffort: ReasoningEffort | undefined;
   cacheKey: string | undefined;
+  /** The connection (a tab of a shared worker) that sent it, set by the host: remembered raw replies are restored only for it. */
+  client?: string;
   provider: ProviderPreferences | undefined;
   n: number;
   /** The last message is an assistant message to be continued. */
@@ -314,7 +316,8 @@ function validateTools(v: unknown): FunctionTool[] {
         name: fn.name as string,
         ...(typeof fn.description === "string" ? { description: fn.description } : {}),
         parameters: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-        ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
+        // false renders as absent (as on the Responses face): the prompt, and its cached prefix, are the same.
+        ...(fn.strict === true ? { strict: true } : {}),
       },
     } satisfies FunctionTool;
   });

@@ -21,6 +21,8 @@ export interface HostAccess {
   info(): WorkerInfo;
   /** Aborts when the page behind this connection is gone (a SharedWorker's tab); absent for a dedicated worker. */
   gone?: AbortSignal;
+  /** This connection's id among the host's clients (a SharedWorker's tab): conversation memory is per client. */
+  client?: string;
 }
 
 /** The host built from the page's `configure` (or the worker's own `initial` host, which wins). */
@@ -68,6 +70,7 @@ export function exposeEngineHost(
   installErrorTransfer();
   const ready = () => access.host();
   const abortSignalOf = (port: MessagePort) => portSignal(port, access.gone);
+  const client = access.client;
   /** A request with its own port (streams excepted: their sink closes it): abort arrives on it, and it closes once the call settles. */
   const withPort = <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
     const signal = abortSignalOf(port);
@@ -77,20 +80,20 @@ export function exposeEngineHost(
   const api: WorkerApi = {
     configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
     workerInfo: () => access.info(),
-    createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal })),
+    createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal, client })),
     streamChatCompletion(body, port) {
       const signal = abortSignalOf(port);
-      return ready().streamChatCompletion(body, new PortSink(port), { signal });
+      return ready().streamChatCompletion(body, new PortSink(port), { signal, client });
     },
-    createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal })),
+    createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal, client })),
     streamResponse(body, port) {
       const signal = abortSignalOf(port);
-      return ready().streamResponse(body, new EventPortSink(port), { signal });
+      return ready().streamResponse(body, new EventPortSink(port), { signal, client });
     },
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
-    compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal })),
+    compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
     createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),

@@ -52,6 +52,8 @@ export class SharedHost {
   private host: EngineHost | null;
   private config: WorkerHostConfig | null = null;
   private readonly tabs = new Set<Tab>();
+  /** Numbers the tabs' connections: each is its own client of the host. */
+  private connections = 0;
 
   /**
    * A lock held until this worker ends, resolved once granted (its name is
@@ -93,6 +95,7 @@ export class SharedHost {
       host: () => this.hostOrThrow(),
       info: () => ({ worker: "shared", tabs: this.tabs.size }),
       gone: tab.gone.signal,
+      client: `tab-${++this.connections}`,
     };
     exposeEngineHost(this.initial, port, access);
   }

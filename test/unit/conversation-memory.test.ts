@@ -166,3 +166,42 @@ describe("the memory is per model", () => {
     expect(assistantPrompt(engine, 2)).toEqual([raw]);
   });
 });
+
+describe("the memory is per client (a shared worker's tab)", () => {
+  it("a tab that sends another tab's conversation, reasoning dropped, does not get that tab's reasoning restored", async () => {
+    const { EngineHost } = await import("../../src/host/engine-host.js");
+    const raw = "<think>\nTab A's private plan.\n</think>\n\n" + CALL_TEXT;
+    const engine = createScriptedEngine({ replies: [raw, "Sunny.", "Sunny."] });
+    const host = new EngineHost({ engine });
+    const messages: Msg[] = [{ role: "user", content: "Weather in Paris?" }];
+    const first = await host.createChatCompletion({ model: QWEN3, messages, tools: [WEATHER, FORECAST] }, { client: "tab-1" });
+    const assistant = first.choices[0].message;
+    // The same visible conversation, without reasoning_content, as an app that drops it sends it.
+    const back = { role: "assistant", content: assistant.content, tool_calls: assistant.tool_calls };
+    const next = [...messages, back, { role: "tool", tool_call_id: assistant.tool_calls![0].id, content: "18C" }];
+    await host.createChatCompletion({ model: QWEN3, messages: next, tools: [WEATHER, FORECAST] }, { client: "tab-2" });
+    expect(assistantPrompt(engine, 1)[0]).not.toContain("private plan");
+    expect(assistantPrompt(engine, 1)[0]).toContain('"Paris"');
+    // The tab that received the reply gets it restored (and its KV reused).
+    const own = await host.createChatCompletion({ model: QWEN3, messages: next, tools: [WEATHER, FORECAST] }, { client: "tab-1" });
+    expect(assistantPrompt(engine, 2)[0]).toBe(raw);
+    expect(own.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(first.usage.prompt_tokens);
+  });
+
+  it("Responses too: a chain's raw reply is restored only for the client that received it", async () => {
+    const { EngineHost } = await import("../../src/host/engine-host.js");
+    const raw = "<think>\nTab A's private plan.\n</think>\n\n" + CALL_TEXT;
+    const engine = createScriptedEngine({ replies: [raw, "Sunny."] });
+    const host = new EngineHost({ engine });
+    const tools = [{ type: "function", name: "get_weather", parameters: WEATHER.function.parameters }];
+    const first = await host.createResponse({ model: QWEN3, input: "Weather in Paris?", tools, store: false }, { client: "tab-1" });
+    const call = first.output.find((item) => item.type === "function_call") as { call_id: string; name: string; arguments: string; id: string };
+    const input = [
+      { type: "message", role: "user", content: "Weather in Paris?" },
+      { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments },
+      { type: "function_call_output", call_id: call.call_id, output: "18C" },
+    ];
+    await host.createResponse({ model: QWEN3, input, tools, store: false }, { client: "tab-2" });
+    expect(assistantPrompt(engine, 1).join("")).not.toContain("private plan");
+  });
+});

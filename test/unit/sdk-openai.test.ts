@@ -123,6 +123,61 @@ describe("openai v6: tools", () => {
   }
 });
 
+describe("openai v6: stream helpers keep only the last reasoning fragment (issue 19, item 5)", () => {
+  const RAW = '<think>\nThe user wants two plus three, so I call add.\n</think>\n\n<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>';
+  const reply = (request: { messages: { role: string; content: unknown }[] }) => (request.messages.some((m) => m.role === "tool" || String(m.content).includes("<tool_response>")) ? "The sum is 5." : RAW);
+  const add = {
+    type: "function" as const,
+    function: {
+      name: "add",
+      parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+      parse: (input: string) => JSON.parse(input) as { a: number; b: number },
+      function: ({ a, b }: { a: number; b: number }) => String(a + b),
+    },
+  };
+  const assistantText = (engine: { requests: { messages: { role: string; content: unknown }[] }[] }, turn: number) =>
+    engine.requests[turn].messages.filter((m) => m.role === "assistant").map((m) => String(m.content));
+
+  it(".stream(): the message sent back with its one-fragment reasoning restores the raw reply and reuses the KV cache", async () => {
+    const { openai, engine } = setup(reply);
+    const messages = [user("What is 2 + 3?")];
+    const runner = openai.chat.completions.stream({ model: "Qwen3-0.6B", messages, tools: [{ type: "function", function: { name: "add", parameters: add.function.parameters } }], stream_options: { include_usage: true } });
+    const final = await runner.finalChatCompletion();
+    const message = final.choices[0].message as typeof final.choices[0]["message"] & { reasoning_content?: string };
+    // The artifact: Object.assign kept the last delta's reasoning_content only.
+    expect(message.reasoning_content).toBeTruthy();
+    expect("The user wants two plus three, so I call add.".endsWith(message.reasoning_content!.trim())).toBe(true);
+    expect(message.reasoning_content!.trim()).not.toBe("The user wants two plus three, so I call add.");
+    const second = await openai.chat.completions.create({
+      model: "Qwen3-0.6B",
+      tools: [{ type: "function", function: { name: "add", parameters: add.function.parameters } }],
+      messages: [...messages, message, { role: "tool", tool_call_id: message.tool_calls![0].id, content: "5" }] as never,
+    });
+    expect(assistantText(engine, 1)).toEqual([RAW]);
+    expect(second.usage!.prompt_tokens_details!.cached_tokens).toBe(final.usage!.prompt_tokens + final.usage!.completion_tokens - 1);
+  });
+
+  it("runTools() streaming: the helper's second request gets the raw reply", async () => {
+    const { openai, engine } = setup(reply);
+    const runner = openai.chat.completions.runTools({ model: "Qwen3-0.6B", messages: [user("What is 2 + 3?")], tools: [add], stream: true } as never);
+    expect(await (runner as { finalContent(): Promise<string | null> }).finalContent()).toBe("The sum is 5.");
+    expect(assistantText(engine, 1)).toEqual([RAW]);
+  });
+
+  it("a reasoning that is neither the whole nor the last fragment is an edit: not restored", async () => {
+    const { openai, engine } = setup(reply);
+    const messages = [user("What is 2 + 3?")];
+    const final = await openai.chat.completions.stream({ model: "Qwen3-0.6B", messages, tools: [{ type: "function", function: { name: "add", parameters: add.function.parameters } }] }).finalChatCompletion();
+    const message = { ...final.choices[0].message, reasoning_content: "I will guess." };
+    await openai.chat.completions.create({
+      model: "Qwen3-0.6B",
+      tools: [{ type: "function", function: { name: "add", parameters: add.function.parameters } }],
+      messages: [...messages, message, { role: "tool", tool_call_id: message.tool_calls![0].id, content: "5" }] as never,
+    });
+    expect(assistantText(engine, 1)[0]).not.toContain("so I call add");
+  });
+});
+
 describe("openai v6: abort", () => {
   it("a user signal aborts a non-streaming request with APIUserAbortError, and the next request runs", async () => {
     const { openai, attempts } = setup((r) => (r.sampling.max_tokens === 2 ? "ok then" : words(300)), { tokenDelayMs: 2 });

@@ -387,7 +387,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     const a2 = await turn(a, [...first, a1.completion.choices[0].message, { role: "user", content: "and then?" }]);
     expect(a2.completion.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0); // same conversation: reused
     const b1 = await turn(b, [{ role: "user", content: "tab B asks" }]);
-    expect(b1.completion.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    // Prompt caching shares only tokens B's own prompt renders: the template's opening `<start> <user>`.
+    expect(b1.completion.usage.prompt_tokens_details.cached_tokens).toBeLessThanOrEqual(2);
     const report = await call(b, (t) => t.engineReport());
     const promptB = report.prompts[report.prompts.length - 1].join("\n");
     expect(promptB).toContain("tab B asks");

@@ -256,7 +256,9 @@ function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolP
         name,
         ...(description !== null ? { description } : {}),
         parameters: parameters ?? { type: "object", properties: {} },
-        ...(strict !== null ? { strict } : {}),
+        // Only `strict: true` says something to the model; false renders as absent, so a Responses tool (whose SDK type requires
+        // `strict`) renders like the same chat tool, and requests of both faces share their cached prompt prefix.
+        ...(strict === true ? { strict } : {}),
       },
     };
   });
