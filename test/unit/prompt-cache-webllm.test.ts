@@ -111,6 +111,21 @@ describe("web-llm prompt-cache binding: the runtime", () => {
     expect(pipe.held(0)).toEqual([...A1, 7, ...t(3, 3), 7]);
   });
 
+  it("a request never ended (its consumer stopped reading) is settled by the next: kept when its prefill finished, else dropped", async () => {
+    const { pipe, cache } = setup({ budgetTokens: 10_000 });
+    cache.begin();
+    await pipe.request({ prompt: t(1, 10), reply: [1, 2, 3] });
+    cache.begin();
+    await pipe.request({ prompt: [...t(1, 10), 1, 2, 9], reply: [4] });
+    expect(cache.end("done")).toEqual({ promptTokens: 13, cachedTokens: 12 });
+    cache.begin();
+    await pipe.request({ prompt: t(2, 10), reply: [1], fail: "prefill" }).catch(() => undefined);
+    cache.begin();
+    await pipe.request({ prompt: t(2, 10), reply: [1] });
+    expect(cache.end("done"), "the half-prefilled sequence was dropped").toEqual({ promptTokens: 10, cachedTokens: 0 });
+    for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
   it("web-llm's own clear outside a request (resetChat, reload) empties the policy too", async () => {
     const { pipe, cache } = setup({ budgetTokens: 10_000 });
     cache.begin();

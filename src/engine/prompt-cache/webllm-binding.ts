@@ -143,6 +143,8 @@ export class WebLlmPromptCache {
 
   /** The next prefill on this pipeline belongs to a request with these options. */
   begin(options: RequestCacheOptions = {}): void {
+    // A request left without end() (its consumer stopped reading): settled as aborted.
+    if (this.active) this.end("abort");
     this.armed = options;
     this.active = null;
     this.observed = null;
