@@ -277,3 +277,23 @@ describe("the web-llm adapter around MLCEngine", () => {
     await expect(run(engine2, request())).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
   });
 });
+
+describe("the web-llm adapter under EngineHost", () => {
+  it("createClient's promptCache reaches the pipeline: a regenerate prefills one token, with prompt caching off all of it", async () => {
+    const { EngineHost } = await import("../../src/host/engine-host.js");
+    const gpu = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+    const qwen: ModelRecord = { model: "http://127.0.0.1/q/", model_id: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", model_lib: "http://127.0.0.1/q.wasm", overrides: { context_window_size: 4096 } };
+    for (const [promptCache, cachedOnRegenerate] of [[{ budgetTokens: 4096, maxSequences: 8 }, true], [false, false]] as const) {
+      for (const legacy of [true]) {
+        const pipeline = new FakePipeline();
+        const { module } = standIn({ legacy, pipeline });
+        const host = new EngineHost({ engine: createWebLlmEngine({ webllm: module }), models: [qwen], probeGpu: async () => gpu as never, promptCache });
+        const body = { model: qwen.model_id, messages: [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "Hi" }], max_tokens: 2, temperature: 0 };
+        const first = (await host.createChatCompletion(body)) as { usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+        const again = (await host.createChatCompletion(body)) as typeof first;
+        expect(first.usage.prompt_tokens_details.cached_tokens).toBe(0);
+        expect(again.usage.prompt_tokens_details.cached_tokens, `legacy ${legacy}, promptCache ${JSON.stringify(promptCache)}`).toBe(cachedOnRegenerate ? first.usage.prompt_tokens - 1 : 0);
+      }
+    }
+  });
+});
