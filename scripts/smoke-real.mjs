@@ -8,7 +8,12 @@
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
- *   --steps chat,embed,mixed picks what runs.
+ *   --steps chat,embed,mixed,promptcache picks what runs.
+ *   promptcache (chat model): the same greedy requests (a chat, regenerate, next turn, a new chat
+ *   with the same system prompt, an edit, the two chats interleaved) on a client with prompt
+ *   caching and one without; checks equal outputs token for token, and cached tokens = the
+ *   common prefix with what the cache holds, computed here with the model's own tokenizer
+ *   (@lenml/tokenizers on its tokenizer.json). [--cache-budget 4096]
  *
  * An embedding model (its mlc-chat-config.json model_type is an encoder such
  * as `bert`) given as --model-dir is recognised and run as one. The embedding
@@ -36,6 +41,7 @@ import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSy
 import { extname, join, resolve, normalize } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { TokenizerLoader } from "@lenml/tokenizers";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json", ".wasm": "application/wasm", ".bin": "application/octet-stream", ".css": "text/css" };
 /** web-llm version → the package the page imports as `@mlc-ai/web-llm`. */
@@ -68,10 +74,12 @@ const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
 const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
 const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
 // chat: the chat model's checks; embed: the embedding model's; mixed: both models in one client (needs both folders)
-const steps = String(args.steps ?? "chat,embed,mixed").split(",");
+const steps = String(args.steps ?? "chat,embed,mixed,promptcache").split(",");
 const runChat = !!chatDir && steps.includes("chat");
 const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
+const runPromptCache = !!chatDir && steps.includes("promptcache");
+const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir
   ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
@@ -124,7 +132,10 @@ try {
     consoleTail.push(line);
     if (consoleTail.length > 60) consoleTail.shift();
   };
-  page.on("console", (m) => keep(`[${m.type()}] ${m.text().slice(0, 300)}`));
+  page.on("console", (m) => {
+    keep(`[${m.type()}] ${m.text().slice(0, 300)}`);
+    if (m.text().startsWith("[prompt-cache]")) log(m.text().slice(0, 2000)); // progress of the long prompt-cache step
+  });
   page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
   page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
   await page.goto(`${origin}/`);
@@ -149,12 +160,17 @@ try {
     const o = { chatModelId: modelId, embedModelId, countersUrl, stubKernels, inputs, compiledBatch };
     report.mixed = await step(() => page.evaluate((x) => window.smokeMixed(x), o), () => window.smokeMixedReport);
   }
+  if (runPromptCache && !report.timedOutAfterS) {
+    const o = { modelId, budgetTokens: cacheBudget, ...(args["cache-steps"] ? { only: String(args["cache-steps"]).split(";") } : {}) };
+    report.promptCache = await step(() => page.evaluate((x) => window.smokePromptCache(x), o), () => window.smokePromptCacheReport);
+  }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);
   report.checks = {
     ...(runChat ? checks(report.result ?? {}) : {}),
     ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
+    ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
   };
 } catch (error) {
   report.error = String(error?.stack ?? error);
@@ -228,6 +244,92 @@ function mixedChecks(r) {
     mixedEmbeddedTwiceIdentically: okEmbed(r.embed1) && okEmbed(r.embed2) && r.maxAbsDiffEmbed1VsEmbed2 === 0,
     mixedNoReloadWhileAlternating: r.progressEventsAfterLoads === 0 && r.modelRequestsAfterLoads === 0,
   };
+}
+
+/**
+ * Prompt caching: per step, the prompt's token ids as web-llm renders and tokenizes it (the
+ * model's conv_template, each piece encoded on its own, with the model's tokenizer), and what the
+ * cache holds (every earlier cached request's prompt and its reply's tokens but the last; the
+ * budget keeps them all). Expected cached = the longest common prefix, less one when it covers
+ * the whole prompt; prefilled (x_webgpu.prefill_tokens) = prompt − cached.
+ */
+function promptCacheChecks(r) {
+  const steps = r.steps ?? [];
+  const dir = join(chatDir, "resolve/main");
+  const config = JSON.parse(readFileSync(join(dir, "mlc-chat-config.json"), "utf8"));
+  const tokenizer = TokenizerLoader.fromPreTrained({
+    tokenizerJSON: JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+    tokenizerConfig: existsSync(join(dir, "tokenizer_config.json")) ? JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) : {},
+  });
+  const encode = (text) => Array.from(tokenizer.encode(text, { add_special_tokens: false }));
+  const held = [];
+  const rows = [];
+  for (const s of steps) {
+    const ids = renderIds(config.conv_template, s.messages, encode);
+    const c = s.cached ?? {};
+    const p = s.plain ?? {};
+    const lcp = Math.min(Math.max(0, ...held.map((h) => commonPrefixLength(h, ids))), ids.length - 1);
+    const cachedTokens = c.usage?.prompt_tokens_details?.cached_tokens;
+    rows.push({
+      name: s.name,
+      promptIds: ids.length,
+      promptTokens: [c.usage?.prompt_tokens, p.usage?.prompt_tokens],
+      expectedCached: lcp,
+      cachedTokens: [cachedTokens, p.usage?.prompt_tokens_details?.cached_tokens],
+      prefilled: [c.x_webgpu?.prefill_tokens, p.x_webgpu?.prefill_tokens],
+      tokens: [c.tokens, p.tokens],
+      ttftMs: [c.ttftMs, p.ttftMs],
+      ok: {
+        noError: !c.error && !p.error,
+        sameTokens: !c.error && !p.error && JSON.stringify(c.tokens) === JSON.stringify(p.tokens) && c.tokens?.length > 0,
+        promptRendered: c.usage?.prompt_tokens === ids.length && p.usage?.prompt_tokens === ids.length,
+        cachedIsCommonPrefix: cachedTokens === lcp,
+        prefilledIsPromptMinusPrefix: c.x_webgpu?.prefill_tokens === ids.length - lcp,
+      },
+    });
+    // the reply's tokens as ids (a token text that is not exactly one id can match nothing)
+    const gen = (c.tokens ?? []).map((t) => {
+      const e = encode(t);
+      return e.length === 1 ? e[0] : -1;
+    });
+    if (!c.error) held.push([...ids, ...gen.slice(0, -1)]);
+  }
+  r.table = rows;
+  const all = (k) => rows.length > 0 && rows.every((x) => x.ok[k]);
+  const regen = rows.find((x) => x.name === "regenerate A1");
+  if (regen) r.regenerateTtftMs = { withCache: regen.ttftMs[0], without: regen.ttftMs[1] };
+  return {
+    promptCacheAllStepsRan: r.done === true && rows.length === 6,
+    promptCacheNoErrors: all("noError"),
+    promptCacheSameGreedyTokensWithAndWithout: all("sameTokens"),
+    promptCachePromptTokensAsRendered: all("promptRendered"),
+    promptCacheCachedEqualsCommonPrefix: all("cachedIsCommonPrefix"),
+    promptCachePrefilledEqualsPromptMinusPrefix: all("prefilledIsPromptMinusPrefix"),
+  };
+}
+
+/** web-llm's Conversation.getPromptArray for text messages, each piece tokenized separately (as its getInputData does). */
+function renderIds(t, messages, encode) {
+  let rest = messages;
+  let system = t.system_message;
+  if (messages[0]?.role === "system") {
+    system = messages[0].content;
+    rest = messages.slice(1);
+  }
+  const pieces = [t.system_template.replace("{system_message}", system)];
+  const fill = { user: "{user_message}", assistant: "{assistant_message}", tool: "{tool_message}" };
+  rest.forEach((m, i) => {
+    const body = (t.role_templates?.[m.role] ?? fill[m.role]).replace(fill[m.role], m.content).replace("{function_string}", "");
+    pieces.push(t.roles[m.role] + (t.role_content_sep ?? ": ") + body + t.seps[i % t.seps.length]);
+  });
+  pieces.push(t.roles.assistant + (t.role_empty_sep ?? ": "));
+  return [...(t.system_prefix_token_ids ?? []), ...pieces.flatMap(encode)];
+}
+
+function commonPrefixLength(a, b) {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
 }
 
 /** `n` short inputs of different lengths; the last repeats the first (it lands in another batch). */

@@ -10,8 +10,9 @@
  *   the prompt rendered from the model's conversation template). Abort →
  *   `interruptGenerate()` and the iterator's `return()`, which releases
  *   web-llm's per-model lock.
- * - usage: web-llm counts only the prompt tokens it prefilled this round;
- *   webllm-kv.ts adds back what its KV cache reused (`cachedTokens`).
+ * - prompt caching: prompt-cache/webllm-cache-slot.ts hooks each loaded
+ *   chat pipeline (prompt-cache/webllm-binding.ts); usage counts (prompt,
+ *   cached) are read from the pipeline's filled KV length.
  * - reload/unload never run under a generation: the host's queue runs one
  *   thing at a time, and this adapter keeps no background work.
  *
@@ -34,7 +35,7 @@ import { isEmbeddingRecord } from "../models/embedding.js";
 import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingPipeline, type WebLlmEmbeddings } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
-import { KvTracker } from "./webllm-kv.js";
+import { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
 import { RequestLogitProcessor, type LogitControls } from "./webllm-logits.js";
 import { createProgressMapper, type WebLlmProgressReport } from "./webllm-progress.js";
 import {
@@ -138,15 +139,13 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   let loaded: string | null = null;
   let loadedKey = "";
   let record: ModelRecord | null = null;
-  /** Older web-llm continues the KV cache after abort/length: reset before the next turn. */
-  let resetBeforeNext = false;
   /** The resident embedding model, next to the chat model. */
   let embedding: { id: string; key: string; record: ModelRecord } | null = null;
   /** The chat model's reload options, to reload it together with an embedding model. */
   let chatOpts: Record<string, unknown> | undefined;
   /** The embedding request whose inputs checkEmbedInputs last counted (all of one request's inputs). */
   let counted: EmbedRequest | null = null;
-  const kv = new KvTracker();
+  const cache = new WebLlmCacheSlot(options.promptCache);
   const registry = new Map<string, RequestLogitProcessor>();
 
   async function getModule(): Promise<WebLlmModule> {
@@ -184,8 +183,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     loaded = null;
     loadedKey = "";
     record = null;
-    kv.forget();
-    resetBeforeNext = false;
+    cache.forget();
     const opts = loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined;
     // An embedding model stays: added to when no chat model is resident, reloaded with the new one otherwise.
     const resident = loadOptions.exclusive ? null : embedding;
@@ -201,6 +199,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
     const pipeline = pipelineOf(next.model_id);
     if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
+    cache.attach(pipeline, loadOptions.promptCache);
     loaded = next.model_id;
     loadedKey = key;
     record = next;
@@ -270,17 +269,15 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       loaded = null;
       loadedKey = "";
       record = null;
-      kv.forget();
-      resetBeforeNext = false;
+      cache.forget();
     }
     const chat = loaded;
     await runReload(loadOptions.signal, (live) => {
       if (!chat) return live.reload(next.model_id);
       if (!hadEmbedding && live.reloadInternal) return addModel(live, next.model_id, undefined);
       // Replacing the embedding model unloads everything: the chat model comes back with it (its KV cache does not).
-      kv.forget();
-      resetBeforeNext = false;
-      return live.reload([chat, next.model_id], [chatOpts ?? {}, {}]);
+      cache.forget();
+      return live.reload([chat, next.model_id], [chatOpts ?? {}, {}]).then(() => cache.attach(pipelineOf(chat)));
     });
     embedding = { id: next.model_id, key, record: next };
   }
@@ -326,12 +323,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     }
     if (signal.aborted) throw abortError();
     const live = engine;
-    if (resetBeforeNext) {
-      await live.resetChat(false, request.model);
-      resetBeforeNext = false;
-      kv.forget();
-    }
-    const cachedTokens = request.continueFinalMessage ? 0 : kv.reusedTokens(request);
+    await cache.beforeRequest(() => live.resetChat(false, request.model));
+    cache.begin(request);
     const processor = armProcessor(request);
     let iterator: AsyncIterator<WebLlmChunk> | null = null;
     let finished = false;
@@ -368,17 +361,9 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
         if (text || logprobs) yield { type: "text", text, ...(logprobs ? { logprobs } : {}) };
       }
       if (finish === "abort" && !signal.aborted) finish = "stop";
-      const promptRound = usage?.prompt_tokens ?? 0;
       // ≤ 0.2.79 leaves the token sampled at prefill out of its count.
       const completionTokens = (usage?.completion_tokens ?? 0) + (compat?.completionTokensMissFirst && usage ? 1 : 0);
-      const promptTokens = cachedTokens + promptRound;
-      if (request.continueFinalMessage) kv.forget();
-      else {
-        const reply = finish === "stop" ? await live.getMessage(request.model).catch(() => null) : null;
-        if (reply === null) kv.forget();
-        else kv.record(request, reply, finish, promptTokens, completionTokens, pipelineOf(request.model)?.filledKVCacheLength);
-      }
-      if ((finish === "abort" || finish === "length") && !compat?.resetsKvAfterAbort) resetBeforeNext = true;
+      const { promptTokens, cachedTokens } = cache.end(finish, !!compat?.resetsKvAfterAbort) ?? { promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: 0 };
       yield {
         type: "done",
         finish,
@@ -392,13 +377,14 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
         },
       };
     } catch (error) {
-      kv.forget();
+      cache.fail(error);
       if (signal.aborted && isAbortLike(error)) throw abortError();
       const mapped = mapWebLlmError(error, "generate");
       if (mapped.code === "device_lost") {
         loaded = null;
         loadedKey = "";
         embedding = null;
+        cache.forget();
       }
       throw mapped;
     } finally {
@@ -466,8 +452,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       loadedKey = "";
       record = null;
       embedding = null;
-      kv.forget();
-      resetBeforeNext = false;
+      cache.forget();
       await engine?.unload().catch(() => undefined);
     },
   };

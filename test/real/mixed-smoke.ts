@@ -19,7 +19,7 @@ export interface MixedSmokeOptions {
   compiledBatch?: number;
 }
 
-function chatRecord(modelId: string): ModelRecord {
+export function chatRecord(modelId: string): ModelRecord {
   return {
     model: `${location.origin}/model/`,
     model_id: modelId,

@@ -10,6 +10,7 @@ import { createClient, type Client } from "../../src/index.js";
 import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/index.js";
 import { defineEmbedSmoke } from "./embed-smoke.js";
 import { defineMixedSmoke } from "./mixed-smoke.js";
+import { definePromptCacheSmoke } from "./prompt-cache-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -253,4 +254,5 @@ window.smoke = async (options) => {
 };
 defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
+definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
 window.smokeReady = true;

@@ -13,6 +13,7 @@ import * as webllm079 from "webllm-0279";
 import * as webllm086 from "@mlc-ai/web-llm";
 import { FAMILIES } from "../../src/families/families.js";
 import { compileEbnf079 } from "./families/xgrammar-0279.js";
+import { FakePipeline } from "./support/fake-webllm-pipeline.js";
 
 const record: ModelRecord = { model: "http://127.0.0.1/m/", model_id: "Qwen3-0.6B-q4f32_1-MLC", model_lib: "http://127.0.0.1/m.wasm", family: "qwen3", integrity: { "tokenizer.json": "sha256-x" } };
 
@@ -21,7 +22,11 @@ interface Call {
   body: Record<string, unknown>;
 }
 
-function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown } = {}) {
+/** A request's prompt as token ids for the stand-in pipeline: one id per character, a marker per message. */
+const promptIds = (body: Record<string, unknown>) =>
+  [...(body.messages as Array<{ role: string; content: string }>).flatMap((m) => [1_000 + m.role.length, ...[...m.content].map((c) => c.charCodeAt(0))]), 1_009];
+
+function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown; pipeline?: FakePipeline } = {}) {
   const calls: Call[] = [];
   const log: string[] = [];
   let interrupt = false;
@@ -31,6 +36,7 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     chat = { completions: { create: async (body: Record<string, unknown>) => this.stream("chat", body) } };
     completions = { create: async (body: Record<string, unknown>) => this.stream("completion", body) };
     constructor(readonly config: Record<string, unknown>) {}
+    loadedModelIdToPipeline = new Map<string, FakePipeline>();
     setAppConfig(appConfig: unknown) {
       log.push(`appConfig ${JSON.stringify(appConfig)}`);
     }
@@ -41,6 +47,7 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     setLogitProcessorRegistry() {}
     async reload(id: string, chatOpts: unknown) {
       log.push(`reload ${id} ${JSON.stringify(chatOpts ?? null)}`);
+      if (options.pipeline) this.loadedModelIdToPipeline.set(id, options.pipeline);
       this.progress?.({ progress: 1, timeElapsed: 1, text: "Finish loading on WebGPU - test" });
     }
     async unload() {
@@ -58,8 +65,15 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     async *stream(api: "chat" | "completion", body: Record<string, unknown>): AsyncGenerator<WebLlmChunk> {
       calls.push({ api, body });
       interrupt = false; // web-llm clears the flag when it takes the model lock
-      const prompt = options.promptTokens?.[round] ?? 10;
+      let prompt = options.promptTokens?.[round] ?? 10;
       round++;
+      const pipeline = options.pipeline;
+      if (pipeline) {
+        // web-llm's prefill (the pipeline's flow), then its round-only count
+        const filled = pipeline.filledKVCacheLength;
+        await pipeline.request({ prompt: promptIds(body), reply: (options.tokens ?? ["A", "B"]).map((t) => t.charCodeAt(0)) });
+        prompt = pipeline.filledKVCacheLength - filled;
+      }
       if (options.throwName) {
         const error = new Error("boom");
         error.name = options.throwName;
@@ -137,7 +151,7 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(toWebLlmRecord(record)).not.toHaveProperty("family");
   });
 
-  it("streams text deltas then one done with usage; the next turn's cached tokens are added back to web-llm's round-only prompt count", async () => {
+  it("streams text deltas then one done with usage; without a reachable pipeline the counts are web-llm's, nothing cached", async () => {
     const { module } = standIn({ promptTokens: [10, 4] });
     const engine = createWebLlmEngine({ webllm: module });
     await engine.load(record, {});
@@ -145,8 +159,32 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(first.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["A", "B", "stop"]);
     expect(first.at(-1)).toMatchObject({ usage: { promptTokens: 10, cachedTokens: 0, completionTokens: 2, prefillTokensPerS: 100, decodeTokensPerS: 20 } });
     const second = await run(engine, request({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "AB" }, { role: "user", content: "More" }] }));
-    // 10 prompt + 2 generated − the last sampled token, which web-llm never feeds back
-    expect(second.at(-1)).toMatchObject({ usage: { promptTokens: 11 + 4, cachedTokens: 11 } });
+    expect(second.at(-1)).toMatchObject({ usage: { promptTokens: 4, cachedTokens: 0 } });
+  });
+
+  it("prompt caching: each request prefills only what no cached sequence holds; cached and prompt tokens are read from the pipeline", async () => {
+    const pipeline = new FakePipeline();
+    const { module } = standIn({ pipeline });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, { promptCache: { enabled: true, budgetTokens: 1_000, maxSequences: 4 } });
+    // the budget, one context window for the running reply, a page per sequence
+    expect(pipeline.log[0], "the cache was re-created for the budget").toBe("create_kv_cache seqs=5 total=5176 chunk=8 page=16 sliding=0");
+    const sys = { role: "system" as const, content: "You are terse." };
+    const usageOf = async (messages: EngineRequest["messages"], promptCacheKey?: string) => {
+      const events = await run(engine, request({ messages, promptCacheKey }));
+      return (events.at(-1) as Extract<EngineEvent, { type: "done" }>).usage;
+    };
+    const a1 = [sys, { role: "user" as const, content: "Hi" }];
+    const ids = (m: EngineRequest["messages"]) => promptIds({ messages: m }).length;
+    expect(await usageOf(a1)).toMatchObject({ promptTokens: ids(a1), cachedTokens: 0 });
+    // regenerate: the whole prompt is cached but its last token, which is prefilled again for the logits
+    expect(await usageOf(a1)).toMatchObject({ promptTokens: ids(a1), cachedTokens: ids(a1) - 1 });
+    // a new chat with the same system prompt: the system message and the user marker are cached
+    const b1 = [sys, { role: "user" as const, content: "Yo" }];
+    expect(await usageOf(b1)).toMatchObject({ cachedTokens: 1 + sys.content.length + 1 });
+    // back to the first chat, continued: its prompt and its reply's tokens but the last ("A": web-llm never feeds "B")
+    const a2 = [...a1, { role: "assistant" as const, content: "AB" }, { role: "user" as const, content: "More" }];
+    expect(await usageOf(a2)).toMatchObject({ promptTokens: ids(a2), cachedTokens: ids(a1) + 1 });
   });
 
   it("abort: interruptGenerate between decode steps, done with finish abort, lock released", async () => {
@@ -237,5 +275,25 @@ describe("the web-llm adapter around MLCEngine", () => {
     const engine2 = createWebLlmEngine({ webllm: tooLong.module });
     await engine2.load(record, {});
     await expect(run(engine2, request())).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
+  });
+});
+
+describe("the web-llm adapter under EngineHost", () => {
+  it("createClient's promptCache reaches the pipeline: a regenerate prefills one token, with prompt caching off all of it", async () => {
+    const { EngineHost } = await import("../../src/host/engine-host.js");
+    const gpu = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+    const qwen: ModelRecord = { model: "http://127.0.0.1/q/", model_id: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", model_lib: "http://127.0.0.1/q.wasm", overrides: { context_window_size: 4096 } };
+    for (const [promptCache, cachedOnRegenerate] of [[{ budgetTokens: 4096, maxSequences: 8 }, true], [false, false]] as const) {
+      for (const legacy of [true]) {
+        const pipeline = new FakePipeline();
+        const { module } = standIn({ legacy, pipeline });
+        const host = new EngineHost({ engine: createWebLlmEngine({ webllm: module }), models: [qwen], probeGpu: async () => gpu as never, promptCache });
+        const body = { model: qwen.model_id, messages: [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "Hi" }], max_tokens: 2, temperature: 0 };
+        const first = (await host.createChatCompletion(body)) as { usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+        const again = (await host.createChatCompletion(body)) as typeof first;
+        expect(first.usage.prompt_tokens_details.cached_tokens).toBe(0);
+        expect(again.usage.prompt_tokens_details.cached_tokens, `legacy ${legacy}, promptCache ${JSON.stringify(promptCache)}`).toBe(cachedOnRegenerate ? first.usage.prompt_tokens - 1 : 0);
+      }
+    }
   });
 });

@@ -1,0 +1,107 @@
+/**
+ * The web-llm engine's prompt cache across loads: the binding
+ * (webllm-binding.ts) of the loaded chat pipeline, the budget it gets, and
+ * what the adapter asks around each request. Keeps webllm-engine.ts free of
+ * KV bookkeeping.
+ *
+ * - attach after every load of the chat model (a reload makes a new
+ *   pipeline, with an empty cache); forget on unload and device loss.
+ * - Budget: `promptCache.budgetTokens`, else the default of config.ts from
+ *   the model's KV bytes per token (its mlc-chat-config `model_config` and
+ *   quantization) and the device memory. The runtime's cache gets that much
+ *   plus one context window, so the reply of a request never runs out of
+ *   pages whatever is parked (the policy reserves nothing for it).
+ * - Counts: what the pipeline reports (binding); without a pipeline (a
+ *   stand-in engine), web-llm's round count with nothing cached.
+ * - web-llm ≤ 0.2.83 continues its cache after an `abort`/`length` finish;
+ *   where the binding does not manage the cache the adapter resets web-llm's
+ *   chat before the next request (a managed cache places every request's
+ *   sequence itself).
+ */
+import type { EngineRequest } from "../types.js";
+import { DEFAULT_MAX_SEQUENCES } from "./policy.js";
+import { defaultBudgetTokens, kvBytesPerToken, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./config.js";
+import { WebLlmPromptCache, type PrefillCount, type PromptCacheBudget, type WebLlmPipeline } from "./webllm-binding.js";
+
+/** The chat config fields the KV size is read from (mlc-chat-config.json). */
+interface ChatConfigLike {
+  quantization?: string;
+  model_config?: Record<string, unknown>;
+}
+
+export class WebLlmCacheSlot {
+  private binding: WebLlmPromptCache | null = null;
+  private settings: PromptCacheSettings = {};
+  private resetPending = false;
+
+  constructor(private readonly own?: PromptCacheOption | PromptCacheSettings) {}
+
+  /** The binding of the loaded chat model (null before a load or on a stand-in). */
+  get current(): WebLlmPromptCache | null {
+    return this.binding;
+  }
+
+  /** A chat model was (re)loaded: hook its pipeline with the client's settings (kept for reloads that only add a model). */
+  attach(pipeline: unknown, settings?: PromptCacheSettings): void {
+    if (settings) this.settings = settings;
+    this.resetPending = false;
+    this.binding = isPipeline(pipeline) ? new WebLlmPromptCache(pipeline, this.budget(pipeline)) : null;
+  }
+
+  /** The model (and its cache) is gone. */
+  forget(): void {
+    this.binding = null;
+    this.resetPending = false;
+  }
+
+  /** Before a request: web-llm's pending reset, where it owns the cache. */
+  async beforeRequest(reset: () => Promise<void>): Promise<void> {
+    if (!this.resetPending) return;
+    this.resetPending = false;
+    await reset();
+  }
+
+  begin(request: EngineRequest): void {
+    this.binding?.begin({ key: request.promptCacheKey });
+  }
+
+  /** After a request: what its prefill cost (null: not read from a pipeline). */
+  end(finish: "stop" | "length" | "abort", resetsKvAfterAbort: boolean): PrefillCount | null {
+    const count = this.binding?.end(finish === "abort" ? "abort" : "done") ?? null;
+    if (finish !== "stop" && !resetsKvAfterAbort && !this.binding?.policy) this.resetPending = true;
+    return count;
+  }
+
+  /** A request failed: its sequence is dropped (a context-window error clears all). */
+  fail(error: unknown): void {
+    this.binding?.end("error", error);
+  }
+
+  private budget(pipeline: WebLlmPipeline): PromptCacheBudget | null {
+    const settings = mergeSettings(this.settings, this.own);
+    if (settings.enabled === false) return null;
+    const window = pipeline.contextWindowSize ?? 4096;
+    const perToken = kvBytesOf((pipeline as { config?: ChatConfigLike }).config);
+    const budgetTokens = settings.budgetTokens ?? defaultBudgetTokens({ contextWindow: window, kvBytesPerToken: perToken, deviceMemoryGb: settings.deviceMemoryGb });
+    return { budgetTokens, maxSequences: settings.maxSequences ?? DEFAULT_MAX_SEQUENCES, replyRoom: window };
+  }
+}
+
+function isPipeline(value: unknown): value is WebLlmPipeline {
+  const p = value as Partial<WebLlmPipeline> | undefined;
+  return !!p && typeof p.getInputData === "function" && typeof p.embedAndForward === "function" && typeof p.resetKVCache === "function" && !!p.tvm;
+}
+
+/** KV bytes per token from the model's config, or undefined when it does not say. */
+export function kvBytesOf(config: ChatConfigLike | undefined): number | undefined {
+  const m = config?.model_config;
+  if (!m) return undefined;
+  const num = (...keys: string[]) => keys.map((k) => m[k]).find((v): v is number => typeof v === "number");
+  const layers = num("num_hidden_layers", "n_layer", "num_layers");
+  const heads = num("num_attention_heads", "n_head");
+  const kvHeads = num("num_key_value_heads", "n_head_kv") ?? heads;
+  const hidden = num("hidden_size", "n_embd");
+  const headDim = num("head_dim") ?? (hidden && heads ? hidden / heads : undefined);
+  if (!layers || !kvHeads || !headDim) return undefined;
+  return kvBytesPerToken({ layers, kvHeads, headDim, bytesPerElement: /f32/.test(config?.quantization ?? "") ? 4 : 2 });
+}
