@@ -8,12 +8,17 @@
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
- *   --steps chat,embed,mixed,promptcache picks what runs.
+ *   --steps chat,embed,mixed,promptcache,audio picks what runs.
  *   promptcache (chat model): the same greedy requests (a chat, regenerate, next turn, a new chat
  *   with the same system prompt, an edit, the two chats interleaved) on a client with prompt
  *   caching and one without; checks equal outputs token for token, and cached tokens = the
  *   common prefix with what the cache holds, computed here with the model's own tokenizer
  *   (@lenml/tokenizers on its tokenizer.json). [--cache-budget 4096]
+ *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
+ *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
+ *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
+ *   (wav/mp3/webm/ogg by extension) and the image; without --model-dir the prebuilt record is used
+ *   with its own URLs (network). Only the audio step runs unless --steps says otherwise.
  *
  * An embedding model (its mlc-chat-config.json model_type is an encoder such
  * as `bert`) given as --model-dir is recognised and run as one. The embedding
@@ -54,7 +59,11 @@ const modelLib = args["model-lib"] && resolve(args["model-lib"]);
 const webllm = args.webllm ?? "0.2.86";
 const maxTokens = Number(args["max-tokens"] ?? 2);
 const timeoutS = Number(args["timeout-s"] ?? 3600);
-const modelId = args["model-id"] ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
+const modelId = args["model-id"] ?? args.model ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
+const audioFile = args.audio && resolve(args.audio);
+const imageFile = args.image && resolve(args.image);
+if (audioFile && !existsSync(audioFile)) fail(`${audioFile} not found.`);
+if (imageFile && !existsSync(imageFile)) fail(`${imageFile} not found.`);
 const only = args.only ? String(args.only).split(",") : undefined;
 const log = (...a) => console.error("[smoke-real]", ...a);
 
@@ -63,7 +72,7 @@ let chatLib = modelLib;
 let embedDir = args["embed-model-dir"] && resolve(args["embed-model-dir"]);
 let embedLib = args["embed-model-lib"] && resolve(args["embed-model-lib"]);
 if (chatDir && isEmbeddingFolder(chatDir) && !embedDir) [embedDir, embedLib, chatDir, chatLib] = [chatDir, chatLib, undefined, undefined];
-if (!(chatDir && chatLib) && !(embedDir && embedLib)) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79] | --embed-model-dir <folder> --embed-model-lib <wasm>");
+if (!(chatDir && chatLib) && !(embedDir && embedLib) && !(audioFile && args.model)) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79] | --embed-model-dir <folder> --embed-model-lib <wasm>");
 for (const dir of [chatDir, embedDir].filter(Boolean))
   if (!existsSync(join(dir, "resolve/main/mlc-chat-config.json"))) fail(`${dir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
 for (const lib of [chatLib, embedLib].filter(Boolean)) if (!existsSync(lib)) fail(`${lib} not found.`);
@@ -74,14 +83,15 @@ const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
 const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
 const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
 // chat: the chat model's checks; embed: the embedding model's; mixed: both models in one client (needs both folders)
-const steps = String(args.steps ?? "chat,embed,mixed,promptcache").split(",");
+const steps = String(args.steps ?? (audioFile ? "audio" : "chat,embed,mixed,promptcache")).split(",");
+const runAudio = !!audioFile && steps.includes("audio");
 const runChat = !!chatDir && steps.includes("chat");
 const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 const runPromptCache = !!chatDir && steps.includes("promptcache");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
-const report = chatDir
+const report = chatDir || runAudio
   ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
   : { webllm, startedAt: new Date().toISOString() };
 if (embedDir) report.embedding = { modelDir: embedDir, modelLib: embedLib, modelId: embedModelId, compiledBatch, inputs: inputCount, stubKernels };
@@ -164,6 +174,17 @@ try {
     const o = { modelId, budgetTokens: cacheBudget, ...(args["cache-steps"] ? { only: String(args["cache-steps"]).split(";") } : {}) };
     report.promptCache = await step(() => page.evaluate((x) => window.smokePromptCache(x), o), () => window.smokePromptCacheReport);
   }
+  if (runAudio && !report.timedOutAfterS) {
+    const o = {
+      modelId,
+      localModel: !!chatDir,
+      hasManifest: !!chatDir && existsSync(join(chatDir, "resolve/main/mlc-model-manifest.json")),
+      audio: { data: readFileSync(audioFile).toString("base64"), format: extname(audioFile).slice(1).toLowerCase() },
+      ...(imageFile ? { image: `data:image/${extname(imageFile).slice(1).toLowerCase().replace("jpg", "jpeg")};base64,${readFileSync(imageFile).toString("base64")}` } : {}),
+      maxTokens: Number(args["max-tokens"] ?? 16),
+    };
+    report.audio = { file: audioFile, image: imageFile, result: await step(() => page.evaluate((x) => window.smokeAudio(x), o), () => window.smokeAudioReport) };
+  }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);
   report.checks = {
@@ -171,6 +192,7 @@ try {
     ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
     ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
+    ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
   };
 } catch (error) {
   report.error = String(error?.stack ?? error);
@@ -330,6 +352,17 @@ function commonPrefixLength(a, b) {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
+}
+
+/** The audio run's pass/fail summary: the model loaded, took the audio (and image) and answered; its manifest declares audio. */
+function audioChecks(r) {
+  const answered = (x) => !!x && !x.error && x.usage?.completion_tokens >= 1;
+  return {
+    audioModelLoaded: !!r.load && !r.load.error,
+    audioModalitiesListed: Array.isArray(r.inputModalitiesAfterLoad) && r.inputModalitiesAfterLoad.includes("audio"),
+    audioAnswered: answered(r.audio),
+    ...(imageFile ? { imageAnswered: answered(r.image) } : {}),
+  };
 }
 
 /** `n` short inputs of different lengths; the last repeats the first (it lands in another batch). */

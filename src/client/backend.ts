@@ -12,6 +12,7 @@ import { ApiError } from "../protocol/api-error.js";
 import { load } from "../lazy-imports.js";
 import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
+import { withAudioTransfer } from "./audio-transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import { dedicatedLink, type WorkerLink } from "./worker-link.js";
@@ -262,10 +263,10 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   const eventsOf = (message: PortMessage) => (message.type === "events" ? unpackEvents(message.packed) : undefined);
 
   return {
-    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(body, port)),
-    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(body, port)),
-    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(body, port)),
-    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(body, port)),
+    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(withAudioTransfer(body), port)),
+    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(withAudioTransfer(body), port)),
+    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(withAudioTransfer(body), port)),
+    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(withAudioTransfer(body), port)),
     compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
     createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
     loadModel: (model, opts) => withPort(opts.signal, (api, port) => api.loadModel(model, port, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined)),

@@ -11,6 +11,7 @@ import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/i
 import { defineEmbedSmoke } from "./embed-smoke.js";
 import { defineMixedSmoke } from "./mixed-smoke.js";
 import { definePromptCacheSmoke } from "./prompt-cache-smoke.js";
+import { defineAudioSmoke } from "./audio-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -255,4 +256,5 @@ window.smoke = async (options) => {
 defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
+defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
 window.smokeReady = true;
