@@ -158,15 +158,25 @@ export class CacheManager {
     if (metadata) await writeMetadata({ ...metadata, lastUsed: Date.now() });
   }
 
-  private async readPackagePaths(store: ArtifactStore, record: ModelRecord): Promise<PackagePaths> {
+  /** The record's model package manifest (parsed JSON) when it is cached, else null: what the model takes (models/inputs.ts). */
+  async readPackageManifest(record: ModelRecord): Promise<unknown> {
+    return this.readPackage(await this.store(), record);
+  }
+
+  private async readPackage(store: ArtifactStore, record: ModelRecord): Promise<unknown> {
     const pkg = packageArtifact(record);
     const value = pkg ? await store.read(pkg.scope, pkg.url).catch(() => undefined) : undefined;
-    if (value?.kind !== "bytes") return {};
+    if (value?.kind !== "bytes") return null;
     try {
-      return packagePathsOf(JSON.parse(new TextDecoder().decode(value.data)));
+      return JSON.parse(new TextDecoder().decode(value.data)) as unknown;
     } catch {
-      return {};
+      return null;
     }
+  }
+
+  private async readPackagePaths(store: ArtifactStore, record: ModelRecord): Promise<PackagePaths> {
+    const manifest = await this.readPackage(store, record);
+    return manifest === null ? {} : packagePathsOf(manifest);
   }
 
   private async readIndex(store: ArtifactStore, record: ModelRecord, paths: PackagePaths): Promise<TensorCacheIndex | null> {

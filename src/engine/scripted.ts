@@ -56,7 +56,7 @@ export function scriptedTokens(text: string): string[] {
 function messageText(message: EngineMessage): string {
   return typeof message.content === "string"
     ? message.content
-    : message.content.map((p) => (p.type === "text" ? p.text : "<image>")).join("");
+    : message.content.map((p) => (p.type === "text" ? p.text : p.type === "image_url" ? "<image>" : "<audio>")).join("");
 }
 
 const promptTokenCount = (messages: EngineMessage[]) =>

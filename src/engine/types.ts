@@ -4,13 +4,39 @@
  * (engine/scripted.ts). An engine takes prompt messages already shaped for the
  * model's family and yields raw text deltas, then one `done` event.
  */
-import type { ContentPart, TokenLogprob } from "../protocol/types.js";
+import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
+
+/** What the host measured of one audio input before it reached the engine. */
+export interface EngineAudioInfo {
+  /** The container or form the app sent. */
+  source: AudioFormat | "pcm_f32";
+  /** Mono samples at `sampleRate` (WAV: counted from its header; web-llm decodes it). */
+  samples: number;
+  sampleRate: number;
+  /** Channels of the source (mixed down to mono). */
+  channels: number;
+}
+
+/**
+ * Audio as it reaches the engine, in web-llm 0.2.86's `input_audio` forms:
+ * WAV as sent (base64), every other container decoded to mono `pcm_f32` in
+ * the worker (host/audio-input.ts). `audio` is the host's measurement; the
+ * web-llm adapter leaves it out of what it sends.
+ */
+export interface EngineAudioPart {
+  type: "input_audio";
+  input_audio: { data: string; format: "wav" } | PcmAudio;
+  audio: EngineAudioInfo;
+}
+
+/** A content part an engine receives. */
+export type EnginePart = TextPart | ImagePart | EngineAudioPart;
 
 export interface EngineMessage {
   role: "system" | "user" | "assistant" | "tool";
-  /** Strings everywhere; parts only for user messages carrying images. */
-  content: string | ContentPart[];
+  /** Strings everywhere; parts only for user messages carrying images or audio. */
+  content: string | EnginePart[];
 }
 
 export interface SamplingParams {

@@ -5,6 +5,7 @@
  * rules (system first only, last message user/tool unless continuing). What
  * differs per family is its PromptStyle.
  */
+import { enginePartsOf } from "../engine/parts.js";
 import type { EngineMessage } from "../engine/types.js";
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { FunctionTool, ToolCall } from "../protocol/types.js";
@@ -106,7 +107,7 @@ export function shapeMessages(messages: NormalizedMessage[], context: PromptCont
   for (let i = start; i < messages.length; i++) {
     const m = messages[i];
     if (m.role === "user") {
-      pushUser(m.content);
+      pushUser(enginePartsOf(m.content));
     } else if (m.role === "system") {
       // web-llm takes a system message only first: a later one becomes a user turn.
       pushUser(textOf(m));

@@ -12,7 +12,7 @@
  * message rendered by the family instead.
  */
 import type { NormalizedMessage } from "../protocol/validate.js";
-import type { ToolCall } from "../protocol/types.js";
+import type { ContentPart, ToolCall } from "../protocol/types.js";
 
 const LIMIT = 256;
 
@@ -51,7 +51,7 @@ export class ConversationMemory {
    * and reasoning are checked on recall.)
    */
   static keyOf(model: string, message: Pick<NormalizedMessage, "content" | "toolCalls">, answered: NormalizedMessage | undefined, cacheKey: string | undefined): string {
-    const text = (m: Pick<NormalizedMessage, "content">) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+    const text = (m: Pick<NormalizedMessage, "content">) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content.map(partKey)));
     return JSON.stringify([model, cacheKey ?? "", answered ? text(answered) : "", text(message).trim(), message.toolCalls.map((c) => c.id)]);
   }
 }
@@ -68,4 +68,15 @@ function sameArguments(a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A part as a key: audio data (base64 of megabytes, or a Float32Array, which JSON would spell out sample by sample) by its length and a hash. */
+function partKey(part: ContentPart): unknown {
+  if (part.type !== "input_audio") return part;
+  const data = part.input_audio.data;
+  const bytes = typeof data === "string" ? null : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  let hash = 0x811c9dc5;
+  const length = bytes ? bytes.length : (data as string).length;
+  for (let i = 0; i < length; i++) hash = Math.imul(hash ^ (bytes ? bytes[i] : (data as string).charCodeAt(i)), 0x01000193);
+  return { audio: part.input_audio.format, length, hash: hash >>> 0 };
 }

@@ -7,7 +7,7 @@
  *   the family → engine.generate → parse → chunks / completion
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
-import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
+import { validateRequest, type NormalizedMessage, type NormalizedRequest } from "../protocol/validate.js";
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { choiceOutput, type GenerationOutput, type GenerationResult, type SentBackReply } from "./generation-output.js";
 import { ResponsesFace } from "./responses-face.js";
@@ -30,7 +30,10 @@ import type {
 import type { Engine, EngineRequest, EngineUsage, LoadProgress } from "../engine/types.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
 import { loadPrebuiltRecords } from "../models/prebuilt.js";
-import { contextWindowOf, MODEL_TYPE_VLM, quantizationOf, type ModelRecord } from "../models/record.js";
+import { contextWindowOf, quantizationOf, type ModelRecord } from "../models/record.js";
+import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
+import { checkInputKinds } from "./input-kinds.js";
+import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
@@ -277,13 +280,13 @@ export class EngineHost {
 
   async listModels(): Promise<ModelList> {
     const catalog = await this.catalog();
-    return { object: "list", data: catalog.records.map(modelObject) };
+    return { object: "list", data: await Promise.all(catalog.records.map(async (record) => modelObject(record, await this.inputsOf(record)))) };
   }
 
   async retrieveModel(id: string): Promise<ModelObject> {
     const catalog = await this.catalog(id);
     const record = catalog.resolve(id, await this.features());
-    return { ...modelObject(record), id };
+    return { ...modelObject(record, await this.inputsOf(record)), id };
   }
 
   async gpuInfo(): Promise<GpuProbe> {
@@ -317,10 +320,22 @@ export class EngineHost {
     const record = catalog.resolve(request.model, await this.features());
     if (isEmbeddingRecord(record)) throw notAChatModel(record);
     const family = familyOf(record);
+    const inputs = await this.inputsOf(record);
+    checkInputKinds(request.messages, record.model_id, inputs);
     await this.checkDevice(record, request);
-    checkInputTypes(request, record);
+    // Audio is measured or decoded here, in the worker, before the request queues (host/audio-input.ts).
+    const audio = hasAudio(request.messages);
+    const messages = audio ? await prepareAudio(request.messages) : request.messages;
+    if (audio && inputs.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
 
-    return this.inSlot(record, outerSignal, (signal, started) => work(this.prepare(request, record, family, arrived, started), signal));
+    return this.inSlot(record, outerSignal, async (signal, started) => {
+      // Limits a package declares are known once its manifest is downloaded (the first load): checked then, before generating.
+      if (audio && !inputs.audio) {
+        const late = (await this.inputsOf(record)).audio;
+        if (late) checkAudioLimits(messages, late, record.model_id);
+      }
+      return work(this.prepare(request, record, family, arrived, started, messages), signal);
+    });
   }
 
   /**
@@ -362,7 +377,8 @@ export class EngineHost {
     }
   }
 
-  private prepare(request: NormalizedRequest, record: ModelRecord, family: Family, arrived: number, started: number): Prepared {
+  /** `shaped`: the request's messages with audio prepared (what the prompt is built from); memory keys use the request's own. */
+  private prepare(request: NormalizedRequest, record: ModelRecord, family: Family, arrived: number, started: number, shaped: NormalizedMessage[]): Prepared {
     const thinking = resolveThinking(family, request.reasoningEffort);
     const messages = request.messages;
     const context: PromptContext = {
@@ -380,7 +396,7 @@ export class EngineHost {
     const forcedTools = request.toolChoice === "required" || typeof request.toolChoice === "object";
     const engineRequest: EngineRequest = {
       model: record.model_id,
-      messages: family.shapeMessages(messages, context),
+      messages: family.shapeMessages(shaped, context),
       sampling: {
         temperature: request.temperature,
         top_p: request.top_p,
@@ -524,6 +540,13 @@ export class EngineHost {
     return (await this.cacheManager()).usage();
   }
 
+  /** What `record` takes: its cached package manifest when there is one (GPU engines), else the record (models/inputs.ts). */
+  private async inputsOf(record: ModelRecord): Promise<ModelInputs> {
+    if (!hasPackageManifest(record) || !(await this.engineFor(record)).requiresGpu) return modelInputs(record);
+    const manifest = await (await this.cacheManager()).readPackageManifest(record).catch(() => null);
+    return modelInputs(record, manifest);
+  }
+
   private async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
     const engine = await this.engineFor(record);
     if (engine.requiresGpu) checkDeviceFit(record, await this.gpu(), request?.provider);
@@ -580,13 +603,6 @@ function resolveThinking(family: Family, effort: ReasoningEffort | undefined): {
   return { enabled: true, budget: REASONING_BUDGET[effort] };
 }
 
-function checkInputTypes(request: NormalizedRequest, record: ModelRecord): void {
-  const hasImages = request.messages.some((m) => Array.isArray(m.content));
-  if (hasImages && record.model_type !== MODEL_TYPE_VLM) {
-    throw new ApiError({ status: 400, code: "unsupported_input", param: "messages", message: `${record.model_id} does not take images. Send text only, or use a vision model such as Phi-3.5-vision-instruct.` });
-  }
-}
-
 function addUsage(total: Usage | null, next: Usage): Usage {
   if (!total) return next;
   return {
@@ -600,7 +616,7 @@ function addUsage(total: Usage | null, next: Usage): Usage {
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-function modelObject(record: ModelRecord): ModelObject {
+function modelObject(record: ModelRecord, inputs: ModelInputs): ModelObject {
   if (isEmbeddingRecord(record)) {
     return {
       id: record.model_id,
@@ -611,7 +627,8 @@ function modelObject(record: ModelRecord): ModelObject {
       family: "embedding",
       vram_required_mb: record.vram_required_MB ?? null,
       context_window: embeddingWindowOf(record),
-      capabilities: { tools: false, reasoning: false, vision: false, embeddings: true },
+      input_modalities: ["text"],
+      capabilities: { tools: false, reasoning: false, vision: false, audio: false, embeddings: true },
       quantization: quantizationOf(record.model_id),
       dimensions: embeddingDimensionsOf(record),
     };
@@ -626,7 +643,8 @@ function modelObject(record: ModelRecord): ModelObject {
     vram_required_mb: record.vram_required_MB ?? null,
     context_window: contextWindowOf(record),
     type: "chat",
-    capabilities: { tools: true, reasoning: family.reasoning !== null, vision: record.model_type === MODEL_TYPE_VLM, embeddings: false },
+    input_modalities: inputs.kinds,
+    capabilities: { tools: true, reasoning: family.reasoning !== null, vision: inputs.kinds.includes("image"), audio: inputs.kinds.includes("audio"), embeddings: false },
     quantization: quantizationOf(record.model_id),
   };
 }

@@ -14,6 +14,16 @@ export interface ModelRecord {
   buffer_size_required_bytes?: number;
   overrides?: { context_window_size?: number; [key: string]: unknown };
   model_type?: number;
+  /** web-llm 0.2.86: the model package manifest (`mlc-model-manifest.json`) that drives its generic image/audio adapters. */
+  model_manifest?: string;
+  /**
+   * What the model takes besides text (`"image"`, `"audio"`; text is always
+   * taken). Prebuilt records get it from the catalog; the package manifest,
+   * once cached, overrides it (models/inputs.ts).
+   */
+  input_modalities?: Array<"text" | "image" | "audio">;
+  /** For records that take audio without a cached manifest (scripted, custom): the `audio_decode` limits to check against. */
+  audio_input?: { sample_rate_hz: number; min_samples?: number; max_samples: number };
   /** Family name from families/registry.ts; inferred from the id when absent. */
   family?: string;
   /** Optional SRI hashes (`sha256-…`) per file name, weights included. */

@@ -23,14 +23,33 @@ export interface ImagePart {
   image_url: { url: string; detail?: "auto" | "low" | "high" | (string & {}) };
 }
 
-/** Parts a local model can take. */
-export type ContentPart = TextPart | ImagePart;
+/** Audio containers this library takes: WAV goes to web-llm as it is; the others are decoded to mono PCM in the worker (src/audio/). */
+export type AudioFormat = "wav" | "mp3" | "webm" | "ogg";
 
-/** Audio input: refused (no local model here hears audio). */
+/** Encoded audio: base64 (or a `data:audio/…;base64,` URL) on the wire; JS callers may pass the bytes. */
+export interface EncodedAudio {
+  data: string | Uint8Array;
+  format: AudioFormat | (string & {});
+}
+
+/** web-llm's own raw form for JS callers: mono samples at `sample_rate` Hz. */
+export interface PcmAudio {
+  data: Float32Array;
+  format: "pcm_f32";
+  sample_rate: number;
+}
+
+/**
+ * Audio input (OpenAI's `input_audio` part, plus web-llm's `pcm_f32` form).
+ * Taken by models whose inputs include audio (see models/inputs.ts).
+ */
 export interface InputAudioPart {
   type: "input_audio";
-  input_audio: { data: string; format: string };
+  input_audio: EncodedAudio | PcmAudio;
 }
+
+/** Parts a local model can take (which ones a given model takes: models/inputs.ts). */
+export type ContentPart = TextPart | ImagePart | InputAudioPart;
 
 /** A file by id or inline data: refused (there is no file store). */
 export interface FilePart {
@@ -45,7 +64,7 @@ export interface RefusalPart {
 }
 
 /** Every part a message may carry on the wire; only ContentPart is served. */
-export type MessageContentPart = ContentPart | InputAudioPart | FilePart | RefusalPart;
+export type MessageContentPart = ContentPart | FilePart | RefusalPart;
 
 export interface ToolCall {
   id: string;
@@ -318,7 +337,9 @@ export interface ModelObject {
   vram_required_mb: number | null;
   /** Tokens per request (chat) or per input (embedding). */
   context_window: number;
-  capabilities: { tools: boolean; reasoning: boolean; vision: boolean; embeddings: boolean };
+  /** What the model reads: always "text"; "image" and/or "audio" when it takes them (models/inputs.ts). */
+  input_modalities: Array<"text" | "image" | "audio">;
+  capabilities: { tools: boolean; reasoning: boolean; vision: boolean; audio: boolean; embeddings: boolean };
   quantization: string | null;
   /** Embedding models: the vector size (null when the record does not say). */
   dimensions?: number | null;

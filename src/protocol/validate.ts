@@ -4,6 +4,7 @@
  * with a message that says what is allowed. Unknown fields are ignored.
  */
 import { ApiError, invalidParam } from "./api-error.js";
+import { normalizeAudioPart } from "./audio-part.js";
 import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
 import type {
   ChatMessage,
@@ -35,6 +36,8 @@ export interface NormalizedMessage {
   name: string | null;
   /** An assistant message's `reasoning_content` (or `reasoning`) as the app sent it back, when it did. */
   reasoning?: string;
+  /** Where the message came from in the request (`messages[2]`, `input[0]`): errors about its parts name `${param}.content[j]`. */
+  param?: string;
 }
 
 export interface NormalizedRequest {
@@ -402,7 +405,7 @@ function validateMessage(m: unknown, i: number): NormalizedMessage {
     case "developer":
       return { role: "system", content: textContent(m.content, `${param}.content`, true), toolCalls: [], toolCallId: null, name };
     case "user":
-      return { role: "user", content: userContent(m.content, `${param}.content`), toolCalls: [], toolCallId: null, name };
+      return { role: "user", content: userContent(m.content, `${param}.content`), toolCalls: [], toolCallId: null, name, param };
     case "tool": {
       if (typeof m.tool_call_id !== "string" || m.tool_call_id === "") {
         throw invalidParam(`${param}.tool_call_id`, `\`${param}.tool_call_id\` is required on tool messages: the id of the call this message answers.`, "missing_required_parameter");
@@ -466,15 +469,13 @@ function userContent(v: unknown, param: string): string | ContentPart[] {
       checkImageDataUrl(url, `${p}.image_url.url`);
       return { type: "image_url", image_url: { url } };
     }
-    if (part.type === "input_audio") {
-      throw invalidParam(`${p}.type`, `\`${p}\` is an audio part (\`input_audio\`), which is not supported: local models here take text and images only.`, "unsupported_content_type");
-    }
+    if (part.type === "input_audio") return normalizeAudioPart(part, p);
     if (part.type === "file") {
-      throw invalidParam(`${p}.type`, `\`${p}\` is a file part (\`file\`), which is not supported: there is no file store; send the text, or images as data URIs.`, "unsupported_content_type");
+      throw invalidParam(`${p}.type`, `\`${p}\` is a file part (\`file\`), which is not supported: there is no file store; send the text, images as data URIs, or audio as \`input_audio\`.`, "unsupported_content_type");
     }
-    throw invalidParam(`${p}.type`, `\`${p}.type\` must be "text" or "image_url" (got ${JSON.stringify(part.type)}).`);
+    throw invalidParam(`${p}.type`, `\`${p}.type\` must be "text", "image_url" or "input_audio" (got ${JSON.stringify(part.type)}).`);
   });
-  // Text-only arrays are flattened: web-llm accepts arrays only for vision models.
+  // Text-only arrays are flattened: web-llm accepts arrays only for models that take images or audio.
   return parts.every((part) => part.type === "text") ? parts.map((part) => (part as { text: string }).text).join("\n") : parts;
 }
 

@@ -3,7 +3,7 @@
  * OpenAPI): what `POST /responses` takes and returns, the stream's events, and
  * the stored input items. Only what we read or write is typed.
  */
-import type { TokenLogprob } from "../types.js";
+import type { InputAudioPart, TokenLogprob } from "../types.js";
 
 export interface InputTextPart {
   type: "input_text";
@@ -34,7 +34,8 @@ export interface MessageItem {
   id: string;
   status: ItemStatus;
   role: "user" | "system" | "developer" | "assistant";
-  content: Array<InputTextPart | InputImagePart | OutputTextPart | { type: "refusal"; refusal: string }>;
+  /** `input_audio`: OpenAI's `ResponseInputAudio` ({data: base64, format}), or web-llm's pcm_f32 form from JS callers. */
+  content: Array<InputTextPart | InputImagePart | InputAudioPart | OutputTextPart | { type: "refusal"; refusal: string }>;
 }
 export interface OutputMessageItem extends MessageItem {
   role: "assistant";

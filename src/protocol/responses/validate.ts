@@ -11,9 +11,10 @@
  */
 import { ApiError, invalidParam } from "../api-error.js";
 import { expandCompactionItems } from "./compact.js";
+import { normalizeAudioPart } from "../audio-part.js";
 import { ANY_OBJECT_SCHEMA, MAX_IMAGES, checkImageDataUrl, effortParam, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
 import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "../params.js";
-import type { ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
+import type { ContentPart, FunctionTool, InputAudioPart, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
 import type {
@@ -453,10 +454,13 @@ function validateMessageItem(item: Record<string, unknown>, param: string, id: s
         const detail = part.detail === "low" || part.detail === "high" || part.detail === "auto" ? part.detail : undefined;
         return { type: "input_image" as const, image_url: url, ...(detail ? { detail } : {}) };
       }
+      case "input_audio":
+        if (r !== "user") throw invalidParam(`${p}.type`, `\`${p}\`: audio is accepted only in user messages.`);
+        return normalizeAudioPart(part, p);
       case "input_file":
         throw hosted(`${p}.type`, "File inputs (`input_file`)");
       default:
-        throw invalidParam(`${p}.type`, `\`${p}.type\` must be "input_text", "input_image" (user) or "output_text" (assistant), got ${JSON.stringify(part.type)}.`);
+        throw invalidParam(`${p}.type`, `\`${p}.type\` must be "input_text", "input_image", "input_audio" (user) or "output_text" (assistant), got ${JSON.stringify(part.type)}.`);
     }
   });
   return { type: "message", id: id ?? newItemId("msg"), status: "completed", role: r, content: parts };
@@ -480,7 +484,7 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
     }
     return turn;
   };
-  items.forEach((item) => {
+  items.forEach((item, index) => {
     switch (item.type) {
       case "reasoning": {
         // The reasoning text, when sent back, must match what the memory holds for the raw reply to be restored.
@@ -504,7 +508,7 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
         return;
       }
       case "message": {
-        const message = item as { role: string; content: Array<{ type: string; text?: string; refusal?: string; image_url?: string }> };
+        const message = item as { role: string; content: Array<{ type: string; text?: string; refusal?: string; image_url?: string; input_audio?: InputAudioPart["input_audio"] }> };
         if (message.role === "assistant") {
           const m = assistant();
           m.content = (m.content as string) + message.content.map((p) => p.text ?? p.refusal ?? "").join("");
@@ -512,7 +516,7 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
         }
         turn = null;
         const role = message.role === "user" ? "user" : "system";
-        out.push({ role, content: partsContent(message.content), toolCalls: [], toolCallId: null, name: null });
+        out.push({ role, content: partsContent(message.content), toolCalls: [], toolCallId: null, name: null, param: `${param}[${index}]` });
         return;
       }
       default:
@@ -522,8 +526,12 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
   return out;
 }
 
-/** Text parts joined (as the chat face flattens text-only arrays); with images, chat content parts. */
-function partsContent(parts: Array<{ type: string; text?: string; image_url?: string; detail?: string }>): string | ContentPart[] {
-  if (parts.every((p) => p.type !== "input_image")) return parts.map((p) => p.text ?? "").join("\n");
-  return parts.map((p): ContentPart => (p.type === "input_image" ? { type: "image_url", image_url: { url: p.image_url as string } } : { type: "text", text: p.text ?? "" }));
+/** Text parts joined (as the chat face flattens text-only arrays); with images or audio, chat content parts. */
+function partsContent(parts: Array<{ type: string; text?: string; image_url?: string; detail?: string; input_audio?: InputAudioPart["input_audio"] }>): string | ContentPart[] {
+  if (parts.every((p) => p.type !== "input_image" && p.type !== "input_audio")) return parts.map((p) => p.text ?? "").join("\n");
+  return parts.map((p): ContentPart => {
+    if (p.type === "input_image") return { type: "image_url", image_url: { url: p.image_url as string } };
+    if (p.type === "input_audio") return { type: "input_audio", input_audio: p.input_audio! };
+    return { type: "text", text: p.text ?? "" };
+  });
 }
