@@ -32,7 +32,8 @@ describe("openai v7 audio.transcriptions in the page, host in the worker", () =>
     const transcription = await openai.audio.transcriptions.create({ file: await toFile(wav, "speech.wav", { type: "audio/wav" }), model: GEMMA, language: "en" });
     expect(transcription.text).toBe("Heard in the worker.");
     expect(transcription.usage).toMatchObject({ type: "tokens", output_tokens: expect.any(Number) });
-    expect(transcription.usage!.total_tokens).toBe((transcription.usage as { input_tokens: number }).input_tokens + (transcription.usage as { output_tokens: number }).output_tokens);
+    const usage = transcription.usage as OpenAI.Audio.Transcription.Tokens;
+    expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens);
     const text = await openai.audio.transcriptions.create({ file: new File([wav as BlobPart], "speech.wav"), model: GEMMA, response_format: "text" });
     expect(text).toBe("As text.");
   });
