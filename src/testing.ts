@@ -5,5 +5,6 @@ export type { ScriptedEngine, ScriptedEngineOptions, ScriptedReply } from "./eng
 export { exposeEngineHost } from "./worker/expose.js";
 export { exposeSharedEngineHost } from "./worker/shared-host.js";
 export { EngineHost } from "./host/engine-host.js";
+export type { EngineRequest, EngineAudioPart } from "./engine/types.js";
 export { scriptedVoiceModel, SCRIPTED_VOICE_AUDIO } from "./models/scripted-voice.js";
 export type { ScriptedVoiceOptions } from "./models/scripted-voice.js";

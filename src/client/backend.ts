@@ -11,6 +11,7 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
+import { withAudioTransfer } from "./audio-transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import { dedicatedLink, type WorkerLink } from "./worker-link.js";
@@ -269,10 +270,10 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   const withAudio = (body: TranscriptionRequestBody) => Comlink.transfer(body, [body.file.data.buffer as ArrayBuffer]);
 
   return {
-    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(body, port)),
-    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(body, port)),
-    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(body, port)),
-    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(body, port)),
+    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(withAudioTransfer(body), port)),
+    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(withAudioTransfer(body), port)),
+    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(withAudioTransfer(body), port)),
+    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(withAudioTransfer(body), port)),
     compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
     createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
     createTranscription: (body, signal) => withPort(signal, (api, port) => api.createTranscription(withAudio(body), port)),

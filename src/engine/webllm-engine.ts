@@ -119,7 +119,8 @@ export interface WebLlmEngine extends Engine {
 }
 
 /** fields of our ModelRecord that web-llm's appConfig understands; the rest (family, our integrity map…) stays out. */
-const WEBLLM_RECORD_FIELDS = ["model", "model_id", "model_lib", "overrides", "vram_required_MB", "low_resource_required", "required_features", "buffer_size_required_bytes", "model_type"];
+// model_manifest: web-llm 0.2.86's package manifest, which turns on its image/audio adapters (Gemma 4); older web-llm ignores it.
+const WEBLLM_RECORD_FIELDS = ["model", "model_id", "model_lib", "overrides", "vram_required_MB", "low_resource_required", "required_features", "buffer_size_required_bytes", "model_type", "model_manifest"];
 
 /** web-llm's `ModelRecord` for one of ours. */
 export function toWebLlmRecord(record: ModelRecord): Record<string, unknown> {

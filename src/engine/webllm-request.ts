@@ -58,7 +58,7 @@ function samplingFields(request: EngineRequest): Record<string, unknown> {
 /** The streamed `engine.chat.completions.create` body for a request. */
 export function toChatRequest(request: EngineRequest, options: { enableThinkingSwitch: boolean; structuralTags?: boolean }): Record<string, unknown> {
   const body: Record<string, unknown> = {
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: request.messages.map((m) => ({ role: m.role, content: webLlmContent(m.content) })),
     stream: true,
     stream_options: { include_usage: true },
     ...samplingFields(request),
@@ -67,6 +67,33 @@ export function toChatRequest(request: EngineRequest, options: { enableThinkingS
   if (format) body.response_format = format;
   if (options.enableThinkingSwitch && !request.thinking.enabled) body.extra_body = { enable_thinking: false };
   return body;
+}
+
+/**
+ * A message's content as web-llm 0.2.86 takes it (`postInitAndCheckFields`,
+ * `decodeAudioInput`): images as `{type: "image_url", image_url: {url}}` (a
+ * data URL, no `detail`), audio as `{type: "input_audio", input_audio}` in
+ * one of its two forms, base64 WAV or `{data: Float32Array, format:
+ * "pcm_f32", sample_rate}` (the host's measurement stays out). web-llm takes
+ * at most one text part per message: several are joined, in the place of
+ * the first.
+ */
+export function webLlmContent(content: EngineMessage["content"]): string | Array<Record<string, unknown>> {
+  if (typeof content === "string") return content;
+  const texts = content.filter((p) => p.type === "text").map((p) => (p as { text: string }).text);
+  let textPlaced = false;
+  const out: Array<Record<string, unknown>> = [];
+  for (const part of content) {
+    if (part.type === "text") {
+      if (!textPlaced) out.push({ type: "text", text: texts.join("\n") });
+      textPlaced = true;
+    } else if (part.type === "image_url") {
+      out.push({ type: "image_url", image_url: { url: part.image_url.url } });
+    } else {
+      out.push({ type: "input_audio", input_audio: part.input_audio });
+    }
+  }
+  return out;
 }
 
 /** The response format in the dialect of this web-llm: structural tags become EBNF where it has none. */
