@@ -17,6 +17,7 @@ import { buildDemo, serveDemo, type DemoServer } from "../demo/build-and-serve.j
 import { scriptedRecord } from "../demo/catalog.js";
 import { wavBytes } from "../support/wav.js";
 import type { ModelRecord } from "../../src/models/record.js";
+import { scriptedVoiceModel } from "../../src/testing.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -27,13 +28,9 @@ const shots = resolve(process.env.DEMO_SCREENSHOTS ?? join(tmpdir(), "webgpu-ope
 const TRANSCRIPT = "Hello from a WAV file, transcribed in the worker.";
 const SPOKEN_REPLY = "I heard a steady beep: no words in it.";
 
-/** A scripted model that takes audio (what Gemma 4 E2B declares), and a text-only one. */
+/** A scripted model that takes audio (Gemma 4's output format, as Gemma 4 E2B declares), and a text-only one. */
 const audioCatalog: ModelRecord[] = [
-  {
-    ...scriptedRecord("Demo-Audio", [TRANSCRIPT, SPOKEN_REPLY], 20),
-    input_modalities: ["text", "audio"],
-    audio_input: { sample_rate_hz: 16_000, min_samples: 1_600, max_samples: 16_000 * 30 },
-  },
+  scriptedVoiceModel({ id: "Demo-Audio-q4f32_1-MLC", replies: [TRANSCRIPT, SPOKEN_REPLY], tokenDelayMs: 20 }),
   scriptedRecord("Qwen3-Demo-Hello", ["Hello."], 5),
 ];
 
@@ -86,9 +83,9 @@ describe.skipIf(!hasChromium)("the demo's audio in Chromium", { timeout: 90_000 
     await expect.poll(() => page.locator("#mic-status").textContent(), { timeout: 10_000 }).toMatch(/Recording 0:0[1-9]/);
     await page.screenshot({ path: join(shots, "chat-microphone-recording.png") });
     await page.locator("#mic").click();
-    await page.locator(".msg.user audio.voice").waitFor({ timeout: 15_000 });
-    await expect.poll(() => page.locator(".msg.assistant .content").last().textContent(), { timeout: 20_000 }).toBe(SPOKEN_REPLY);
-    expect(await page.locator("#mic-status").getAttribute("data-state")).toBe("idle");
+    await page.locator(".chat .msg.user audio.voice").waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.locator(".chat .msg.assistant .content").last().textContent(), { timeout: 20_000 }).toBe(SPOKEN_REPLY);
+    await expect.poll(() => page.locator("#mic-status").getAttribute("data-state")).toBe("idle");
   });
 
   it("a model without audio: the microphone says so instead of recording", async () => {
