@@ -8,7 +8,12 @@
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
- *   --steps chat,embed,mixed picks what runs.
+ *   --steps chat,embed,mixed,audio picks what runs.
+ *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
+ *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
+ *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
+ *   (wav/mp3/webm/ogg by extension) and the image; without --model-dir the prebuilt record is used
+ *   with its own URLs (network). Only the audio step runs unless --steps says otherwise.
  *
  * An embedding model (its mlc-chat-config.json model_type is an encoder such
  * as `bert`) given as --model-dir is recognised and run as one. The embedding
@@ -48,7 +53,11 @@ const modelLib = args["model-lib"] && resolve(args["model-lib"]);
 const webllm = args.webllm ?? "0.2.86";
 const maxTokens = Number(args["max-tokens"] ?? 2);
 const timeoutS = Number(args["timeout-s"] ?? 3600);
-const modelId = args["model-id"] ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
+const modelId = args["model-id"] ?? args.model ?? "Qwen2.5-0.5B-Instruct-q4f32_1-MLC";
+const audioFile = args.audio && resolve(args.audio);
+const imageFile = args.image && resolve(args.image);
+if (audioFile && !existsSync(audioFile)) fail(`${audioFile} not found.`);
+if (imageFile && !existsSync(imageFile)) fail(`${imageFile} not found.`);
 const only = args.only ? String(args.only).split(",") : undefined;
 const log = (...a) => console.error("[smoke-real]", ...a);
 
@@ -57,7 +66,7 @@ let chatLib = modelLib;
 let embedDir = args["embed-model-dir"] && resolve(args["embed-model-dir"]);
 let embedLib = args["embed-model-lib"] && resolve(args["embed-model-lib"]);
 if (chatDir && isEmbeddingFolder(chatDir) && !embedDir) [embedDir, embedLib, chatDir, chatLib] = [chatDir, chatLib, undefined, undefined];
-if (!(chatDir && chatLib) && !(embedDir && embedLib)) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79] | --embed-model-dir <folder> --embed-model-lib <wasm>");
+if (!(chatDir && chatLib) && !(embedDir && embedLib) && !(audioFile && args.model)) fail("usage: npm run smoke:real -- --model-dir <folder> --model-lib <wasm> [--webllm 0.2.79] | --embed-model-dir <folder> --embed-model-lib <wasm>");
 for (const dir of [chatDir, embedDir].filter(Boolean))
   if (!existsSync(join(dir, "resolve/main/mlc-chat-config.json"))) fail(`${dir}/resolve/main/mlc-chat-config.json not found: the model folder must hold resolve/main/.`);
 for (const lib of [chatLib, embedLib].filter(Boolean)) if (!existsSync(lib)) fail(`${lib} not found.`);
@@ -68,12 +77,13 @@ const compiledBatch = embedLib ? maxBatchSizeOf(embedLib) : undefined;
 const embedModelId = args["embed-model-id"] ?? `snowflake-arctic-embed-s-q0f32-MLC-b${compiledBatch ?? 32}`;
 const inputCount = Number(args.inputs ?? (compiledBatch ? compiledBatch + 2 : 6));
 // chat: the chat model's checks; embed: the embedding model's; mixed: both models in one client (needs both folders)
-const steps = String(args.steps ?? "chat,embed,mixed").split(",");
+const steps = String(args.steps ?? (audioFile ? "audio" : "chat,embed,mixed")).split(",");
+const runAudio = !!audioFile && steps.includes("audio");
 const runChat = !!chatDir && steps.includes("chat");
 const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 
-const report = chatDir
+const report = chatDir || runAudio
   ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
   : { webllm, startedAt: new Date().toISOString() };
 if (embedDir) report.embedding = { modelDir: embedDir, modelLib: embedLib, modelId: embedModelId, compiledBatch, inputs: inputCount, stubKernels };
@@ -149,12 +159,24 @@ try {
     const o = { chatModelId: modelId, embedModelId, countersUrl, stubKernels, inputs, compiledBatch };
     report.mixed = await step(() => page.evaluate((x) => window.smokeMixed(x), o), () => window.smokeMixedReport);
   }
+  if (runAudio && !report.timedOutAfterS) {
+    const o = {
+      modelId,
+      localModel: !!chatDir,
+      hasManifest: !!chatDir && existsSync(join(chatDir, "resolve/main/mlc-model-manifest.json")),
+      audio: { data: readFileSync(audioFile).toString("base64"), format: extname(audioFile).slice(1).toLowerCase() },
+      ...(imageFile ? { image: `data:image/${extname(imageFile).slice(1).toLowerCase().replace("jpg", "jpeg")};base64,${readFileSync(imageFile).toString("base64")}` } : {}),
+      maxTokens: Number(args["max-tokens"] ?? 16),
+    };
+    report.audio = { file: audioFile, image: imageFile, result: await step(() => page.evaluate((x) => window.smokeAudio(x), o), () => window.smokeAudioReport) };
+  }
   report.runMs = Date.now() - t1;
   report.consoleTail = consoleTail.slice(-25);
   report.checks = {
     ...(runChat ? checks(report.result ?? {}) : {}),
     ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
+    ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
   };
 } catch (error) {
   report.error = String(error?.stack ?? error);
@@ -222,6 +244,17 @@ function mixedChecks(r) {
     mixedChatAnsweredBetweenEmbeddings: okChat(r.chat1) && okChat(r.chat2),
     mixedEmbeddedTwiceIdentically: okEmbed(r.embed1) && okEmbed(r.embed2) && r.maxAbsDiffEmbed1VsEmbed2 === 0,
     mixedNoReloadWhileAlternating: r.progressEventsAfterLoads === 0 && r.modelRequestsAfterLoads === 0,
+  };
+}
+
+/** The audio run's pass/fail summary: the model loaded, took the audio (and image) and answered; its manifest declares audio. */
+function audioChecks(r) {
+  const answered = (x) => !!x && !x.error && x.usage?.completion_tokens >= 1;
+  return {
+    audioModelLoaded: !!r.load && !r.load.error,
+    audioModalitiesListed: Array.isArray(r.inputModalitiesAfterLoad) && r.inputModalitiesAfterLoad.includes("audio"),
+    audioAnswered: answered(r.audio),
+    ...(imageFile ? { imageAnswered: answered(r.image) } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { createClient, type Client } from "../../src/index.js";
 import type { ChatCompletionChunk, LoadProgress, ModelRecord } from "../../src/index.js";
 import { defineEmbedSmoke } from "./embed-smoke.js";
 import { defineMixedSmoke } from "./mixed-smoke.js";
+import { defineAudioSmoke } from "./audio-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -213,4 +214,5 @@ window.smoke = async (options) => {
 };
 defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
+defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
 window.smokeReady = true;

@@ -20,7 +20,9 @@ const BAD: Array<[string, Record<string, unknown>, string]> = [
   ["unknown item type", { input: [{ type: "banana" }] }, "input[0].type"],
   ["message role", { input: [{ role: "tool", content: "x" }] }, "input[0].role"],
   ["message content missing", { input: [{ role: "user" }] }, "input[0].content"],
-  ["content part type", { input: [{ role: "user", content: [{ type: "input_audio" }] }] }, "input[0].content[0].type"],
+  ["content part type", { input: [{ role: "user", content: [{ type: "input_video" }] }] }, "input[0].content[0].type"],
+  ["audio part without input_audio", { input: [{ role: "user", content: [{ type: "input_audio" }] }] }, "input[0].content[0].input_audio"],
+  ["audio in an assistant message", { input: [{ role: "assistant", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }, { role: "user", content: "x" }] }, "input[0].content[0].type"],
   ["input_text without text", { input: [{ role: "user", content: [{ type: "input_text" }] }] }, "input[0].content[0].text"],
   ["remote image URL", { input: [{ role: "user", content: [{ type: "input_image", image_url: "https://example.com/a.png" }] }] }, "input[0].content[0].image_url"],
   ["image in a system message", { input: [{ role: "system", content: [{ type: "input_image", image_url: "data:image/png;base64,AA==" }] }] }, "input[0].content[0].type"],
@@ -164,7 +166,7 @@ describe("accepted values reach the engine as the chat face's do", () => {
     const { client, engine } = scriptedClient(["A cat."]);
     await client.responses.create({ model: "Phi-3.5-vision-instruct-q4f16_1-MLC", input: [{ role: "user", content: [{ type: "input_text", text: "What?" }, { type: "input_image", image_url: image }] }] });
     expect(JSON.stringify(engine.requests[0].messages)).toContain(image);
-    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400, param: "input", code: "unsupported_input" });
+    await expect(client.responses.create({ ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: image }] }] })).rejects.toMatchObject({ status: 400, param: "input[0].content[0]", code: "unsupported_input" });
   });
 
   it("a prompt longer than the context window → 400 context_length_exceeded naming input (streamed or not)", async () => {

@@ -272,7 +272,7 @@ const MUTATIONS: Record<string, Mutation> = {
   },
   "unknown content part type": (body, rng) => {
     const at = lastUser(body);
-    messagesOf(body)[at].content = [{ type: pick(rng, ["audio", "input_audio", "file", "", "TEXT"]) }];
+    messagesOf(body)[at].content = [{ type: pick(rng, ["audio", "input_video", "file", "", "TEXT"]) }];
     return { status: 400, param: `messages[${at}].content[0].type` };
   },
   "image in a non-user message": (body) => {
