@@ -2,13 +2,16 @@
  * The chat: streams replies with `client.chat.completions.create({ stream: true })`,
  * splits `reasoning_content` from `content`, runs the tool loop (the model's
  * tool_calls run in the page and go back as `role: "tool"` messages), and
- * offers stop, regenerate and edit.
+ * offers stop, regenerate and edit. The microphone button records a message
+ * (MediaRecorder) and sends it as an `input_audio` part, with any typed text.
  */
 import type { ChatMessage, Client, Stream, ToolCall, Usage, WebGpuStats } from "../../src/index.js";
 import { AssistantView, type AssistantTurn, type ReplyMetrics } from "./assistant-view.js";
 import { h, replace } from "./dom.js";
 import type { ChatSettings } from "./settings.js";
 import { runTool } from "./tools.js";
+import { createAudioStatus } from "./audio-status.js";
+import { MicRecorder, clock, toAudioPart } from "./recorder.js";
 
 /** A model that keeps calling tools is stopped after this many rounds. */
 const MAX_TOOL_ROUNDS = 5;
@@ -36,8 +39,11 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
   const send = h("button", { id: "send", class: "primary", type: "submit" }, "Send");
   const stop = h("button", { id: "stop", type: "button", disabled: true, onclick: () => stopReply() }, "Stop");
   const clear = h("button", { id: "new-chat", type: "button", class: "link", onclick: () => newChat() }, "New chat");
-  const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, stop, clear));
-  const element = h("section", { class: "chat", "aria-label": "Chat" }, log, form, settings.element);
+  const mic = h("button", { id: "mic", type: "button", title: "Record a spoken message (models that take audio)", "aria-pressed": "false", onclick: () => void toggleMic() }, "🎤 Speak");
+  const micStatus = createAudioStatus("mic-status");
+  const recorder = new MicRecorder();
+  const form = h("form", { class: "composer" }, input, h("div", { class: "composer-buttons" }, send, mic, stop, clear));
+  const element = h("section", { class: "chat", "aria-label": "Chat" }, log, form, micStatus.element, settings.element);
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -63,8 +69,47 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
     else pending?.abort();
   }
 
+  /** First click: check the model takes audio, then record. Second click: stop, load the model (progress), send. */
+  async function toggleMic() {
+    if (recorder.recording) {
+      mic.setAttribute("aria-pressed", "false");
+      replace(mic, "🎤 Speak");
+      micStatus.set("preparing", "Preparing the recording…");
+      try {
+        const recording = await recorder.stop();
+        const part = await toAudioPart(recording);
+        const model = currentModel();
+        await client.models.load(model, { onProgress: (p) => micStatus.loading(p) });
+        const text = input.value.trim();
+        input.value = "";
+        messages.push({ role: "user", content: text ? [part, { type: "text", text }] : [part] });
+        micStatus.set("listening", `Sent ${clock(recording.seconds)} of audio: the worker decodes it and the model listens…`);
+        await respond();
+        micStatus.set("idle", "");
+      } catch (error) {
+        micStatus.set("error", error instanceof Error ? error.message : String(error));
+      }
+      return;
+    }
+    if (busy) return;
+    try {
+      const model = await client.models.retrieve(currentModel());
+      if (!model.input_modalities?.includes("audio")) {
+        micStatus.set("error", `${model.id} does not take audio. Pick a model whose inputs include audio (Gemma 4 E2B).`);
+        return;
+      }
+      await recorder.start((seconds) => micStatus.set("recording", `● Recording ${clock(seconds)} — click Stop & send`));
+      mic.setAttribute("aria-pressed", "true");
+      replace(mic, "■ Stop & send");
+      micStatus.set("recording", "● Recording 0:00 — click Stop & send");
+    } catch (error) {
+      micStatus.set("error", error instanceof Error ? `Microphone: ${error.message}` : String(error));
+    }
+  }
+
   function setBusy(value: boolean) {
     busy = value;
+    mic.disabled = value;
     send.disabled = value;
     stop.disabled = !value;
     clear.disabled = value;
@@ -210,8 +255,9 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
     const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
     const views = messages.map((message, index) => {
       if (message.role === "user") {
-        const bubble = h("article", { class: "msg user", "aria-label": "You" }, h("div", { class: "content" }, String(message.content ?? "")));
-        bubble.append(h("div", { class: "actions" }, h("button", { class: "link", disabled: busy, onclick: () => edit(index, bubble) }, "Edit")));
+        const bubble = h("article", { class: "msg user", "aria-label": "You" }, userContent(message.content));
+        // A spoken message is sent again as recorded (regenerate), not edited.
+        if (typeof message.content === "string") bubble.append(h("div", { class: "actions" }, h("button", { class: "link", disabled: busy, onclick: () => edit(index, bubble) }, "Edit")));
         return bubble;
       }
       if (message.role !== "assistant") return null; // tool results show on their call's card
@@ -233,6 +279,22 @@ export function createChat(client: Client, settings: ChatSettings, currentModel:
 
   render();
   return { element, messages: () => messages };
+}
+
+/** A user message: its text, and a player for each recording it carries. */
+function userContent(content: ChatMessage["content"]): HTMLElement {
+  if (!Array.isArray(content)) return h("div", { class: "content" }, String(content ?? ""));
+  return h(
+    "div",
+    { class: "content" },
+    ...content.map((part) => {
+      if (part.type === "text") return h("div", {}, part.text);
+      if (part.type === "input_audio" && typeof part.input_audio.data === "string") {
+        return h("audio", { class: "voice", controls: true, src: `data:audio/${part.input_audio.format};base64,${part.input_audio.data}` });
+      }
+      return h("div", { class: "muted" }, `[${part.type}]`);
+    }),
+  );
 }
 
 /** Streamed tool calls arrive in pieces: the first names the call, later ones append arguments. */

@@ -7,6 +7,7 @@
  *   await client.models.load(id, { onProgress, signal });
  *   await client.chat.completions.create({ model, messages, stream: true, tools });
  *   await client.embeddings.create({ model, input });   // the Documents view
+ *   await client.audio.transcriptions.create({ file, model, stream: true });   // the Transcribe view
  *   client.cache.*                              // the weights the browser holds
  *
  * URL parameters: `?catalog=<url>` adds model records (a JSON array of
@@ -20,6 +21,7 @@ import { createChat } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { createDropIn } from "./dropin.js";
 import { createDocuments } from "./documents.js";
+import { createTranscribe } from "./transcribe.js";
 import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
 import { modelEntries } from "./model-entries.js";
 import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
@@ -75,6 +77,7 @@ async function main() {
   const dropIn = createDropIn(client, chat.messages, panel.selected);
   const ownEmbedder = records.find((r) => r.model_type === 1)?.model_id;
   const documents = createDocuments(client, embeddingIds, params.get("embed") ?? ownEmbedder ?? DEFAULT_EMBEDDING_MODEL, panel.selected);
+  const transcribe = createTranscribe(client, models.filter((m) => m.input_modalities?.includes("audio")).map((m) => m.id), panel.selected());
 
   replace(
     root,
@@ -83,7 +86,7 @@ async function main() {
       "div",
       { class: "layout" },
       h("aside", { class: "sidebar" }, panel.element, workerPanel(client, worker), gpuPanel(gpu.info, entries)),
-      h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["OpenAI SDK drop-in", dropIn]])),
+      h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["Transcribe", transcribe], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );
   document.getElementById("prompt")?.focus();

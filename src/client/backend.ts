@@ -21,6 +21,7 @@ import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject
 import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
+import type { Transcription, TranscriptionRequestBody, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 
 export interface Backend {
   createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
@@ -32,6 +33,8 @@ export interface Backend {
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
   createEmbeddings(body: unknown, signal: AbortSignal): Promise<CreateEmbeddingResponse>;
+  createTranscription(body: TranscriptionRequestBody, signal: AbortSignal): Promise<Transcription>;
+  streamTranscription(body: TranscriptionRequestBody, queue: ChunkQueue<TranscriptionStreamEvent>, signal: AbortSignal): Promise<void>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;
@@ -59,6 +62,8 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
     compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
     createEmbeddings: async (body, signal) => (await host()).createEmbeddings(body, { signal }),
+    createTranscription: async (body, signal) => (await host()).createTranscription(body, { signal }),
+    streamTranscription: async (body, queue, signal) => (await host()).streamTranscription(body, queue, { signal }),
     listModels: async () => (await host()).listModels(),
     retrieveModel: async (id) => (await host()).retrieveModel(id),
     gpuInfo: async () => (await host()).gpuInfo(),
@@ -261,6 +266,9 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
 
   const chunksOf = (message: PortMessage) => (message.type === "chunks" ? unpackChunks(message.packed) : undefined);
   const eventsOf = (message: PortMessage) => (message.type === "events" ? unpackEvents(message.packed) : undefined);
+  const transcriptOf = (message: PortMessage) => (message.type === "transcript" ? message.events : undefined);
+  // The recording's bytes move to the worker instead of being copied (the client read them into a buffer of its own).
+  const withAudio = (body: TranscriptionRequestBody) => Comlink.transfer(body, [body.file.data.buffer as ArrayBuffer]);
 
   return {
     createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(withAudioTransfer(body), port)),
@@ -269,6 +277,8 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(withAudioTransfer(body), port)),
     compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
     createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
+    createTranscription: (body, signal) => withPort(signal, (api, port) => api.createTranscription(withAudio(body), port)),
+    streamTranscription: (body, queue, signal) => streamed(signal, queue, transcriptOf, (api, port) => api.streamTranscription(withAudio(body), port)),
     loadModel: (model, opts) => withPort(opts.signal, (api, port) => api.loadModel(model, port, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined)),
     retrieveResponse: async (id) => (await started()).retrieveResponse(id),
     deleteResponse: async (id) => (await started()).deleteResponse(id),

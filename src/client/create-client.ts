@@ -23,6 +23,7 @@ import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol
 import { chooseWorkerLink } from "./shared-choice.js";
 import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
 import { outputText } from "../protocol/responses/output-text.js";
+import { transcriptionsApi, type TranscriptionsApi } from "./transcriptions.js";
 
 export interface ClientOptions {
   /**
@@ -99,6 +100,10 @@ export interface Client {
     /** Vectors from a local embedding model (`snowflake-arctic-embed-s|m`), resident next to the chat model. */
     create(body: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
   };
+  audio: {
+    /** Speech to text by a local chat model that takes audio (asked to transcribe, on the same queue). */
+    transcriptions: TranscriptionsApi;
+  };
   models: {
     list(): Promise<ModelList>;
     retrieve(id: string): Promise<ModelObject>;
@@ -173,6 +178,7 @@ export function createClient(options: ClientOptions = {}): Client {
       compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
     },
     embeddings: { create: (body, requestOptions = {}) => backend.createEmbeddings(body, requestOptions.signal ?? new AbortController().signal) },
+    audio: { transcriptions: transcriptionsApi(backend, openStream) },
     models: {
       list: () => backend.listModels(),
       retrieve: (id) => backend.retrieveModel(id),

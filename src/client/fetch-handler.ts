@@ -4,6 +4,7 @@
  *   POST …/chat/completions   JSON, or SSE when `stream: true`
  *   POST …/responses, GET|DELETE …/responses/{id}, GET …/responses/{id}/input_items, POST …/responses/compact   (fetch-responses.ts)
  *   POST …/embeddings         JSON
+ *   POST …/audio/transcriptions   multipart form in; JSON, text or SSE out (fetch-transcriptions.ts)
  *   GET  …/models, …/models/{id}
  * Everything else → 404 JSON error. No key is needed; Authorization is ignored.
  *
@@ -19,6 +20,7 @@ import type { Client } from "./create-client.js";
 import type { EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 import { abortReason, json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";
 import { responsesRoute } from "./fetch-responses.js";
+import { formOf, transcriptionsRoute } from "./fetch-transcriptions.js";
 
 /** The fetch signature SDKs call: `(url | Request | URL, init?) => Promise<Response>`. */
 export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -33,10 +35,11 @@ interface LocalRequest {
   url: URL;
   signal: AbortSignal | undefined;
   readBody(): Promise<string>;
+  readForm(): Promise<FormData>;
 }
 
 /** Builds `client.fetch` over a client's JS API. */
-export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses" | "embeddings">>): FetchFunction {
+export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses" | "embeddings" | "audio">>): FetchFunction {
   return async function localFetch(input, init) {
     const request = describeRequest(input, init);
     const { signal } = request;
@@ -51,6 +54,9 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
         const routed = await responsesRoute(client as Pick<Client, "responses">, request.method, request.url, async () => parseJson(await request.readBody()), signal, requestId);
         if (routed) return routed;
       }
+      if (request.method === "POST" && path.endsWith("/audio/transcriptions") && client.audio) {
+        return await transcriptionsRoute(client as Pick<Client, "audio">, () => request.readForm(), signal, requestId);
+      }
       if (request.method === "POST" && path.endsWith("/embeddings") && client.embeddings) {
         return json(await client.embeddings.create(parseJson(await request.readBody()) as EmbeddingCreateParams, { signal }), requestId);
       }
@@ -60,7 +66,7 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
       throw new ApiError({
         status: 404,
         code: "unknown_route",
-        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, POST {baseURL}/embeddings, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
+        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, POST {baseURL}/embeddings, POST {baseURL}/audio/transcriptions, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
       });
     } catch (error) {
       // A native fetch rejects with the signal's reason once aborted, whatever failed inside.
@@ -87,6 +93,10 @@ function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined
       if (typeof body === "string") return body;
       if (body !== undefined && body !== null) return new Response(body).text();
       return source ? source.text() : "";
+    },
+    readForm() {
+      const headers = new Headers(init?.headers ?? source?.headers);
+      return formOf(init?.body, headers.get("content-type"), source);
     },
   };
 }

@@ -49,6 +49,8 @@ import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../
 import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
 import { load } from "../lazy-imports.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
+import { createTranscription, streamTranscription, type ChatFace } from "./transcriptions.js";
+import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -265,6 +267,24 @@ export class EngineHost {
       inSlot: (record, signal, work) => this.inSlot(record, signal, work),
     };
     return createEmbeddings(context, body, options.signal);
+  }
+
+  // ── audio transcriptions (host/transcriptions.ts: the chat path, asked to transcribe) ──
+
+  createTranscription(body: unknown, options: RequestOptions = {}): Promise<Transcription> {
+    return createTranscription(this.chatFace(), body, options.signal);
+  }
+
+  /** Resolves once generation has started; `transcript.text.*` events then go to `sink`. */
+  streamTranscription(body: unknown, sink: ChunkSink<TranscriptionStreamEvent>, options: RequestOptions = {}): Promise<void> {
+    return streamTranscription(this.chatFace(), body, sink, options.signal);
+  }
+
+  private chatFace(): ChatFace {
+    return {
+      complete: (body, signal) => this.createChatCompletion(body, { signal }),
+      stream: (body, sink, signal) => this.streamChatCompletion(body, sink, { signal }),
+    };
   }
 
   // ── models, GPU ──────────────────────────────────────────────────────────

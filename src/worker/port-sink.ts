@@ -11,6 +11,7 @@ import { serializeError } from "./transfer.js";
 import { packChunks } from "./chunk-wire.js";
 import { packEvents } from "./event-wire.js";
 import type { ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 
 /** Runs `fn` in a later task, without setTimeout's 4 ms clamp. */
 function nextTask(fn: () => void): void {
@@ -82,5 +83,12 @@ export class PortSink extends BatchingPortSink<ChatCompletionChunk> {
 export class EventPortSink extends BatchingPortSink<ResponseStreamEvent> {
   constructor(port: MessagePort) {
     super(port, (events) => ({ type: "events", packed: packEvents(events) }));
+  }
+}
+
+/** Transcription stream events (few and small: a delta per token and one `done`, sent as they are). */
+export class TranscriptPortSink extends BatchingPortSink<TranscriptionStreamEvent> {
+  constructor(port: MessagePort) {
+    super(port, (events) => ({ type: "transcript", events }));
   }
 }

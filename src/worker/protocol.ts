@@ -14,11 +14,13 @@ import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
+import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
   | { type: "chunks"; packed: PackedChunks }
   | { type: "events"; packed: PackedEvents }
+  | { type: "transcript"; events: TranscriptionStreamEvent[] }
   | { type: "end" }
   | { type: "error"; error: ApiErrorInit };
 
@@ -81,6 +83,10 @@ export interface WorkerApi {
   compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
   /** Abort arrives on `port`. */
   createEmbeddings(body: unknown, port: MessagePort): Promise<CreateEmbeddingResponse>;
+  /** `body.file.data` arrives transferred. Abort arrives on `port`. */
+  createTranscription(body: unknown, port: MessagePort): Promise<Transcription>;
+  /** Resolves when generation has started; `transcript.text.*` events then arrive on `port`. */
+  streamTranscription(body: unknown, port: MessagePort): Promise<void>;
   listModels(): Promise<ModelList>;
   retrieveModel(id: string): Promise<ModelObject>;
   gpuInfo(): Promise<GpuProbe>;
