@@ -87,3 +87,22 @@ describe("prompt-cache policy: storage and plans", () => {
     expect(commonPrefix([5], [5])).toBe(1);
   });
 });
+
+describe("prompt-cache option and default budget", () => {
+  it("budget = an eighth of device memory over the KV bytes per token, kept within 1–8 context windows", async () => {
+    const { defaultBudgetTokens, kvBytesPerToken, promptCacheSettings, mergeSettings } = await import("../../src/engine/prompt-cache/config.js");
+    const qwen3 = kvBytesPerToken({ layers: 28, kvHeads: 8, headDim: 128, bytesPerElement: 2 });
+    expect(qwen3).toBe(114_688);
+    expect(defaultBudgetTokens({ contextWindow: 4096, kvBytesPerToken: qwen3, deviceMemoryGb: 8 })).toBe(9362);
+    expect(defaultBudgetTokens({ contextWindow: 4096, kvBytesPerToken: qwen3, deviceMemoryGb: 1 }), "never below one window").toBe(4096);
+    expect(defaultBudgetTokens({ contextWindow: 1024, kvBytesPerToken: 1024, deviceMemoryGb: 8 }), "never above eight windows").toBe(8192);
+    expect(defaultBudgetTokens({ contextWindow: 4096 }), "unknown shape and memory: 128 KiB per token, 4 GB").toBe(4096);
+    expect(promptCacheSettings(false)).toEqual({ enabled: false });
+    expect(promptCacheSettings(undefined, 8)).toEqual({ deviceMemoryGb: 8 });
+    expect(promptCacheSettings({ budgetTokens: 5000 }, 8)).toEqual({ enabled: true, deviceMemoryGb: 8, budgetTokens: 5000 });
+    expect(() => promptCacheSettings({ budgetTokens: -1 })).toThrow(/budgetTokens/);
+    // The client's choice wins over the engine factory's; unsaid, the factory's stands.
+    expect(mergeSettings(promptCacheSettings(undefined, 8), false)).toEqual({ enabled: false, deviceMemoryGb: 8 });
+    expect(mergeSettings(promptCacheSettings(false), { budgetTokens: 100 })).toEqual({ enabled: false });
+  });
+});
