@@ -75,12 +75,13 @@ export function kvOpsOf(host: KvCacheHost): KvOps | null {
 export function recreateKvCache(host: KvCacheHost, totalTokens: number, maxSequences: number): void {
   const tvm = host.tvm;
   const name = host.artifact?.program?.exports?.create_kv_cache ?? "create_tir_paged_kv_cache";
-  const create = host.vm?.getFunction(name);
-  if (typeof create !== "function") throw new Error(`The model library has no ${name}.`);
   const shape = (n: number) => tvm.makeShapeTuple([n]);
+  // The function and the shapes are TVM objects: they exist only inside a scope.
   tvm.beginScope();
   let made: unknown;
   try {
+    const create = host.vm?.getFunction(name);
+    if (typeof create !== "function") throw new Error(`The model library has no ${name}.`);
     made = tvm.detachFromCurrentScope(
       create(shape(maxSequences), shape(totalTokens), shape(host.prefillChunkSize ?? 2048), shape(WEBLLM_PAGE_SIZE), shape((host.slidingWindowSize ?? -1) !== -1 ? 1 : 0)),
     );

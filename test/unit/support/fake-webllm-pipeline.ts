@@ -55,13 +55,23 @@ export class FakePipeline {
   /** 0.2.86 returns getInputData's result as a promise. */
   constructor(private readonly asyncInput = false) {}
 
+  /** tvmjs refuses to make TVM objects (functions, shapes) outside a scope: "Must call beginScope…". */
+  private scopes = 0;
+  private inScope(): void {
+    if (this.scopes === 0) throw new Error("Must call beginScope to use functions that returns TVM objects");
+  }
+
   readonly tvm = {
-    beginScope: () => undefined,
-    endScope: () => undefined,
+    beginScope: () => void this.scopes++,
+    endScope: () => void this.scopes--,
     detachFromCurrentScope: <T>(v: T) => v,
     scalar: (value: number, dtype: string): Scalar => ({ value, dtype }),
-    makeShapeTuple: (shape: number[]): Shape => ({ shape }),
+    makeShapeTuple: (shape: number[]): Shape => {
+      this.inScope();
+      return { shape };
+    },
     getGlobalFunc: (name: string) => {
+      this.inScope();
       const fn = this.runtime[name];
       if (!fn) throw new Error(`Cannot find global function ${name}`);
       return fn;
@@ -70,6 +80,7 @@ export class FakePipeline {
 
   readonly vm = {
     getFunction: (name: string) => {
+      this.inScope();
       if (name !== "create_tir_paged_kv_cache") throw new Error(`no ${name}`);
       return (maxSeq: Shape, total: Shape, chunk: Shape, page: Shape, sliding: Shape) => {
         this.log.push(`create_kv_cache seqs=${maxSeq.shape[0]} total=${total.shape[0]} chunk=${chunk.shape[0]} page=${page.shape[0]} sliding=${sliding.shape[0]}`);
@@ -162,7 +173,12 @@ export class FakePipeline {
       if (Array.isArray(chunk)) this.pending.push(...chunk);
       else for (let i = 0; i < (chunk as { image: number }).image; i++) this.pending.push(-1);
     }
-    this.fKVCacheBeginForward(this.kvCache, this.tvm.makeShapeTuple([0]), this.tvm.makeShapeTuple([inputDataLen]));
+    this.tvm.beginScope(); // as web-llm's embedAndForward
+    try {
+      this.fKVCacheBeginForward(this.kvCache, this.tvm.makeShapeTuple([0]), this.tvm.makeShapeTuple([inputDataLen]));
+    } finally {
+      this.tvm.endScope();
+    }
     if (this.failForward) throw new Error("the GPU failed during prefill"); // tokens were appended: contents uncertain
     this.log.push(`forward ${inputDataLen} on ${this.forwardSeq}`);
     this.filledKVCacheLength += inputDataLen;
