@@ -25,7 +25,7 @@ async function rejection(body: Record<string, unknown>): Promise<ApiError> {
 
 describe("unservable parts, roles, tools and params → 400 naming them", () => {
   const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
-    ["audio part in a user message", { ...base, messages: [{ role: "user", content: [{ type: "text", text: "listen" }, { type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }] }, "messages[0].content[1].type", /input_audio/],
+    ["audio part to a model that takes text only", { ...base, messages: [{ role: "user", content: [{ type: "text", text: "listen" }, { type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }] }, "messages[0].content[1]", /input_audio.*takes text only/],
     ["file part in a user message", { ...base, messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-1" } }] }] }, "messages[0].content[0].type", /file/],
     ["refusal part in a user message", { ...base, messages: [{ role: "user", content: [{ type: "refusal", refusal: "no" }] }] }, "messages[0].content[0].type", /refusal/],
     ["legacy function role", { ...base, messages: [user("x"), { role: "function", name: "f", content: "42" }] }, "messages[1].role", /legacy `function` role/],
