@@ -278,7 +278,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     expect(logC.first! - crashed).toBeLessThan(1000);
     await chunksOf(c, "c", 3);
     const reloaded = Date.now();
-    void c.reload();
+    // the reload only has to end tab C's request; under load it may still be loading when the context closes
+    void c.reload().catch(() => undefined);
     const logA = await ended(a, "a");
     expect(logA).toMatchObject({ error: null, text: words("a-", 10) });
     expect(logA.first! - reloaded).toBeLessThan(1000);
