@@ -3,26 +3,12 @@
  * `client.fetch` of a client whose host runs in the default worker (scripted
  * engine: no download, no GPU work).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import OpenAI from "openai-v7";
-import { createClient, type Client } from "../../src/index.js";
-import { createScriptedEngine } from "../../src/testing.js";
+import { BASE, setup } from "./support/openai-v7-client.js";
 
-const BASE = "http://localhost.webgpu/v1";
 const MODEL = "Qwen3-0.6B";
 
-let clients: Client[] = [];
-afterEach(() => {
-  for (const client of clients) client.terminate();
-  clients = [];
-});
-
-function setup(replies: string[]) {
-  const client = createClient({ engine: createScriptedEngine({ replies }) });
-  clients.push(client);
-  const openai = new OpenAI({ baseURL: BASE, apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: (url: string | URL | Request, init?: RequestInit) => client.fetch(url, init) });
-  return { client, openai };
-}
 
 const weatherTool = {
   type: "function" as const,

@@ -3,28 +3,14 @@
  * `client.fetch`, with the host (and the audio) in the default worker:
  * the multipart form crosses into the client, the bytes move to the worker.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import OpenAI, { toFile } from "openai-v7";
-import { createClient, type Client } from "../../src/index.js";
-import { createScriptedEngine } from "../../src/testing.js";
+import { setup } from "./support/openai-v7-client.js";
 import { wavBytes } from "../support/wav.js";
 
-const BASE = "http://localhost.webgpu/v1";
 const GEMMA = "gemma-4-E2B-it-q4f16_1-MLC";
 const wav = wavBytes({ seconds: 0.5 });
 
-let clients: Client[] = [];
-afterEach(() => {
-  for (const client of clients) client.terminate();
-  clients = [];
-});
-
-function setup(replies: string[]) {
-  const client = createClient({ engine: createScriptedEngine({ replies }) });
-  clients.push(client);
-  const openai = new OpenAI({ baseURL: BASE, apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: client.fetch });
-  return { client, openai };
-}
 
 describe("openai v7 audio.transcriptions in the page, host in the worker", () => {
   it("create() → {text, usage}; response_format text → a string", async () => {
