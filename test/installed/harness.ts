@@ -39,7 +39,7 @@ function buildAndPack(into: string): PackInfo {
   if (!built.every((f) => existsSync(f)) || newestIn(join(repo, "src")) > Math.min(...built.map((f) => statSync(f).mtimeMs))) {
     execFileSync(npm, ["run", "build"], { cwd: repo, stdio: "pipe" });
   }
-  const out = execFileSync(npm, ["pack", "--json", "--pack-destination", into], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync(npm, ["pack", "--json", "--ignore-scripts", "--pack-destination", into], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const [info] = JSON.parse(out) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
   return { tarball: join(into, info.filename), packedBytes: info.size, unpackedBytes: info.unpackedSize, files: info.files.map((f) => f.path) };
 }
