@@ -13,6 +13,7 @@ import { validateEmbeddingsRequest } from "../protocol/validate-embeddings.js";
 import type { Engine } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { embeddingBatchOf, embeddingDimensionsOf, isEmbeddingRecord } from "../models/embedding.js";
+import type { PipelineCore } from "./pipeline-core.js";
 
 /** What the pipeline needs from EngineHost. */
 export interface EmbeddingsContext {
@@ -96,4 +97,15 @@ function wrongDimensions(record: ModelRecord, asked: number, size: number): ApiE
     param: "dimensions",
     message: `${record.model_id} makes ${size}-dimensional vectors and cannot shorten them; \`dimensions\` ${asked} is not available. Send \`dimensions: ${size}\` or leave it out.`,
   });
+}
+
+/** The embeddings pipeline's context on the host's pipeline core (same queue, loading and checks as chat). */
+export function embeddingsContextOf(core: PipelineCore): EmbeddingsContext {
+  return {
+    resolve: async (model) => (await core.catalog()).resolve(model, await core.features()),
+    records: async () => (await core.catalog()).records,
+    engineFor: (record) => core.engineFor(record),
+    checkDevice: (record) => core.checkDevice(record, undefined),
+    inSlot: (record, signal, work) => core.inSlot(record, signal, work),
+  };
 }

@@ -1,0 +1,122 @@
+/**
+ * The Chat Completions face (`chat.completions.create`, `POST
+ * /chat/completions`) on the pipeline core: validation, then n generations
+ * into ChoiceBuilders (one completion) or one streamed into chunks.
+ */
+import { ApiError, isAbortError } from "../protocol/api-error.js";
+import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
+import { ChoiceBuilder } from "../protocol/choice-builder.js";
+import { newCompletionId } from "../protocol/ids.js";
+import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../protocol/types.js";
+import { choiceOutput } from "./generation-output.js";
+import type { ChunkSink, PipelineCore, RequestOptions } from "./pipeline-core.js";
+
+export class ChatCompletionsFace {
+  constructor(private readonly core: PipelineCore) {}
+
+  async create(body: unknown, options: RequestOptions = {}): Promise<ChatCompletion> {
+    const request = { ...validateRequest(body), client: options.client };
+    if (request.stream) {
+      throw new ApiError({ status: 400, param: "stream", message: "createChatCompletion returns one completion; use streamChatCompletion for `stream: true`." });
+    }
+    return this.core.withSlot(request, options.signal, async (prepared, signal) => {
+      const builders: ChoiceBuilder[] = [];
+      const finishes: FinishReason[] = [];
+      let usage: Usage | null = null;
+      for (let index = 0; index < request.n; index++) {
+        const builder = new ChoiceBuilder(index, () => prepared.family.newToolCallId());
+        const result = await this.core.generate(prepared, choiceOutput(builder, () => undefined), signal);
+        builders.push(builder);
+        finishes.push(builder.finishReason(result.finish, result.cutCall));
+        usage = addUsage(usage, result.usage);
+      }
+      const completion: ChatCompletion = {
+        id: newCompletionId(),
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        choices: builders.map((builder, index) => ({
+          index,
+          message: builder.message(),
+          finish_reason: finishes[index],
+          logprobs: request.topLogprobs === undefined ? null : { content: builder.collectedLogprobs(), refusal: null },
+        })),
+        usage: usage as Usage,
+        x_webgpu: prepared.stats,
+      };
+      return completion;
+    });
+  }
+
+  /**
+   * Starts a streamed completion. Resolves once generation has started (errors
+   * before that reject: bad request, unknown model, queue full, load failure,
+   * prompt too long); from then on chunks go to `sink`, which ends or fails.
+   */
+  stream(body: unknown, sink: ChunkSink, options: RequestOptions = {}): Promise<void> {
+    let request: NormalizedRequest;
+    try {
+      request = { ...validateRequest(body), client: options.client };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!request.stream) request = { ...request, stream: true };
+    return new Promise<void>((resolveStarted, rejectStarted) => {
+      let started = false;
+      const run = this.core.withSlot(request, options.signal, async (prepared, signal) => {
+        const id = newCompletionId();
+        const created = Math.floor(Date.now() / 1000);
+        const chunk = (delta: ChunkDelta, finish: FinishReason | null = null, logprobs: ChatCompletionChunk["choices"][0]["logprobs"] = null): ChatCompletionChunk => ({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model: request.model,
+          choices: [{ index: 0, delta, finish_reason: finish, logprobs }],
+          ...(request.includeUsage ? { usage: null } : {}),
+        });
+        const builder = new ChoiceBuilder(0, () => prepared.family.newToolCallId());
+        const wantLogprobs = request.topLogprobs !== undefined;
+        const result = await this.core.generate(prepared, choiceOutput(builder, (deltas, logprobs) => {
+          if (!started) {
+            started = true;
+            resolveStarted();
+          }
+          const chunks = deltas.map((delta, i) => chunk(delta, null, wantLogprobs && i === 0 && logprobs ? { content: logprobs, refusal: null } : null));
+          if (chunks.length > 0) sink.write(chunks);
+        }), signal);
+        if (!started) {
+          started = true;
+          resolveStarted();
+        }
+        const tail: ChatCompletionChunk[] = [];
+        const opening = builder.openingDelta();
+        if (opening) tail.push(chunk(opening));
+        tail.push(chunk({}, builder.finishReason(result.finish, result.cutCall)));
+        if (request.includeUsage) {
+          tail.push({ id, object: "chat.completion.chunk", created, model: request.model, choices: [], usage: result.usage, x_webgpu: prepared.stats });
+        }
+        sink.write(tail);
+      });
+      run.then(
+        () => sink.end(),
+        (error) => {
+          if (!started) rejectStarted(error);
+          else if (isAbortError(error)) sink.end();
+          else sink.fail(ApiError.from(error));
+        },
+      );
+    });
+  }
+}
+
+/** Token counts of several generations (n choices) added up. */
+export function addUsage(total: Usage | null, next: Usage): Usage {
+  if (!total) return next;
+  return {
+    prompt_tokens: total.prompt_tokens + next.prompt_tokens,
+    completion_tokens: total.completion_tokens + next.completion_tokens,
+    total_tokens: total.total_tokens + next.total_tokens,
+    prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + next.prompt_tokens_details.cached_tokens },
+    completion_tokens_details: { reasoning_tokens: total.completion_tokens_details.reasoning_tokens + next.completion_tokens_details.reasoning_tokens },
+  };
+}

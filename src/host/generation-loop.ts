@@ -1,0 +1,73 @@
+/**
+ * The generation loop every chat-shaped face shares: engine → stop guard →
+ * the family's parser → the face's output (GenerationOutput), then usage, the
+ * request's stats, and the reply's raw text remembered for the next turn.
+ */
+import { abortError } from "../protocol/api-error.js";
+import type { Engine, EngineUsage } from "../engine/types.js";
+import type { GenerationOutput, GenerationResult, SentBackReply } from "./generation-output.js";
+import type { Prepared } from "./prepare-request.js";
+import { ConversationMemory } from "./conversation-memory.js";
+import { StopGuard } from "./stop-guard.js";
+
+/** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
+export async function runGeneration(engine: Engine, prepared: Prepared, output: GenerationOutput, signal: AbortSignal, memory: ConversationMemory): Promise<GenerationResult> {
+  const parser = prepared.family.createParser(prepared.context);
+  const guard = new StopGuard(prepared.engineRequest.sampling.stop);
+  let raw = "";
+  let reasoningTokens = 0;
+  let engineUsage: EngineUsage | null = null;
+  let finish: "stop" | "length" | "abort" = "stop";
+  let first = true;
+  for await (const event of engine.generate(prepared.engineRequest, signal)) {
+    if (event.type === "done") {
+      engineUsage = event.usage;
+      finish = event.finish;
+      break;
+    }
+    if (first) {
+      first = false;
+      prepared.stats.ttft_ms = Math.round(performance.now() - prepared.started);
+    }
+    const text = guard.push(event.text);
+    raw += text;
+    const events = parser.push(text);
+    if (parser.inReasoning) reasoningTokens++;
+    output.write(events, event.logprobs);
+  }
+  const held = guard.finish();
+  raw += held;
+  output.write([...parser.push(held), ...parser.finish()], undefined);
+  if (finish === "abort" && signal.aborted) throw abortError();
+  const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+  // At least one prompt token is always prefilled (its logits give the first output token).
+  const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
+  prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
+  prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+  prepared.stats.prefill_tokens += usage.promptTokens - cached;
+  // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
+  if (finish === "stop" && !parser.cutCall) rememberReply(memory, prepared, output.reply(), raw);
+  return {
+    finish,
+    cutCall: parser.cutCall,
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.promptTokens + usage.completionTokens,
+      prompt_tokens_details: { cached_tokens: cached },
+      completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
+    },
+  };
+}
+
+function rememberReply(memory: ConversationMemory, prepared: Prepared, reply: SentBackReply, raw: string): void {
+  const messages = prepared.request.messages;
+  const key = ConversationMemory.keyOf(prepared.record.model_id, reply, messages[messages.length - 1], prepared.request.cacheKey, prepared.request.client);
+  // Copied, not referenced: the reply's call objects are handed to the app, which may edit them in place before sending them back.
+  const calls = reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+  // Only a streamed reply can come back as its last reasoning fragment (the SDK stream helpers' artifact).
+  const lastReasoningDelta = prepared.request.stream && reply.lastReasoningDelta ? { lastReasoningDelta: reply.lastReasoningDelta } : {};
+  memory.remember(key, { raw, calls, reasoning: reply.reasoning, ...lastReasoningDelta });
+}
+
+export const round = (n: number) => Math.round(n * 10) / 10;

@@ -1,0 +1,274 @@
+/**
+ * The host's pipeline core, shared by every face (chat, Responses,
+ * embeddings, transcription, administration): the catalog, the engines, the
+ * one request queue (slot, timeout, abort), model loading, request
+ * preparation and the generation loop, and the conversation memory.
+ *
+ *   resolve model (+ GPU checks) → queue → load → prepare for the family →
+ *   generate (engine → stop guard → parser → the face's output)
+ *
+ * A face gets this through the `PipelineCore` interface: a new face is a new
+ * file taking a `PipelineCore`, and one line of wiring in engine-host.ts.
+ */
+import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
+import type { NormalizedRequest } from "../protocol/validate.js";
+import type { ChatCompletionChunk } from "../protocol/types.js";
+import type { Engine, LoadProgress } from "../engine/types.js";
+import { createCatalog, type Catalog } from "../models/catalog.js";
+import { loadPrebuiltRecords } from "../models/prebuilt.js";
+import type { ModelRecord } from "../models/record.js";
+import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
+import { isEmbeddingRecord } from "../models/embedding.js";
+import { familyOf } from "../families/registry.js";
+import { probeGpu, type GpuProbe } from "../gpu/probe.js";
+import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
+import { createRecordEngine } from "../engine/scripted-record.js";
+import { composeProgress } from "../cache/progress.js";
+import type { CacheManager } from "../cache/manager.js";
+import { load } from "../lazy-imports.js";
+import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
+import type { GenerationOutput, GenerationResult } from "./generation-output.js";
+import { checkInputKinds } from "./input-kinds.js";
+import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
+import { RequestQueue } from "./queue.js";
+import { ConversationMemory } from "./conversation-memory.js";
+import { notAChatModel } from "./embeddings.js";
+import { prepareRequest, type Prepared } from "./prepare-request.js";
+import { runGeneration } from "./generation-loop.js";
+
+export type { Prepared } from "./prepare-request.js";
+
+/** The options the core reads (EngineHostOptions adds those of single faces). */
+export interface PipelineOptions {
+  /** Default: the web-llm engine (loaded on first use). */
+  engine?: Engine;
+  /** Extra or replacement model records; replace prebuilt ones with the same id. */
+  models?: ModelRecord[];
+  /** Waiting requests beyond this → 429. Default 16. */
+  maxQueue?: number;
+  /** A request that runs longer than this (queue included) fails with 504. */
+  timeoutMs?: number;
+  cache?: "indexeddb" | "cache" | "opfs";
+  onProgress?: (progress: LoadProgress) => void;
+  /** How the adapter is probed; replaceable in tests. */
+  probeGpu?: () => Promise<GpuProbe>;
+  /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
+  deviceMemoryGb?: number;
+  /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
+  promptCache?: PromptCacheOption;
+}
+
+/** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
+export interface ChunkSink<T = ChatCompletionChunk> {
+  write(chunks: T[]): void;
+  end(): void;
+  fail(error: ApiError): void;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /**
+   * Who sent the request (a shared worker's tab): the raw text of a reply is
+   * restored only for the client that received it. Absent: this host's one client.
+   */
+  client?: string;
+}
+
+/** What a face gets from the core. */
+export interface PipelineCore {
+  /** A chat-shaped request in its queue slot, model loaded, prepared for the family (validation of inputs and device first). */
+  withSlot<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** One generation of a prepared request; its events go to `output`. */
+  generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
+  /** A queue slot with `record` loaded (any request kind); `started` is when the slot was granted. */
+  inSlot<T>(record: ModelRecord, signal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T>;
+  /** The catalog; with `requested`, the app's own records suffice when they name it (web-llm not loaded). */
+  catalog(requested?: string): Promise<Catalog>;
+  /** The adapter's features (what model variants need). */
+  features(): Promise<Set<string>>;
+  gpu(): Promise<GpuProbe>;
+  engineFor(record: ModelRecord): Promise<Engine>;
+  /** Adapter checks before anything is downloaded (503s). */
+  checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void>;
+  /** What `record` takes (text, image, audio and their limits). */
+  inputsOf(record: ModelRecord): Promise<ModelInputs>;
+  ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void>;
+  cacheManager(): Promise<CacheManager>;
+  /** The one queue, for work that holds it without a request (loadModel). */
+  readonly queue: RequestQueue;
+}
+
+export class Pipeline implements PipelineCore {
+  private engine: Engine | null;
+  /** Engines of records that name their own (`record.engine`), by model id. */
+  private readonly recordEngines = new Map<string, Engine>();
+  readonly queue: RequestQueue;
+  private readonly memory = new ConversationMemory();
+  private catalogPromise: Promise<Catalog> | null = null;
+  private ownCatalog: Catalog | null = null;
+  private gpuPromise: Promise<GpuProbe> | null = null;
+  private recentHoldMs = 1000;
+  private readonly promptCache: PromptCacheSettings;
+
+  constructor(private readonly options: PipelineOptions = {}) {
+    this.engine = options.engine ?? null;
+    this.promptCache = promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb());
+    this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
+  }
+
+  async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const arrived = performance.now();
+    const catalog = await this.catalog(request.model);
+    const record = catalog.resolve(request.model, await this.features());
+    if (isEmbeddingRecord(record)) throw notAChatModel(record);
+    const family = familyOf(record);
+    const inputs = await this.inputsOf(record);
+    checkInputKinds(request.messages, record.model_id, inputs);
+    await this.checkDevice(record, request);
+    // Audio is measured or decoded here, in the worker, before the request queues (host/audio-input.ts).
+    const audio = hasAudio(request.messages);
+    const messages = audio ? await prepareAudio(request.messages) : request.messages;
+    if (audio && inputs.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
+
+    return this.inSlot(record, outerSignal, async (signal, started) => {
+      // Limits a package declares are known once its manifest is downloaded (the first load): checked then, before generating.
+      if (audio && !inputs.audio) {
+        const late = (await this.inputsOf(record)).audio;
+        if (late) checkAudioLimits(messages, late, record.model_id);
+      }
+      return work(prepareRequest(request, record, family, { arrived, started }, messages, this.memory), signal);
+    });
+  }
+
+  /**
+   * A queue slot with `record` loaded, for every request (chat, Responses,
+   * embeddings): one queue, the timeout (504) and abort; `started` is when the
+   * slot was granted (queue time ends there).
+   */
+  async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T> {
+    if (outerSignal?.aborted) throw abortError();
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(outerSignal?.reason);
+    outerSignal?.addEventListener("abort", onOuterAbort, { once: true });
+    let timedOut = false;
+    const timer = this.options.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, this.options.timeoutMs)
+      : undefined;
+    let release: (() => void) | null = null;
+    try {
+      release = await this.queue.acquire(controller.signal);
+      const started = performance.now();
+      await this.ensureLoaded(record, undefined, controller.signal);
+      const result = await work(controller.signal, started);
+      this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
+      return result;
+    } catch (error) {
+      if (timedOut) {
+        throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
+      }
+      if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
+      // An engine's plain Error reaches in-process callers as a 500 ApiError, as it does through the worker.
+      throw isAbortError(error) ? error : ApiError.from(error);
+    } finally {
+      clearTimeout(timer);
+      outerSignal?.removeEventListener("abort", onOuterAbort);
+      release?.();
+    }
+  }
+
+  async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
+    return runGeneration(await this.engineFor(prepared.record), prepared, output, signal, this.memory);
+  }
+
+  async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
+    const engine = await this.engineFor(record);
+    const embedding = isEmbeddingRecord(record);
+    // A chat model and an embedding model are resident together: each checks its own slot.
+    if ((embedding ? engine.loadedEmbeddingModel : engine.loadedModel) === record.model_id) return;
+    const convConfig = embedding ? undefined : familyOf(record).convConfig;
+    // The model of the other kind stays unless both do not fit in GPU memory together.
+    const otherId = embedding ? engine.loadedModel : engine.loadedEmbeddingModel;
+    const other = otherId && engine.requiresGpu ? (await this.catalog()).find(otherId) : undefined;
+    const exclusive = other ? !fitsTogether([other, record], this.options.deviceMemoryGb ?? deviceMemoryGb()).fits : false;
+    const emit = (progress: LoadProgress) => {
+      this.options.onProgress?.(progress);
+      onProgress?.(progress);
+    };
+    // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
+    // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
+    const download = engine.requiresGpu === true && (engine.acceptsPrefetch ? await engine.acceptsPrefetch() : true);
+    const phases = download ? composeProgress(emit) : null;
+    if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
+    await engine.load(record, {
+      signal,
+      convConfig,
+      exclusive,
+      cacheBackend: this.options.cache,
+      onProgress: phases ? phases.engine : emit,
+      ...(embedding ? {} : { promptCache: this.promptCache }),
+    });
+  }
+
+  async cacheManager(): Promise<CacheManager> {
+    const { cacheManager } = await load.cacheManager();
+    return cacheManager(this.options.cache ?? "indexeddb");
+  }
+
+  /** What `record` takes: its cached package manifest when there is one (GPU engines), else the record (models/inputs.ts). */
+  async inputsOf(record: ModelRecord): Promise<ModelInputs> {
+    if (!hasPackageManifest(record) || !(await this.engineFor(record)).requiresGpu) return modelInputs(record);
+    const manifest = await (await this.cacheManager()).readPackageManifest(record).catch(() => null);
+    return modelInputs(record, manifest);
+  }
+
+  async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
+    const engine = await this.engineFor(record);
+    if (engine.requiresGpu) checkDeviceFit(record, await this.gpu(), request?.provider);
+  }
+
+  /** A record that names the scripted engine gets its own; every other record shares the host's engine. */
+  async engineFor(record: ModelRecord): Promise<Engine> {
+    if (record.engine?.kind !== "scripted") return this.getEngine();
+    let engine = this.recordEngines.get(record.model_id);
+    if (!engine) {
+      engine = createRecordEngine(record.model_id, record.engine, isEmbeddingRecord(record));
+      this.recordEngines.set(record.model_id, engine);
+    }
+    return engine;
+  }
+
+  private async getEngine(): Promise<Engine> {
+    if (!this.engine) {
+      const { createWebLlmEngine } = await load.webllmEngine();
+      this.engine = createWebLlmEngine({ promptCache: this.promptCache });
+    }
+    return this.engine;
+  }
+
+  /**
+   * A request that names one of the app's own records by its exact id needs
+   * only those records: web-llm (whose catalog is the prebuilt list) is not
+   * loaded for a page that only uses scripted or custom records.
+   */
+  catalog(requested?: string): Promise<Catalog> {
+    if (requested !== undefined) {
+      this.ownCatalog ??= createCatalog(this.options.models ?? []);
+      if (this.ownCatalog.find(requested)) return Promise.resolve(this.ownCatalog);
+    }
+    this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
+    return this.catalogPromise;
+  }
+
+  gpu(): Promise<GpuProbe> {
+    this.gpuPromise ??= (this.options.probeGpu ?? probeGpu)();
+    return this.gpuPromise;
+  }
+
+  async features(): Promise<Set<string>> {
+    const gpu = await this.gpu();
+    return new Set(gpu.available ? gpu.info.features : []);
+  }
+}
