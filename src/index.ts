@@ -10,6 +10,7 @@ export type * from "./protocol/responses/types.js";
 export type { CompactResource, CompactResponseParams, CompactionItem } from "./protocol/responses/compact.js";
 export type * from "./protocol/embeddings-types.js";
 export type * from "./protocol/transcription-types.js";
+export type * from "./protocol/completions-types.js";
 export type { LoadProgress, Engine, EngineRequest, EngineEvent, EngineMessage, EnginePart, EngineAudioPart, EngineAudioInfo } from "./engine/types.js";
 export type { ModelRecord } from "./models/record.js";
 export type { PromptCacheConfig, PromptCacheOption } from "./engine/prompt-cache/config.js";

@@ -22,6 +22,7 @@ import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { Transcription, TranscriptionRequestBody, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
+import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
 
 export interface Backend {
   createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
@@ -32,6 +33,8 @@ export interface Backend {
   compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
+  createCompletion(body: unknown, signal: AbortSignal): Promise<Completion>;
+  streamCompletion(body: unknown, queue: ChunkQueue<CompletionChunk>, signal: AbortSignal): Promise<void>;
   createEmbeddings(body: unknown, signal: AbortSignal): Promise<CreateEmbeddingResponse>;
   createTranscription(body: TranscriptionRequestBody, signal: AbortSignal): Promise<Transcription>;
   streamTranscription(body: TranscriptionRequestBody, queue: ChunkQueue<TranscriptionStreamEvent>, signal: AbortSignal): Promise<void>;
@@ -61,6 +64,8 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     deleteResponse: async (id) => (await host()).deleteResponse(id),
     listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
     compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
+    createCompletion: async (body, signal) => (await host()).createCompletion(body, { signal }),
+    streamCompletion: async (body, queue, signal) => (await host()).streamCompletion(body, queue, { signal }),
     createEmbeddings: async (body, signal) => (await host()).createEmbeddings(body, { signal }),
     createTranscription: async (body, signal) => (await host()).createTranscription(body, { signal }),
     streamTranscription: async (body, queue, signal) => (await host()).streamTranscription(body, queue, { signal }),
@@ -267,6 +272,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   const chunksOf = (message: PortMessage) => (message.type === "chunks" ? unpackChunks(message.packed) : undefined);
   const eventsOf = (message: PortMessage) => (message.type === "events" ? unpackEvents(message.packed) : undefined);
   const transcriptOf = (message: PortMessage) => (message.type === "transcript" ? message.events : undefined);
+  const completionOf = (message: PortMessage) => (message.type === "completion" ? message.chunks : undefined);
   // The recording's bytes move to the worker instead of being copied (the client read them into a buffer of its own).
   const withAudio = (body: TranscriptionRequestBody) => Comlink.transfer(body, [body.file.data.buffer as ArrayBuffer]);
 
@@ -276,6 +282,8 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(withAudioTransfer(body), port)),
     streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(withAudioTransfer(body), port)),
     compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
+    createCompletion: (body, signal) => withPort(signal, (api, port) => api.createCompletion(body, port)),
+    streamCompletion: (body, queue, signal) => streamed(signal, queue, completionOf, (api, port) => api.streamCompletion(body, port)),
     createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
     createTranscription: (body, signal) => withPort(signal, (api, port) => api.createTranscription(withAudio(body), port)),
     streamTranscription: (body, queue, signal) => streamed(signal, queue, transcriptOf, (api, port) => api.streamTranscription(withAudio(body), port)),

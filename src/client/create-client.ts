@@ -24,6 +24,7 @@ import { chooseWorkerLink } from "./shared-choice.js";
 import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
 import { outputText } from "../protocol/responses/output-text.js";
 import { transcriptionsApi, type TranscriptionsApi } from "./transcriptions.js";
+import type { Completion, CompletionChunk, CompletionCreateParams } from "../protocol/completions-types.js";
 
 export interface ClientOptions {
   /**
@@ -95,6 +96,12 @@ export interface Client {
     inputItems: { list(id: string, query?: InputItemListQuery): Promise<InputItemList> };
     /** `POST /responses/compact`: older turns summarised by the model into one compaction item, accepted back as input. */
     compact(body: CompactResponseParams, options?: RequestOptions): Promise<CompactResource>;
+  };
+  /** Raw-prompt completions (the legacy Completions API): the prompt reaches the model as is, with no chat template. */
+  completions: {
+    create(body: CompletionCreateParams & { stream: true }, options?: RequestOptions): Promise<Stream<CompletionChunk>>;
+    create(body: CompletionCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<Completion>;
+    create(body: CompletionCreateParams, options?: RequestOptions): Promise<Completion | Stream<CompletionChunk>>;
   };
   embeddings: {
     /** Vectors from a local embedding model (`snowflake-arctic-embed-s|m`), resident next to the chat model. */
@@ -168,6 +175,14 @@ export function createClient(options: ClientOptions = {}): Client {
     return withOutputText(await backend.createResponse(body, external ?? new AbortController().signal));
   }
 
+  async function createCompletion(body: CompletionCreateParams, requestOptions: RequestOptions = {}): Promise<Completion | Stream<CompletionChunk>> {
+    const external = requestOptions.signal;
+    if (body && typeof body === "object" && body.stream === true) {
+      return openStream<CompletionChunk>(external, (queue, signal) => backend.streamCompletion(body, queue, signal));
+    }
+    return backend.createCompletion(body, external ?? new AbortController().signal);
+  }
+
   const client: Client = {
     chat: { completions: { create: create as Client["chat"]["completions"]["create"] } },
     responses: {
@@ -177,6 +192,7 @@ export function createClient(options: ClientOptions = {}): Client {
       inputItems: { list: (id, query) => backend.listResponseInputItems(id, query) },
       compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
     },
+    completions: { create: createCompletion as Client["completions"]["create"] },
     embeddings: { create: (body, requestOptions = {}) => backend.createEmbeddings(body, requestOptions.signal ?? new AbortController().signal) },
     audio: { transcriptions: transcriptionsApi(backend, openStream) },
     models: {

@@ -3,6 +3,7 @@
  * that take a custom fetch. Routes by path suffix, so any base URL works:
  *   POST …/chat/completions   JSON, or SSE when `stream: true`
  *   POST …/responses, GET|DELETE …/responses/{id}, GET …/responses/{id}/input_items, POST …/responses/compact   (fetch-responses.ts)
+ *   POST …/completions        JSON, or SSE when `stream: true` (raw prompt, no chat template)
  *   POST …/embeddings         JSON
  *   POST …/audio/transcriptions   multipart form in; JSON, text or SSE out (fetch-transcriptions.ts)
  *   GET  …/models, …/models/{id}
@@ -18,6 +19,7 @@ import { SSE_DONE, sseDataText, sseErrorText } from "../protocol/sse.js";
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import type { Client } from "./create-client.js";
 import type { EmbeddingCreateParams } from "../protocol/embeddings-types.js";
+import type { CompletionChunk, CompletionCreateParams } from "../protocol/completions-types.js";
 import { abortReason, json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";
 import { responsesRoute } from "./fetch-responses.js";
 import { formOf, transcriptionsRoute } from "./fetch-transcriptions.js";
@@ -29,6 +31,7 @@ export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Pr
 const PERMANENT_503 = new Set(["webgpu_unavailable", "unsupported_device", "model_does_not_fit", "provider_requirements_unmet"]);
 
 const CHAT_SSE: SseFraming<ChatCompletionChunk> = { text: sseDataText, end: SSE_DONE, error: sseErrorText };
+const COMPLETION_SSE: SseFraming<CompletionChunk> = { text: sseDataText, end: SSE_DONE, error: sseErrorText };
 
 interface LocalRequest {
   method: string;
@@ -39,7 +42,7 @@ interface LocalRequest {
 }
 
 /** Builds `client.fetch` over a client's JS API. */
-export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses" | "embeddings" | "audio">>): FetchFunction {
+export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Partial<Pick<Client, "responses" | "embeddings" | "audio" | "completions">>): FetchFunction {
   return async function localFetch(input, init) {
     const request = describeRequest(input, init);
     const { signal } = request;
@@ -49,6 +52,10 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
     try {
       if (request.method === "POST" && path.endsWith("/chat/completions")) {
         return await chatCompletions(client, parseJson(await request.readBody()), signal, requestId);
+      }
+      // After chat: "/chat/completions" ends with "/completions" too.
+      if (request.method === "POST" && path.endsWith("/completions") && client.completions) {
+        return await completions(client as Pick<Client, "completions">, parseJson(await request.readBody()), signal, requestId);
       }
       if (client.responses && path.includes("/responses")) {
         const routed = await responsesRoute(client as Pick<Client, "responses">, request.method, request.url, async () => parseJson(await request.readBody()), signal, requestId);
@@ -66,7 +73,7 @@ export function createFetchHandler(client: Pick<Client, "chat" | "models"> & Par
       throw new ApiError({
         status: 404,
         code: "unknown_route",
-        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, POST {baseURL}/embeddings, POST {baseURL}/audio/transcriptions, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
+        message: `No route for ${request.method} ${request.url.pathname}. This local server serves POST {baseURL}/chat/completions, POST {baseURL}/responses, GET|DELETE {baseURL}/responses/{id}, GET {baseURL}/responses/{id}/input_items, POST {baseURL}/responses/compact, POST {baseURL}/completions, POST {baseURL}/embeddings, POST {baseURL}/audio/transcriptions, GET {baseURL}/models and GET {baseURL}/models/{id}.`,
       });
     } catch (error) {
       // A native fetch rejects with the signal's reason once aborted, whatever failed inside.
@@ -116,6 +123,15 @@ async function chatCompletions(client: Pick<Client, "chat">, body: unknown, sign
   }
   const stream = await client.chat.completions.create(body as ChatCompletionCreateParams & { stream: true }, { signal });
   return sseResponse(stream, signal, requestId, CHAT_SSE);
+}
+
+async function completions(client: Pick<Client, "completions">, body: unknown, signal: AbortSignal | undefined, requestId: string): Promise<Response> {
+  if (!wantsStream(body)) {
+    const completion = await client.completions.create(body as CompletionCreateParams & { stream?: false }, { signal });
+    return json(completion, completion.x_webgpu?.request_id ?? requestId);
+  }
+  const stream = await client.completions.create(body as CompletionCreateParams & { stream: true }, { signal });
+  return sseResponse(stream, signal, requestId, COMPLETION_SSE);
 }
 
 /** The contract's status and body, with the retry hints SDKs read (`x-should-retry`, `retry-after-ms`). */

@@ -59,8 +59,8 @@ export class ScriptedCache {
     turn.settled = true;
     // Evictions the reply's growth needed are applied at record: a simulation never runs out mid-reply.
     if (this.policy && turn.seq !== null) this.policy.record(turn.seq, fed);
-    // web-llm continues a final message through its completion API, which resets the cache.
-    else if (!this.policy && !request.continueFinalMessage) this.stock.record(request, reply, finish, 0, 0, fed.length);
+    // web-llm continues a final message, and serves raw prompts, through its completion API, which resets the cache.
+    else if (!this.policy && !request.continueFinalMessage && request.rawPrompt === undefined) this.stock.record(request, reply, finish, 0, 0, fed.length);
   }
 
   /** The turn's cache contents are uncertain (abort during prefill, an error). */

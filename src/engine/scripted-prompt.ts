@@ -63,3 +63,8 @@ export function renderPrompt(messages: EngineMessage[], continueFinalMessage: bo
   if (!continueFinalMessage) out.push(START, role("assistant"));
   return { ids: vocab.encode(out), ...(imageAt !== undefined ? { imageAt } : {}) };
 }
+
+/** A raw prompt (`/completions`): its text tokens alone, no roles, no generation header; the reusable prefix is all of it. */
+export function renderRawPrompt(text: string, vocab: Vocabulary): ScriptedPrompt {
+  return { ids: vocab.encode(scriptedTokens(text)) };
+}

@@ -16,7 +16,7 @@ import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm-request.js";
 import type { EmbedRequest, Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
 import { checkScriptedInputs, scriptedEmbed } from "./scripted-embed.js";
-import { Vocabulary, renderPrompt, scriptedTokens } from "./scripted-prompt.js";
+import { Vocabulary, renderPrompt, renderRawPrompt, scriptedTokens } from "./scripted-prompt.js";
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 
@@ -44,7 +44,7 @@ export interface ScriptedEngineOptions {
 }
 
 export interface ScriptedEngine extends Engine {
-  /** Every request received, in order: prompt messages as shaped, sampling parameters. */
+  /** Every request received, in order: prompt messages as shaped (or the raw prompt), sampling parameters. */
   readonly requests: EngineRequest[];
   /** How many loads ran (a model already loaded is not loaded again). */
   readonly loads: string[];
@@ -89,11 +89,12 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     if (loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
     const record = currentRecord;
     const window = record ? contextWindowOf(record) : 4096;
-    const prompt = renderPrompt(request.messages, request.continueFinalMessage, vocab);
+    // A raw prompt (/completions) is tokenized as is, without the chat template (as web-llm's completion API).
+    const prompt = request.rawPrompt !== undefined ? renderRawPrompt(request.rawPrompt, vocab) : renderPrompt(request.messages, request.continueFinalMessage, vocab);
     const promptTokens = prompt.ids.length;
     if (promptTokens >= window) {
       kv.clear();
-      throw new ApiError({ status: 400, code: "context_length_exceeded", param: "messages", message: `The prompt is ${promptTokens} tokens; this model's context window is ${window} tokens. Shorten the conversation.` });
+      throw new ApiError({ status: 400, code: "context_length_exceeded", param: request.rawPrompt !== undefined ? "prompt" : "messages", message: `The prompt is ${promptTokens} tokens; this model's context window is ${window} tokens. Shorten the conversation.` });
     }
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
@@ -110,8 +111,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     const record = currentRecord;
     const promptTokens = promptIds.length;
     const cachedTokens = turn.cached;
-    // As web-llm: thinking off writes its empty block into the reply (counted toward max_tokens); a script that starts with it gets no second one.
-    const offBlock = !request.thinking.enabled && !request.continueFinalMessage && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
+    // As web-llm: thinking off writes its empty block into a chat reply (counted toward max_tokens); a script that starts with it gets no second one.
+    const offBlock = !request.thinking.enabled && !request.continueFinalMessage && request.rawPrompt === undefined && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
     const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
     let output = "";
     let emitted = 0;

@@ -2,7 +2,8 @@
  * The engine seam: everything above it is OpenAI logic and is tested without a
  * GPU; below it sit web-llm (engine/webllm/) and the scripted engine
  * (engine/scripted.ts). An engine takes prompt messages already shaped for the
- * model's family and yields raw text deltas, then one `done` event.
+ * model's family (or a raw prompt, `rawPrompt`) and yields raw text deltas,
+ * then one `done` event.
  */
 import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
@@ -82,6 +83,12 @@ export interface EngineRequest {
   topLogprobs?: number;
   /** `prompt_cache_key` (or `user` / `safety_identifier`): the engine prefers cached sequences of this key and evicts them last. */
   promptCacheKey?: string;
+  /**
+   * A raw-prompt request (`/completions`): this text is the whole prompt, tokenized as is with no
+   * chat template (web-llm: `engine.completions.create`). `messages` is then empty, thinking off,
+   * no `responseFormat`.
+   */
+  rawPrompt?: string;
 }
 
 export interface EngineUsage {

@@ -7,7 +7,8 @@
  *   just this record and the cache backend; progress mapped by webllm-progress.ts.
  * - generate → streamed `chat.completions.create` (or, to continue a final
  *   assistant message, which web-llm's chat refuses, `completions.create` with
- *   the prompt rendered from the model's conversation template). Abort →
+ *   the prompt rendered from the model's conversation template; a raw prompt,
+ *   `rawPrompt`, goes to `completions.create` as is). Abort →
  *   `interruptGenerate()` and the iterator's `return()`, which releases
  *   web-llm's per-model lock.
  * - prompt caching: prompt-cache/webllm-cache-slot.ts hooks each loaded
@@ -332,8 +333,9 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     const onAbort = () => live.interruptGenerate();
     signal.addEventListener("abort", onAbort);
     try {
-      const stream = request.continueFinalMessage
-        ? await live.completions.create(withModel(toCompletionRequest(request, continuationPrompt(request)), request.model))
+      // A raw prompt (/completions) and a continued final message go to web-llm's completion API (no chat template).
+      const stream = request.rawPrompt !== undefined || request.continueFinalMessage
+        ? await live.completions.create(withModel(toCompletionRequest(request, request.rawPrompt ?? continuationPrompt(request)), request.model))
         : await live.chat.completions.create(withModel(toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, record.family), structuralTags: compat?.structuralTags }), request.model));
       iterator = stream[Symbol.asyncIterator]();
       let finish: "stop" | "length" | "abort" = "stop";

@@ -25,6 +25,8 @@ import { createEmbeddings, embeddingsContextOf } from "./embeddings.js";
 import { createTranscription, streamTranscription, type ChatFace } from "./transcriptions.js";
 import { ModelsFace } from "./models-face.js";
 import { CacheFace } from "./cache-face.js";
+import { CompletionsFace } from "./completions-face.js";
+import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
 
 export type { ChunkSink, Prepared, RequestOptions } from "./pipeline-core.js";
 
@@ -39,6 +41,7 @@ export class EngineHost {
   private readonly responses: ResponsesFace<Prepared>;
   private readonly models: ModelsFace;
   private readonly cache: CacheFace;
+  private readonly completions: CompletionsFace;
   /** Transcription runs on the chat face (host/transcriptions.ts). */
   private readonly transcriptionChat: ChatFace;
 
@@ -52,6 +55,7 @@ export class EngineHost {
     );
     this.models = new ModelsFace(core);
     this.cache = new CacheFace(core);
+    this.completions = new CompletionsFace(core);
     this.transcriptionChat = {
       complete: (body, signal) => this.chat.create(body, { signal }),
       stream: (body, sink, signal) => this.chat.stream(body, sink, { signal }),
@@ -99,6 +103,17 @@ export class EngineHost {
    */
   streamChatCompletion(body: unknown, sink: ChunkSink, options: RequestOptions = {}): Promise<void> {
     return this.chat.stream(body, sink, options);
+  }
+
+  // ── raw completions (host/completions-face.ts) ───────────────────────────
+
+  createCompletion(body: unknown, options: RequestOptions = {}): Promise<Completion> {
+    return this.completions.create(body, options);
+  }
+
+  /** Resolves once generation has started; `text_completion` chunks then go to `sink`. */
+  streamCompletion(body: unknown, sink: ChunkSink<CompletionChunk>, options: RequestOptions = {}): Promise<void> {
+    return this.completions.stream(body, sink, options);
   }
 
   // ── embeddings (host/embeddings.ts, same queue) ──────────────────────────

@@ -84,6 +84,8 @@ export interface PipelineCore {
   inSlot<T>(record: ModelRecord, signal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T>;
   /** The catalog; with `requested`, the app's own records suffice when they name it (web-llm not loaded). */
   catalog(requested?: string): Promise<Catalog>;
+  /** The record a request's `model` names, for this adapter (404 when none). */
+  resolve(model: string): Promise<ModelRecord>;
   /** The adapter's features (what model variants need). */
   features(): Promise<Set<string>>;
   gpu(): Promise<GpuProbe>;
@@ -260,6 +262,11 @@ export class Pipeline implements PipelineCore {
     }
     this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
     return this.catalogPromise;
+  }
+
+  async resolve(model: string): Promise<ModelRecord> {
+    const catalog = await this.catalog(model);
+    return catalog.resolve(model, await this.features());
   }
 
   gpu(): Promise<GpuProbe> {

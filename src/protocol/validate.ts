@@ -170,7 +170,7 @@ function optionalPositive(body: Body, param: string): number | undefined {
   return v;
 }
 
-function validateStreamOptions(body: Body, stream: boolean): boolean {
+export function validateStreamOptions(body: Body, stream: boolean): boolean {
   const v = body.stream_options;
   if (isAbsent(v)) return false;
   if (!isObject(v)) throw invalidParam("stream_options", "`stream_options` must be an object such as {\"include_usage\": true}.", "invalid_type");
@@ -189,7 +189,7 @@ function validateLogprobs(body: Body): number | undefined {
   return undefined;
 }
 
-function validateStop(v: unknown): string[] {
+export function validateStop(v: unknown): string[] {
   if (isAbsent(v)) return [];
   const list = typeof v === "string" ? [v] : v;
   if (!Array.isArray(list) || list.some((s) => typeof s !== "string")) {
@@ -200,7 +200,7 @@ function validateStop(v: unknown): string[] {
   return list as string[];
 }
 
-function validateLogitBias(v: unknown): Record<string, number> | undefined {
+export function validateLogitBias(v: unknown): Record<string, number> | undefined {
   if (isAbsent(v)) return undefined;
   if (!isObject(v)) throw invalidParam("logit_bias", "`logit_bias` must be an object mapping token ids to numbers between -100 and 100.", "invalid_type");
   for (const [key, bias] of Object.entries(v)) {

@@ -11,7 +11,7 @@ import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, PortCommand, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
-import { EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
+import { CompletionPortSink, EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
 import { installErrorTransfer } from "./transfer.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
@@ -94,6 +94,11 @@ export function exposeEngineHost(
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
     compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
+    createCompletion: (body, port) => withPort(port, (host, signal) => host.createCompletion(body, { signal, client })),
+    streamCompletion(body, port) {
+      const signal = abortSignalOf(port);
+      return ready().streamCompletion(body, new CompletionPortSink(port), { signal, client });
+    },
     createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     createTranscription: (body, port) => withPort(port, (host, signal) => host.createTranscription(body, { signal })),
     streamTranscription(body, port) {

@@ -12,6 +12,7 @@ import { packChunks } from "./chunk-wire.js";
 import { packEvents } from "./event-wire.js";
 import type { ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { TranscriptionStreamEvent } from "../protocol/transcription-types.js";
+import type { CompletionChunk } from "../protocol/completions-types.js";
 
 /** Runs `fn` in a later task, without setTimeout's 4 ms clamp. */
 function nextTask(fn: () => void): void {
@@ -83,6 +84,13 @@ export class PortSink extends BatchingPortSink<ChatCompletionChunk> {
 export class EventPortSink extends BatchingPortSink<ResponseStreamEvent> {
   constructor(port: MessagePort) {
     super(port, (events) => ({ type: "events", packed: packEvents(events) }));
+  }
+}
+
+/** Raw-completion chunks (one choice's text each), batched per task and sent as they are. */
+export class CompletionPortSink extends BatchingPortSink<CompletionChunk> {
+  constructor(port: MessagePort) {
+    super(port, (chunks) => ({ type: "completion", chunks }));
   }
 }
 

@@ -15,12 +15,14 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
 import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
+import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
 
 /** Worker → page, on a request's port. */
 export type PortMessage =
   | { type: "chunks"; packed: PackedChunks }
   | { type: "events"; packed: PackedEvents }
   | { type: "transcript"; events: TranscriptionStreamEvent[] }
+  | { type: "completion"; chunks: CompletionChunk[] }
   | { type: "end" }
   | { type: "error"; error: ApiErrorInit };
 
@@ -81,6 +83,10 @@ export interface WorkerApi {
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
   compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
+  /** Raw-prompt completions (`/completions`). Abort arrives on `port`. */
+  createCompletion(body: unknown, port: MessagePort): Promise<Completion>;
+  /** Resolves when generation has started; `text_completion` chunks then arrive on `port`. */
+  streamCompletion(body: unknown, port: MessagePort): Promise<void>;
   /** Abort arrives on `port`. */
   createEmbeddings(body: unknown, port: MessagePort): Promise<CreateEmbeddingResponse>;
   /** `body.file.data` arrives transferred. Abort arrives on `port`. */

@@ -61,7 +61,7 @@ describe("client.fetch routes", () => {
 
   it("answers every other route with a 404 JSON error", async () => {
     const { client } = scriptedClient([]);
-    for (const [method, path] of [["POST", "/completions"], ["GET", "/chat/completions"], ["GET", "/embeddings"], ["DELETE", "/models/x"]]) {
+    for (const [method, path] of [["POST", "/edits"], ["GET", "/completions"], ["GET", "/chat/completions"], ["GET", "/embeddings"], ["DELETE", "/models/x"]]) {
       const response = await client.fetch(`${BASE}${path}`, { method, body: method === "GET" ? undefined : "{}" });
       expect(response.status).toBe(404);
       expect(response.headers.get("content-type")).toBe("application/json");

@@ -229,6 +229,19 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(events.at(-1)).toMatchObject({ usage: { completionTokens: 2 } });
   });
 
+  it("a raw prompt (/completions) goes to web-llm's completion API as is: no template, no enable_thinking, sampling and logprobs as for chat", async () => {
+    const { module, calls } = standIn({ tokens: ["A", "B"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    const events = await run(engine, request({ messages: [], rawPrompt: "Once upon a time", thinking: { enabled: false }, topLogprobs: 2, sampling: { stop: ["\n"], max_tokens: 5, temperature: 0.5, seed: 7 } }));
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toEqual({
+      api: "completion",
+      body: { prompt: "Once upon a time", stream: true, stream_options: { include_usage: true }, max_tokens: 5, temperature: 0.5, seed: 7, stop: ["\n"], logprobs: true, top_logprobs: 2 },
+    });
+    expect(events.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["A", "B", "stop"]);
+  });
+
   it("thinking off sends enable_thinking:false to Qwen3; a final assistant message goes to the completion API", async () => {
     const { module, calls } = standIn();
     const engine = createWebLlmEngine({ webllm: module });
