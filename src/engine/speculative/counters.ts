@@ -1,0 +1,37 @@
+/**
+ * What speculation did in one generation, as the engine reports it
+ * (EngineUsage): forward passes after the prompt's prefill, drafted and
+ * accepted tokens, and OpenAI's Predicted Outputs counts. Shared by the
+ * engines so they count alike.
+ */
+import type { EngineUsage } from "../types.js";
+import type { DraftSource } from "./proposer.js";
+
+export type SpeculationUsage = Required<Pick<EngineUsage, "decodePasses" | "draftTokens" | "acceptedDraftTokens">> &
+  Pick<EngineUsage, "acceptedPredictionTokens" | "rejectedPredictionTokens">;
+
+export class SpeculationCounters {
+  decodePasses = 0;
+  draftTokens = 0;
+  acceptedDraftTokens = 0;
+  acceptedPredictionTokens = 0;
+
+  /** `predictionTokens`: the prediction's length in tokens; undefined when the request has none. */
+  constructor(private readonly predictionTokens?: number) {}
+
+  /** One forward pass after the prefill: a plain decode step (`drafted` 0) or a verify step. */
+  pass(source: DraftSource | null, drafted: number, accepted: number): void {
+    this.decodePasses++;
+    this.draftTokens += drafted;
+    this.acceptedDraftTokens += accepted;
+    if (source === "prediction") this.acceptedPredictionTokens += accepted;
+  }
+
+  usage(): SpeculationUsage {
+    const counts: SpeculationUsage = { decodePasses: this.decodePasses, draftTokens: this.draftTokens, acceptedDraftTokens: this.acceptedDraftTokens };
+    if (this.predictionTokens === undefined) return counts;
+    // OpenAI: the prediction's tokens that appeared in the completion, and those that did not.
+    const accepted = Math.min(this.acceptedPredictionTokens, this.predictionTokens);
+    return { ...counts, acceptedPredictionTokens: accepted, rejectedPredictionTokens: this.predictionTokens - accepted };
+  }
+}
