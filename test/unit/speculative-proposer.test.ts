@@ -55,7 +55,29 @@ describe("speculative proposer: sources", () => {
     expect(p.propose([2, 3, 4])).toEqual([30, 31, 32]);
     expect(p.lastSource).toBe("context");
     const q = new DraftProposer({ prompt }, { initialDraft: 3 });
-    expect(q.propose([7, 3, 4]), "only the 2-gram matches: its latest occurrence").toEqual([40, 41, 7]);
+    expect(q.propose([7, 3, 4]), "only the 2-gram matches: its first occurrence").toEqual([30, 31, 32]);
+  });
+
+  it("goes on from where the last accepted copy left off", () => {
+    // (5 6) is followed by 7 in the first line and by 8 in the second.
+    const prompt = [1, 5, 6, 7, 2, 3, 9, 9, 5, 6, 8, 4];
+    const p = new DraftProposer({ prompt }, { initialDraft: 2 });
+    expect(p.propose([9, 9])).toEqual([5, 6]);
+    p.record(2, 2);
+    expect(p.propose([9, 9, 5, 6]), "the second line, where the copy was").toEqual([8, 4, 9, 9]);
+  });
+
+  it("takes the structure the output repeats from its own earlier text, even after a single new token", () => {
+    // Records `{ name : <value> ; }`: the values are new, the structure repeats.
+    const [open, name, colon, semi, close] = [100, 101, 102, 103, 104];
+    const output = [open, name, colon, 7, 8, semi, close, open, name, colon, 50];
+    const p = new DraftProposer({ prompt: [1, 2, 3] });
+    expect(p.propose(output.slice(0, 10)), "(name colon) occurred: the old value follows").toEqual([7, 8, semi, close]);
+    p.record(4, 0);
+    expect(p.propose(output), "the new value 50 occurred nowhere before: nothing").toEqual([]);
+    expect(p.propose([...output, 51]), "51 neither").toEqual([]);
+    const q = new DraftProposer({ prompt: [1, 2, 3] });
+    expect(q.propose([...output, 8]), "(50 8) is new, but 8 alone was followed by `;` in the output: a short draft").toEqual([semi, close]);
   });
 
   it("finds repetition in its own output", () => {

@@ -15,13 +15,19 @@
  * generated tokens are looked up — longest n first, sources in order — and
  * the draft copies what followed the match; in a reply the match nearest
  * after the last place it lined up wins, so repeated lines resync in order.
+ * In the context the output's own earlier text comes first (the structure
+ * it repeats: JSON keys, list markup), then the prompt, each from where the
+ * last accepted copy from it ended. When no n-gram matches, the last token
+ * alone is looked up in the output's earlier text, for a short draft (the
+ * structure that follows a new value).
  *
- * Adaptive: the draft length doubles while whole drafts are accepted and
- * halves (never below what was just accepted, plus one) when part is
- * rejected. Drafting stops where it does not pay: after a run of drafts with
- * nothing accepted, proposing pauses for a number of steps that doubles with
- * each further miss (open chat must not get slower), and any accepted token
- * ends the pause.
+ * Adaptive: per source, the draft length doubles while whole drafts are
+ * accepted and halves (never below what was just accepted, plus one) when
+ * part is rejected. Drafting by lookup stops where it does not pay: after a
+ * run of drafts with nothing accepted it pauses for a number of steps that
+ * doubles with each further miss (open chat must not get slower), and any
+ * accepted token ends the pause. A reply the output still agrees with is
+ * drafted from even during a pause.
  *
  * Cost: the replies are indexed once (O(length × n-gram sizes)); the context
  * is indexed incrementally as the output grows; each `propose` costs
@@ -103,13 +109,27 @@ export class DraftProposer {
   private readonly maxPause: number;
   private readonly prompt: readonly number[];
   private readonly replies: ReplySource[] = [];
-  /** Context index per n: n-gram hash → the latest position that follows it (prompt ++ output coordinates). */
-  private readonly context: Array<Map<number, number>> = [];
+  /** Context index per n: n-gram hash → the positions that follow it, ascending (prompt ++ output coordinates). */
+  private readonly context: Array<Map<number, number[]>> = [];
+  /**
+   * Context positions just after the last accepted copy from the prompt and
+   * from the output: a lookup prefers matches from there on. Two, because an
+   * output interleaves copies from both (values from a document, the
+   * structure around them from its own earlier records).
+   */
+  private promptCursor = 0;
+  private outputCursor = 0;
+  /** Output tokens → the output positions that follow them, ascending (the last-resort lookup). */
+  private readonly outputUnigrams = new Map<number, number[]>();
+  private unigramsTo = 0;
+  /** Where the last context draft started (for `record`). */
+  private contextDraftAt: number | null = null;
   /** Context positions indexed so far (positions < this have their preceding n-grams in `context`). */
   private indexedTo = 0;
   /** Output tokens already walked through the replies' alignment. */
   private seen = 0;
-  private k: number;
+  /** Draft length per source: a good prediction keeps its long drafts while context lookups miss. */
+  private readonly lengths: Record<DraftSource, number>;
   private misses = 0;
   private pause = 0;
   private pauseLength = 0;
@@ -121,7 +141,8 @@ export class DraftProposer {
     this.maxN = Math.max(1, options.maxNgram ?? 4);
     this.minN = Math.max(1, Math.min(options.minNgram ?? 2, this.maxN));
     this.maxDraft = Math.max(1, options.maxDraft ?? 16);
-    this.k = Math.max(1, Math.min(options.initialDraft ?? 4, this.maxDraft));
+    const k = Math.max(1, Math.min(options.initialDraft ?? 4, this.maxDraft));
+    this.lengths = { prediction: k, cache: k, context: k };
     this.missesBeforePause = Math.max(1, options.missesBeforePause ?? 2);
     this.maxPause = Math.max(1, options.maxPause ?? 64);
     this.prompt = sources.prompt;
@@ -145,9 +166,9 @@ export class DraftProposer {
     this.advance(output);
   }
 
-  /** The current draft length (what `propose` asks for at most). */
+  /** The current draft length of the last proposal's source (the context's before any). */
   get draftLength(): number {
-    return this.k;
+    return this.lengths[this.lastSource ?? "context"];
   }
 
   /**
@@ -159,15 +180,16 @@ export class DraftProposer {
     this.output = output;
     this.advance(output);
     this.lastSource = null;
-    const k = Math.min(this.k, Math.floor(limit));
-    if (k <= 0) return [];
+    this.contextDraftAt = null;
+    const cap = Math.floor(limit);
+    if (cap <= 0) return [];
+    // A reply the output still agrees with: what follows is the draft (a good bet even during a pause).
+    for (const reply of this.replies) {
+      if (reply.aligned !== null && reply.aligned < reply.tokens.length) return this.take(reply.tokens, reply.aligned, cap, reply.kind);
+    }
     if (this.pause > 0) {
       this.pause--;
       return [];
-    }
-    // A reply the output still agrees with: what follows is the draft.
-    for (const reply of this.replies) {
-      if (reply.aligned !== null && reply.aligned < reply.tokens.length) return this.take(reply.tokens, reply.aligned, k, reply.kind);
     }
     const total = this.prompt.length + output.length;
     for (let n = this.maxN; n >= this.minN; n--) {
@@ -179,11 +201,18 @@ export class DraftProposer {
           reply.mark(at - n, at);
           reply.aligned = at;
           reply.cursor = at;
-          if (at < reply.tokens.length) return this.take(reply.tokens, at, k, reply.kind);
+          if (at < reply.tokens.length) return this.take(reply.tokens, at, cap, reply.kind);
         }
       }
-      const at = this.context[n - this.minN].get(key);
-      if (at !== undefined && this.sameNgram(at, total, n)) return this.takeContext(at, total, k);
+      const at = this.findInContext(n, key, total);
+      if (at !== null) return this.takeContext(at, total, cap);
+    }
+    // Last resort: the last token alone, in the output's own earlier text (the structure it repeats around new values).
+    const last = this.outputUnigrams.get(this.at(total - 1));
+    if (last && total - 1 >= this.prompt.length) {
+      const from = lowerBound(last, this.outputCursor);
+      const at = from < last.length ? last[from] : last[last.length - 1];
+      return this.takeContext(at, total, Math.min(cap, 2));
     }
     return [];
   }
@@ -191,11 +220,14 @@ export class DraftProposer {
   /** The verify pass's result for the last proposal: `drafted` tokens, of which the first `accepted` were kept. */
   record(drafted: number, accepted: number): void {
     if (drafted <= 0) return;
-    if (accepted >= drafted) {
-      this.k = Math.min(this.maxDraft, this.k * 2);
-    } else {
-      this.k = Math.max(1, accepted + 1, Math.floor(this.k / 2));
+    if (this.lastSource === "context" && this.contextDraftAt !== null && accepted > 0) {
+      const end = this.contextDraftAt + accepted;
+      if (this.contextDraftAt < this.prompt.length) this.promptCursor = end;
+      else this.outputCursor = end;
     }
+    const source = this.lastSource ?? "context";
+    const k = this.lengths[source];
+    this.lengths[source] = accepted >= drafted ? Math.min(this.maxDraft, k * 2) : Math.max(1, accepted + 1, Math.floor(k / 2));
     if (accepted > 0) {
       this.misses = 0;
       this.pauseLength = 0;
@@ -225,9 +257,20 @@ export class DraftProposer {
     const total = this.prompt.length + output.length;
     for (let end = Math.max(this.indexedTo, this.minN); end < total; end++) {
       for (let n = this.minN; n <= this.maxN && n <= end; n++) {
-        this.context[n - this.minN].set(hashAt((i) => this.at(i), end - n, n), end);
+        const map = this.context[n - this.minN];
+        const key = hashAt((i) => this.at(i), end - n, n);
+        const list = map.get(key);
+        if (list) list.push(end);
+        else map.set(key, [end]);
       }
     }
+    for (let end = Math.max(this.unigramsTo, this.prompt.length + 1); end < total; end++) {
+      const token = this.at(end - 1);
+      const list = this.outputUnigrams.get(token);
+      if (list) list.push(end);
+      else this.outputUnigrams.set(token, [end]);
+    }
+    this.unigramsTo = Math.max(this.unigramsTo, total);
     this.indexedTo = Math.max(this.indexedTo, total);
   }
 
@@ -246,20 +289,42 @@ export class DraftProposer {
     return null;
   }
 
-  private sameNgram(end: number, total: number, n: number): boolean {
-    for (let j = 1; j <= n; j++) if (this.at(end - j) !== this.at(total - j)) return false;
-    return true;
+  /**
+   * A context position following its last n tokens. The output's own earlier
+   * text first (the structure it repeats), then the prompt; in each, the
+   * first match at or after that region's cursor (where the output has been
+   * copying from), else the latest before it.
+   */
+  private findInContext(n: number, key: number, total: number): number | null {
+    const list = this.context[n - this.minN].get(key);
+    if (!list) return null;
+    const same = (end: number) => {
+      for (let j = 1; j <= n; j++) if (this.at(end - j) !== this.at(total - j)) return false;
+      return true;
+    };
+    const p = this.prompt.length;
+    const pick = (cursor: number, regionStart: number, regionEnd: number): number | null => {
+      const from = lowerBound(list, Math.max(cursor, regionStart));
+      for (let i = from; i < list.length && list[i] < regionEnd && i < from + 4; i++) if (same(list[i])) return list[i];
+      for (let i = from - 1; i >= 0 && list[i] >= regionStart && i >= from - 4; i--) if (same(list[i])) return list[i];
+      return null;
+    };
+    return pick(this.outputCursor, p + 1, Infinity) ?? pick(this.promptCursor, 0, p + 1);
   }
 
-  private take(tokens: readonly number[], from: number, k: number, kind: DraftSource): number[] {
+  private take(tokens: readonly number[], from: number, cap: number, kind: DraftSource): number[] {
     this.lastSource = kind;
-    return tokens.slice(from, Math.min(tokens.length, from + k));
+    return tokens.slice(from, Math.min(tokens.length, from + Math.min(cap, this.lengths[kind])));
   }
 
-  private takeContext(from: number, total: number, k: number): number[] {
+  private takeContext(from: number, total: number, cap: number): number[] {
+    const k = Math.min(cap, this.lengths.context);
     const draft: number[] = [];
     for (let i = from; i < total && draft.length < k; i++) draft.push(this.at(i));
-    if (draft.length > 0) this.lastSource = "context";
+    if (draft.length > 0) {
+      this.lastSource = "context";
+      this.contextDraftAt = from;
+    }
     return draft;
   }
 
