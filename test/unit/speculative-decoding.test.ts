@@ -10,6 +10,7 @@ import { createClient } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 import { refusal, scriptedClient, user } from "./support/client.js";
 import type { ChatCompletionChunk } from "../../src/index.js";
+import { hostFromConfig } from "../../src/worker/expose.js";
 
 const model = "Qwen3-0.6B-q4f16_1-MLC";
 const FILE = Array.from({ length: 30 }, (_, i) => `const value${i} = compute(${i}, "item ${i}");`).join("\n");
@@ -140,6 +141,15 @@ describe("Responses report passes and drafts too", () => {
 });
 
 describe("createClient({ speculative })", () => {
+  it("crosses to a worker's host with the other options (WorkerHostConfig)", async () => {
+    const run = async (speculative: boolean | undefined) => {
+      const host = hostFromConfig({ engine: { kind: "scripted", replies: [EDITED] }, speculative });
+      return (await host.createChatCompletion({ model, messages: [user(`Rename:\n${FILE}`)] })).x_webgpu;
+    };
+    expect((await run(undefined)).accepted_draft_tokens).toBeGreaterThan(0);
+    expect((await run(false)).draft_tokens).toBe(0);
+  });
+
   it("refuses a value that is not a boolean", () => {
     expect(() => createClient({ engine: createScriptedEngine({ replies: [] }), worker: false, speculative: "off" as never })).toThrow(/speculative/);
   });
