@@ -35,6 +35,8 @@
  * rescanned per step, so a whole generation is O(prompt + output + drafts).
  */
 
+import { NgramIndex, ngramHash } from "./ngram-index.js";
+
 export interface DraftSources {
   /** The request's prompt, as token ids. */
   prompt: readonly number[];
@@ -61,9 +63,9 @@ export interface ProposerOptions {
   maxPause?: number;
 }
 
-/** A token list and its n-gram index: n-gram hash → positions that follow an occurrence (ascending). */
+/** A reply (prediction, cached reply) and its n-gram index. */
 class ReplySource {
-  readonly index: Array<Map<number, number[]>> = [];
+  readonly index: NgramIndex[] = [];
   /** Position in `tokens` the end of the output lines up with; null once they disagree (until a lookup resyncs). */
   aligned: number | null = 0;
   /** Where it last lined up: a lookup prefers matches after it. */
@@ -80,14 +82,9 @@ class ReplySource {
   ) {
     this.matched = new Uint8Array(tokens.length);
     for (let n = minN; n <= maxN; n++) {
-      const map = new Map<number, number[]>();
-      for (let end = n; end < tokens.length; end++) {
-        const key = hashAt((i) => tokens[i], end - n, n);
-        const list = map.get(key);
-        if (list) list.push(end);
-        else map.set(key, [end]);
-      }
-      this.index.push(map);
+      const index = new NgramIndex(n, tokens.length);
+      for (let end = n; end < tokens.length; end++) index.add(end, ngramHash(tokens, end - n, n));
+      this.index.push(index);
     }
   }
 
@@ -107,10 +104,15 @@ export class DraftProposer {
   private readonly maxDraft: number;
   private readonly missesBeforePause: number;
   private readonly maxPause: number;
-  private readonly prompt: readonly number[];
+  /** Prompt length: context positions below it are the prompt's. */
+  private readonly promptLength: number;
+  /** The context: the prompt, then the output as it grows. */
+  private readonly context: number[] = [];
   private readonly replies: ReplySource[] = [];
-  /** Context index per n: n-gram hash → the positions that follow it, ascending (prompt ++ output coordinates). */
-  private readonly context: Array<Map<number, number[]>> = [];
+  /** Context n-gram index per n (minN..maxN). */
+  private readonly contextIndex: NgramIndex[] = [];
+  /** Single output tokens (the last-resort lookup). */
+  private readonly outputUnigrams: NgramIndex;
   /**
    * Context positions just after the last accepted copy from the prompt and
    * from the output: a lookup prefers matches from there on. Two, because an
@@ -119,21 +121,17 @@ export class DraftProposer {
    */
   private promptCursor = 0;
   private outputCursor = 0;
-  /** Output tokens → the output positions that follow them, ascending (the last-resort lookup). */
-  private readonly outputUnigrams = new Map<number, number[]>();
-  private unigramsTo = 0;
   /** Where the last context draft started (for `record`). */
   private contextDraftAt: number | null = null;
-  /** Context positions indexed so far (positions < this have their preceding n-grams in `context`). */
+  /** Context positions indexed so far. */
   private indexedTo = 0;
-  /** Output tokens already walked through the replies' alignment. */
+  /** Output tokens taken in so far. */
   private seen = 0;
   /** Draft length per source: a good prediction keeps its long drafts while context lookups miss. */
   private readonly lengths: Record<DraftSource, number>;
   private misses = 0;
   private pause = 0;
   private pauseLength = 0;
-  private output: readonly number[] = [];
   /** Where the last proposal came from (null: none). */
   lastSource: DraftSource | null = null;
 
@@ -145,10 +143,13 @@ export class DraftProposer {
     this.lengths = { prediction: k, cache: k, context: k };
     this.missesBeforePause = Math.max(1, options.missesBeforePause ?? 2);
     this.maxPause = Math.max(1, options.maxPause ?? 64);
-    this.prompt = sources.prompt;
+    this.promptLength = sources.prompt.length;
+    // Copied one by one (a prompt can exceed the argument limit of push(...)).
+    for (const token of sources.prompt) this.context.push(token);
     if (sources.prediction && sources.prediction.length > 0) this.replies.push(new ReplySource(sources.prediction, "prediction", this.minN, this.maxN));
     for (const reply of sources.cachedReplies ?? []) if (reply.length > 0) this.replies.push(new ReplySource(reply, "cache", this.minN, this.maxN));
-    for (let n = this.minN; n <= this.maxN; n++) this.context.push(new Map());
+    for (let n = this.minN; n <= this.maxN; n++) this.contextIndex.push(new NgramIndex(n, this.promptLength + 1024));
+    this.outputUnigrams = new NgramIndex(1, 1024);
   }
 
   /**
@@ -162,7 +163,6 @@ export class DraftProposer {
 
   /** Takes in output generated since the last call without proposing (the end of a generation). */
   observe(output: readonly number[]): void {
-    this.output = output;
     this.advance(output);
   }
 
@@ -177,7 +177,6 @@ export class DraftProposer {
    * the request may still generate, minus the one the verify pass adds).
    */
   propose(output: readonly number[], limit = Infinity): number[] {
-    this.output = output;
     this.advance(output);
     this.lastSource = null;
     this.contextDraftAt = null;
@@ -191,28 +190,29 @@ export class DraftProposer {
       this.pause--;
       return [];
     }
-    const total = this.prompt.length + output.length;
+    const ctx = this.context;
+    const total = ctx.length;
     for (let n = this.maxN; n >= this.minN; n--) {
       if (n > total) continue;
-      const key = hashAt((i) => this.at(i), total - n, n);
+      const hash = ngramHash(ctx, total - n, n);
       for (const reply of this.replies) {
-        const at = this.findInReply(reply, n, key, total);
+        const tokens = reply.tokens;
+        const at = reply.index[n - this.minN].pick(hash, (end) => sameEnding(tokens, end, ctx, total, n), 0, reply.cursor, 0);
         if (at !== null) {
           reply.mark(at - n, at);
           reply.aligned = at;
           reply.cursor = at;
-          if (at < reply.tokens.length) return this.take(reply.tokens, at, cap, reply.kind);
+          if (at < tokens.length) return this.take(tokens, at, cap, reply.kind);
         }
       }
-      const at = this.findInContext(n, key, total);
-      if (at !== null) return this.takeContext(at, total, cap);
+      // The output's own earlier text first (positions past the prompt's last), then the prompt.
+      const at = this.contextIndex[n - this.minN].pick(hash, (end) => sameEnding(ctx, end, ctx, total, n), this.promptLength + 1, this.outputCursor, this.promptCursor);
+      if (at !== null) return this.takeContext(at, cap);
     }
     // Last resort: the last token alone, in the output's own earlier text (the structure it repeats around new values).
-    const last = this.outputUnigrams.get(this.at(total - 1));
-    if (last && total - 1 >= this.prompt.length) {
-      const from = lowerBound(last, this.outputCursor);
-      const at = from < last.length ? last[from] : last[last.length - 1];
-      return this.takeContext(at, total, Math.min(cap, 2));
+    if (total - 1 >= this.promptLength) {
+      const at = this.outputUnigrams.pick(ngramHash(ctx, total - 1, 1), (end) => ctx[end - 1] === ctx[total - 1], 0, this.outputCursor, 0);
+      if (at !== null) return this.takeContext(at, Math.min(cap, 2));
     }
     return [];
   }
@@ -222,7 +222,7 @@ export class DraftProposer {
     if (drafted <= 0) return;
     if (this.lastSource === "context" && this.contextDraftAt !== null && accepted > 0) {
       const end = this.contextDraftAt + accepted;
-      if (this.contextDraftAt < this.prompt.length) this.promptCursor = end;
+      if (this.contextDraftAt < this.promptLength) this.promptCursor = end;
       else this.outputCursor = end;
     }
     const source = this.lastSource ?? "context";
@@ -240,10 +240,12 @@ export class DraftProposer {
     }
   }
 
-  /** Walks new output tokens through the replies' alignment and indexes the context up to the output's end. */
+  /** Takes in new output tokens: the replies' alignment, the context and its indexes. */
   private advance(output: readonly number[]): void {
+    const ctx = this.context;
     for (let i = this.seen; i < output.length; i++) {
       const token = output[i];
+      ctx.push(token);
       for (const reply of this.replies) {
         if (reply.aligned === null) continue;
         if (reply.aligned < reply.tokens.length && reply.tokens[reply.aligned] === token) {
@@ -252,64 +254,14 @@ export class DraftProposer {
         } else reply.aligned = null;
       }
     }
-    this.seen = output.length;
+    this.seen = Math.max(this.seen, output.length);
     // Positions that something follows: a lookup at the end never matches itself.
-    const total = this.prompt.length + output.length;
-    for (let end = Math.max(this.indexedTo, this.minN); end < total; end++) {
-      for (let n = this.minN; n <= this.maxN && n <= end; n++) {
-        const map = this.context[n - this.minN];
-        const key = hashAt((i) => this.at(i), end - n, n);
-        const list = map.get(key);
-        if (list) list.push(end);
-        else map.set(key, [end]);
-      }
+    const total = ctx.length;
+    for (let end = Math.max(this.indexedTo, 1); end < total; end++) {
+      for (const index of this.contextIndex) if (index.n <= end) index.add(end, ngramHash(ctx, end - index.n, index.n));
+      if (end > this.promptLength) this.outputUnigrams.add(end, ngramHash(ctx, end - 1, 1));
     }
-    for (let end = Math.max(this.unigramsTo, this.prompt.length + 1); end < total; end++) {
-      const token = this.at(end - 1);
-      const list = this.outputUnigrams.get(token);
-      if (list) list.push(end);
-      else this.outputUnigrams.set(token, [end]);
-    }
-    this.unigramsTo = Math.max(this.unigramsTo, total);
     this.indexedTo = Math.max(this.indexedTo, total);
-  }
-
-  /** A position in `reply` following the context's last n tokens: the first at or after its cursor, else the last before it. */
-  private findInReply(reply: ReplySource, n: number, key: number, total: number): number | null {
-    const list = reply.index[n - this.minN].get(key);
-    if (!list) return null;
-    const same = (end: number) => {
-      for (let j = 1; j <= n; j++) if (reply.tokens[end - j] !== this.at(total - j)) return false;
-      return true;
-    };
-    const from = lowerBound(list, reply.cursor);
-    // A hash collision is rare: a few candidates each way are enough.
-    for (let i = from; i < list.length && i < from + 4; i++) if (same(list[i])) return list[i];
-    for (let i = from - 1; i >= 0 && i >= from - 4; i--) if (same(list[i])) return list[i];
-    return null;
-  }
-
-  /**
-   * A context position following its last n tokens. The output's own earlier
-   * text first (the structure it repeats), then the prompt; in each, the
-   * first match at or after that region's cursor (where the output has been
-   * copying from), else the latest before it.
-   */
-  private findInContext(n: number, key: number, total: number): number | null {
-    const list = this.context[n - this.minN].get(key);
-    if (!list) return null;
-    const same = (end: number) => {
-      for (let j = 1; j <= n; j++) if (this.at(end - j) !== this.at(total - j)) return false;
-      return true;
-    };
-    const p = this.prompt.length;
-    const pick = (cursor: number, regionStart: number, regionEnd: number): number | null => {
-      const from = lowerBound(list, Math.max(cursor, regionStart));
-      for (let i = from; i < list.length && list[i] < regionEnd && i < from + 4; i++) if (same(list[i])) return list[i];
-      for (let i = from - 1; i >= 0 && list[i] >= regionStart && i >= from - 4; i--) if (same(list[i])) return list[i];
-      return null;
-    };
-    return pick(this.outputCursor, p + 1, Infinity) ?? pick(this.promptCursor, 0, p + 1);
   }
 
   private take(tokens: readonly number[], from: number, cap: number, kind: DraftSource): number[] {
@@ -317,42 +269,19 @@ export class DraftProposer {
     return tokens.slice(from, Math.min(tokens.length, from + Math.min(cap, this.lengths[kind])));
   }
 
-  private takeContext(from: number, total: number, cap: number): number[] {
+  private takeContext(from: number, cap: number): number[] {
     const k = Math.min(cap, this.lengths.context);
-    const draft: number[] = [];
-    for (let i = from; i < total && draft.length < k; i++) draft.push(this.at(i));
+    const draft = this.context.slice(from, Math.min(this.context.length, from + k));
     if (draft.length > 0) {
       this.lastSource = "context";
       this.contextDraftAt = from;
     }
     return draft;
   }
-
-  /** Token `i` of the context (the prompt, then the output). */
-  private at(i: number): number {
-    const p = this.prompt.length;
-    return i < p ? this.prompt[i] : this.output[i - p];
-  }
 }
 
-/** FNV-style hash of `n` tokens from `start`, read through `at` (collisions are checked by the caller). */
-function hashAt(at: (i: number) => number, start: number, n: number): number {
-  let h = 0x811c9dc5 ^ n;
-  for (let i = start; i < start + n; i++) {
-    h = Math.imul(h ^ (at(i) & 0xffff), 0x01000193);
-    h = Math.imul(h ^ (at(i) >>> 16), 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** First index of sorted `list` whose value is ≥ `value`. */
-function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** Whether the n tokens of `tokens` before `end` equal the n tokens of `ctx` before `total`. */
+function sameEnding(tokens: ArrayLike<number>, end: number, ctx: ArrayLike<number>, total: number, n: number): boolean {
+  for (let j = 1; j <= n; j++) if (tokens[end - j] !== ctx[total - j]) return false;
+  return true;
 }
