@@ -59,9 +59,16 @@ export class ScriptedSpeculation {
     this.next(output, 1);
   }
 
-  /** The counts, once the generation is over; `output`: every token it emitted. */
+  /**
+   * The counts, once the generation is over; `output`: every token it emitted.
+   * Accepted draft tokens past the end (a stop string, an abort) never became
+   * output: they are not counted as accepted.
+   */
   usage(output: readonly number[]): SpeculationUsage {
     this.proposer?.observe(output);
+    // What the last pass produced and nobody emitted: its accepted draft tokens, then its own token.
+    this.counters.unused(Math.max(0, this.ready - 1));
+    this.ready = 0;
     return this.counters.usage(this.proposer?.predictionTokensMatched ?? 0);
   }
 }

@@ -113,6 +113,18 @@ describe("prediction: a source of drafts, reported as OpenAI does", () => {
   });
 });
 
+describe("stop strings", () => {
+  it("drafted tokens past a stop string are not counted as accepted", async () => {
+    const { client } = scriptedClient(["alpha beta gamma delta epsilon zeta eta theta"]);
+    const r = await client.chat.completions.create({ model, messages: [user("x")], stop: [" gamma"], prediction: { type: "content", content: "alpha beta gamma delta epsilon zeta eta theta" } });
+    expect(r.choices[0].message.content).toBe("alpha beta");
+    // alpha (prefill), then one pass: beta gamma drafted and accepted, the rest cut by the stop.
+    expect(r.x_webgpu.decode_passes).toBe(1);
+    expect(r.x_webgpu.accepted_draft_tokens, "beta and gamma became output").toBe(2);
+    expect(r.x_webgpu.draft_tokens).toBe(4);
+  });
+});
+
 describe("regenerate: the reply the prompt cache holds is a draft source", () => {
   it("the same request again takes few passes and gives the same output", async () => {
     const reply = "A long answer that the model gives to this question, with many words in it, ".repeat(4).trim();

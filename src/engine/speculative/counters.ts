@@ -24,6 +24,11 @@ export class SpeculationCounters {
     this.acceptedDraftTokens += accepted;
   }
 
+  /** `tokens` accepted draft tokens were cut before they became output (a stop string, an abort): not counted as accepted. */
+  unused(tokens: number): void {
+    this.acceptedDraftTokens -= Math.min(tokens, this.acceptedDraftTokens);
+  }
+
   /** `predictionMatched`: the prediction's tokens that appeared in the output (DraftProposer.predictionTokensMatched; 0 when it was not used). */
   usage(predictionMatched = 0): SpeculationUsage {
     const counts: SpeculationUsage = { decodePasses: this.decodePasses, draftTokens: this.draftTokens, acceptedDraftTokens: this.acceptedDraftTokens };
