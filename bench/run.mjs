@@ -8,7 +8,8 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (100000: at ~400k tok/s a shorter run lasts tens of ms, below this machine's noise), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,promptcache,
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,promptcache,speculative,
+ * BENCH_ONLY=speculative (run only the named sections; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  */
 import { writeFile } from "node:fs/promises";
@@ -24,7 +25,11 @@ const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
 const CACHE_MB = process.env.BENCH_CACHE_MB ? Number(process.env.BENCH_CACHE_MB) : undefined;
-const skip = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "shared", "promptcache", "speculative"];
+/** Sections measured in the browser page; the others run in Node. */
+const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "shared"];
+const only = (process.env.BENCH_ONLY ?? "").split(",").filter(Boolean);
+const skip = new Set([...(process.env.BENCH_SKIP ?? "").split(",").filter(Boolean), ...(only.length > 0 ? SECTIONS.filter((s) => !only.includes(s)) : [])]);
 
 const log = (...args) => console.error("[bench]", ...args);
 const fmt = (n, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? "—" : Number(n).toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
@@ -47,16 +52,19 @@ async function main() {
   const { chromiumArgs } = await server.ssrLoadModule("/vite.config.ts");
   log(`vite on ${base}`);
 
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: [...chromiumArgs, "--enable-precise-memory-info"] });
-  const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, node: process.version, chromium: browser.version() }, tokens: TOKENS, runs: RUNS };
+  const needsPage = IN_PAGE.some((s) => !skip.has(s));
+  const browser = needsPage ? await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: [...chromiumArgs, "--enable-precise-memory-info"] }) : null;
+  const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, node: process.version, chromium: browser?.version() ?? null }, tokens: TOKENS, runs: RUNS };
   const rows = [];
   let artifactServer = null;
   try {
-    const page = await browser.newPage();
-    page.on("pageerror", (error) => log("page error:", error.message));
-    page.setDefaultTimeout(0);
-    await page.goto(`${base}/bench/pipeline.html`);
-    await page.waitForFunction(() => window.bench?.ready === true, null, { timeout: 300_000 });
+    const page = browser ? await browser.newPage() : null;
+    if (page) {
+      page.on("pageerror", (error) => log("page error:", error.message));
+      page.setDefaultTimeout(0);
+      await page.goto(`${base}/bench/pipeline.html`);
+      await page.waitForFunction(() => window.bench?.ready === true, null, { timeout: 300_000 });
+    }
 
     // ── 1. pipeline ceiling ────────────────────────────────────────────────
     if (!skip.has("pipeline")) {
@@ -196,9 +204,30 @@ async function main() {
         rows.push(["  benchPromptCache()", "failed", String(error?.message ?? error).slice(0, 80)]);
       }
     }
+
+    // ── 7. speculative decoding: app tasks on the scripted engine (Node; pass counts, not timings) ──
+    if (!skip.has("speculative")) {
+      rows.push(["Speculative decoding: forward passes per generated token (scripted engine; speculation off = 1.00)", "", ""]);
+      log("speculative: tasks with speculation on and off…");
+      try {
+        const { benchSpeculative, SPECULATIVE_GOALS } = await server.ssrLoadModule("/bench/speculative.ts");
+        const s = await benchSpeculative();
+        results.speculative = s;
+        for (const t of s.tasks) {
+          const goal = SPECULATIVE_GOALS[t.kind];
+          const met = t.sameOutput && t.passesPerToken <= goal.passesPerToken && t.rejectedPerToken <= goal.rejectedPerToken;
+          const target = `≤ ${fmt(goal.passesPerToken, 2)}${goal.rejectedPerToken < Infinity ? `, rejected ≤ ${pct(goal.rejectedPerToken)}` : ""}`;
+          rows.push([`  ${t.task}`, `${fmt(t.passesPerToken, 3)} (${t.passes}/${t.tokens})`, `${target}: ${met ? "met" : "MISSED"}`]);
+          rows.push([`    drafted / accepted / rejected per token`, `${t.draftTokens} / ${t.acceptedDraftTokens} / ${pct(t.rejectedPerToken)}`, t.sameOutput ? "output = speculation off" : "OUTPUT DIFFERS"]);
+        }
+      } catch (error) {
+        results.speculative = { error: String(error?.message ?? error) };
+        rows.push(["  benchSpeculative()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      }
+    }
   } finally {
     await artifactServer?.close?.();
-    await browser.close();
+    await browser?.close();
     await server.close();
   }
 
@@ -234,7 +263,7 @@ function describeResult(value, name, judge) {
 function printTable(rows, results) {
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
   const line = (r) => `${String(r[0]).padEnd(widths[0])}  ${String(r[1]).padStart(widths[1])}  ${String(r[2]).padEnd(widths[2])}`.trimEnd();
-  console.log(`\nwebgpu-openai bench — ${results.date} — ${results.machine.cpus} CPUs, Node ${results.machine.node}, Chromium ${results.machine.chromium} (headless)\n`);
+  console.log(`\nwebgpu-openai bench — ${results.date} — ${results.machine.cpus} CPUs, Node ${results.machine.node}${results.machine.chromium ? `, Chromium ${results.machine.chromium} (headless)` : ""}\n`);
   for (const row of rows) console.log(line(row));
   if (results.pipeline) console.log(`\nweb-llm protocol: ${results.pipeline.webllmNote}.`);
 }

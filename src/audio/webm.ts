@@ -76,7 +76,8 @@ export function webmStream(bytes: Uint8Array): CodecStream {
         if (track) track.number = uint(data);
         break;
       case CODEC_ID:
-        if (track) track.codec = String.fromCharCode(...data);
+        // Byte by byte, not spread into fromCharCode: the element's size is the file's to choose.
+        if (track) track.codec = Array.from(data, (b) => String.fromCharCode(b)).join("");
         break;
       case CODEC_PRIVATE:
         if (track) track.codecPrivate = data;

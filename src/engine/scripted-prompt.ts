@@ -51,7 +51,8 @@ export function renderPrompt(messages: EngineMessage[], continueFinalMessage: bo
     out.push(START, role(message.role));
     const parts = typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
     for (const part of parts) {
-      if (part.type === "text") out.push(...scriptedTokens(part.text));
+      // Token by token: spreading a long text's tokens into push() overflows the call stack.
+      if (part.type === "text") for (const token of scriptedTokens(part.text)) out.push(token);
       else {
         imageAt ??= out.length;
         out.push(IMAGE);

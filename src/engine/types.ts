@@ -89,6 +89,14 @@ export interface EngineRequest {
    * no `responseFormat`.
    */
   rawPrompt?: string;
+  /**
+   * The expected output (`prediction` of a chat request), as text: the first
+   * source of speculative drafts (engine/speculative/). Engines tokenize it;
+   * it never changes the output, only how many forward passes it takes.
+   */
+  prediction?: string;
+  /** Speculative decoding (`createClient({ speculative })`); absent: on where the engine can. */
+  speculative?: boolean;
 }
 
 export interface EngineUsage {
@@ -99,6 +107,14 @@ export interface EngineUsage {
   completionTokens: number;
   prefillTokensPerS: number;
   decodeTokensPerS: number;
+  /** Forward passes after the prompt's prefill (decode and verify steps). Absent: one per generated token but the first. */
+  decodePasses?: number;
+  /** Tokens proposed by speculative drafting (all sources), and how many of them the model accepted. */
+  draftTokens?: number;
+  acceptedDraftTokens?: number;
+  /** OpenAI's Predicted Outputs counts: prediction tokens that appeared in the output through accepted drafts, and the rest. */
+  acceptedPredictionTokens?: number;
+  rejectedPredictionTokens?: number;
 }
 
 export type EngineEvent =

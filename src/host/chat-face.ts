@@ -9,6 +9,7 @@ import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { newCompletionId } from "../protocol/ids.js";
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../protocol/types.js";
 import { choiceOutput } from "./generation-output.js";
+import { addCompletionDetails } from "./decode-report.js";
 import type { ChunkSink, PipelineCore, RequestOptions } from "./pipeline-core.js";
 
 export class ChatCompletionsFace {
@@ -117,6 +118,6 @@ export function addUsage(total: Usage | null, next: Usage): Usage {
     completion_tokens: total.completion_tokens + next.completion_tokens,
     total_tokens: total.total_tokens + next.total_tokens,
     prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + next.prompt_tokens_details.cached_tokens },
-    completion_tokens_details: { reasoning_tokens: total.completion_tokens_details.reasoning_tokens + next.completion_tokens_details.reasoning_tokens },
+    completion_tokens_details: addCompletionDetails(total.completion_tokens_details, next.completion_tokens_details),
   };
 }

@@ -57,7 +57,7 @@ export async function createEmbeddings(context: EmbeddingsContext, body: unknown
     for (let start = 0; start < request.inputs.length; start += batch) {
       if (slotSignal.aborted) throw abortError();
       const result = await embed({ model: record.model_id, input: request.inputs.slice(start, start + batch), firstIndex: start }, slotSignal);
-      vectors.push(...result.embeddings);
+      for (const vector of result.embeddings) vectors.push(vector);
       tokens += result.promptTokens;
     }
     const produced = vectors[0]?.length ?? 0;

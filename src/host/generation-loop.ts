@@ -9,6 +9,7 @@ import type { GenerationOutput, GenerationResult, SentBackReply } from "./genera
 import type { Prepared } from "./prepare-request.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
+import { addDecodeCounts, decodeCounts, predictionDetails } from "./decode-report.js";
 
 /** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
 export async function runGeneration(engine: Engine, prepared: Prepared, output: GenerationOutput, signal: AbortSignal, memory: ConversationMemory): Promise<GenerationResult> {
@@ -45,6 +46,8 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
   prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
   prepared.stats.prefill_tokens += usage.promptTokens - cached;
+  const decode = decodeCounts(usage);
+  addDecodeCounts(prepared.stats, decode);
   // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
   if (finish === "stop" && !parser.cutCall) rememberReply(memory, prepared, output.reply(), raw);
   return {
@@ -55,8 +58,9 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
       completion_tokens: usage.completionTokens,
       total_tokens: usage.promptTokens + usage.completionTokens,
       prompt_tokens_details: { cached_tokens: cached },
-      completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
+      completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens), ...predictionDetails(usage, prepared.request.prediction !== undefined) },
     },
+    decode,
   };
 }
 

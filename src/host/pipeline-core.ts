@@ -56,6 +56,8 @@ export interface PipelineOptions {
   deviceMemoryGb?: number;
   /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
   promptCache?: PromptCacheOption;
+  /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
+  speculative?: boolean;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -138,7 +140,9 @@ export class Pipeline implements PipelineCore {
         const late = (await this.inputsOf(record)).audio;
         if (late) checkAudioLimits(messages, late, record.model_id);
       }
-      return work(prepareRequest(request, record, family, { arrived, started }, messages, this.memory), signal);
+      const prepared = prepareRequest(request, record, family, { arrived, started }, messages, this.memory);
+      if (this.options.speculative === false) prepared.engineRequest.speculative = false;
+      return work(prepared, signal);
     });
   }
 

@@ -80,6 +80,7 @@ export function prepareRequest(
     continueFinalMessage: request.continueFinalMessage,
     topLogprobs: request.topLogprobs,
     ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),
+    ...(request.prediction !== undefined ? { prediction: request.prediction } : {}),
   };
   return {
     request,
@@ -94,7 +95,7 @@ export function prepareRequest(
 
 /** A request's `x_webgpu` before generation: queue time known, the rest filled in as it runs. */
 export function newStats(times: { arrived: number; started: number }): WebGpuStats {
-  return { request_id: newRequestId(), queue_ms: Math.round(times.started - times.arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0 };
+  return { request_id: newRequestId(), queue_ms: Math.round(times.started - times.arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0, decode_passes: 0, draft_tokens: 0, accepted_draft_tokens: 0 };
 }
 
 function resolveThinking(family: Family, effort: ReasoningEffort | undefined): { enabled: boolean; budget?: number } {

@@ -10,6 +10,7 @@ import type { CompletionLogprobs } from "../protocol/completions-types.js";
 import type { Usage, WebGpuStats } from "../protocol/types.js";
 import type { Engine, EngineRequest, EngineUsage } from "../engine/types.js";
 import { StopGuard } from "./stop-guard.js";
+import { addDecodeCounts, decodeCounts } from "./decode-report.js";
 import { round } from "./generation-loop.js";
 
 export interface RawGeneration {
@@ -58,6 +59,7 @@ export async function runRawGeneration(engine: Engine, request: EngineRequest, s
   stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
   stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
   stats.prefill_tokens += usage.promptTokens - cached;
+  addDecodeCounts(stats, decodeCounts(usage));
   return {
     text,
     finish,

@@ -106,3 +106,27 @@ describe("prompt-cache option and default budget", () => {
     expect(mergeSettings(promptCacheSettings(false), { budgetTokens: 100 })).toEqual({ enabled: false });
   });
 });
+
+describe("prompt-cache policy: continuations (a source of speculative drafts)", () => {
+  it("returns what idle sequences hold after the whole prompt, most recent first", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const prompt = t(1, 10);
+    const a = p.begin({ tokens: prompt });
+    p.record(a.seq, [...prompt, ...t(50, 5)]);
+    const b = p.begin({ tokens: prompt });
+    p.record(b.seq, [...prompt, ...t(60, 3)]);
+    const other = p.begin({ tokens: t(2, 10) });
+    p.record(other.seq, [...t(2, 10), ...t(70, 4)]);
+    expect(p.continuations(prompt)).toEqual([t(60, 3), t(50, 5)]);
+    expect(p.continuations([...prompt, 999]), "a sequence that does not hold the whole prompt").toEqual([]);
+  });
+
+  it("skips a sequence in use", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const prompt = t(1, 10);
+    const a = p.begin({ tokens: prompt });
+    p.record(a.seq, [...prompt, ...t(50, 5)]);
+    p.begin({ tokens: [...prompt, ...t(50, 5), 7] });
+    expect(p.continuations(prompt)).toEqual([]);
+  });
+});

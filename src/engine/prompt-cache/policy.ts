@@ -199,6 +199,21 @@ export class PromptCachePolicy {
     this.store = new SegmentStore();
   }
 
+  /**
+   * What idle sequences were fed after the whole of `tokens` (most recently
+   * used first): the replies cached after this same prompt, a source of
+   * speculative drafts (a regenerate finds the previous reply here). Ask
+   * before `begin`, which may take such a sequence over.
+   */
+  continuations(tokens: readonly number[]): number[][] {
+    const found: Array<{ tail: number[]; lastUse: number }> = [];
+    for (const s of this.seqs.values()) {
+      if (s.busy || s.tokens.length <= tokens.length || commonPrefix(s.tokens, tokens) < tokens.length) continue;
+      found.push({ tail: s.tokens.slice(tokens.length), lastUse: s.lastUse });
+    }
+    return found.sort((a, b) => b.lastUse - a.lastUse).map((f) => f.tail);
+  }
+
   /** Tokens of storage in use (distinct segments, rounded to pages). */
   usedTokens(): number {
     return this.store.usage(this.pageSize);

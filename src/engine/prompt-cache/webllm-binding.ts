@@ -222,7 +222,8 @@ export class WebLlmPromptCache {
         throw error;
       }
       if (active) {
-        active.fed.push(...flatten(inputData, inputDataLen));
+        // One by one: a prompt can be longer than the engine's argument limit (spreading it overflows the stack).
+        for (const token of flatten(inputData, inputDataLen)) active.fed.push(token);
         if (active.prefilled === null && active.fed.length >= active.prompt) active.prefilled = pipe.filledKVCacheLength - active.cached;
       }
       return logits;
@@ -313,7 +314,7 @@ export function promptTokens(chunks: InputChunk[], length: number, embedSize?: u
   const tokens: number[] = [];
   let firstImage: number | undefined;
   for (const chunk of chunks) {
-    if (Array.isArray(chunk)) tokens.push(...chunk);
+    if (Array.isArray(chunk)) for (const token of chunk) tokens.push(token); // not spread: a chunk can exceed the argument limit
     else {
       firstImage ??= tokens.length;
       for (let i = sizeOf(chunk); i > 0; i--) tokens.push(IMAGE_SLOT);

@@ -1,0 +1,190 @@
+/**
+ * Speculative-decoding trace: tasks an in-browser app gives a model, on the
+ * scripted engine, which simulates speculation on its own tokens (the
+ * scripted reply is the model's choice; drafts from the proposer are checked
+ * against it). Each task runs twice on fresh clients, with speculation on and
+ * off, and reports forward passes per generated token, drafted and accepted
+ * tokens, and whether the output is the same.
+ *
+ * Tasks: a code edit with and without `prediction`, JSON extraction from a
+ * document, an answer quoting retrieved passages, a tool call copying the
+ * user's text, a greedy regenerate, and open chat (nothing to copy).
+ *
+ * Runs in Node (bench/run.mjs loads it through Vite; `BENCH_ONLY=speculative`
+ * runs this trace alone) and from the unit test that holds the goals
+ * (test/unit/speculative-trace.test.ts).
+ */
+import { createClient } from "../src/index.js";
+import { createScriptedEngine } from "../src/testing.js";
+import type { ChatCompletion, ChatCompletionCreateParams } from "../src/protocol/types.js";
+
+const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
+
+export type TaskKind = "edit+prediction" | "grounded" | "regenerate" | "open";
+
+/** The goals per kind of task: passes per generated token, and rejected draft tokens per generated token. */
+export const SPECULATIVE_GOALS: Record<TaskKind, { passesPerToken: number; rejectedPerToken: number }> = {
+  "edit+prediction": { passesPerToken: 0.35, rejectedPerToken: Infinity },
+  grounded: { passesPerToken: 0.5, rejectedPerToken: Infinity },
+  regenerate: { passesPerToken: 0.3, rejectedPerToken: Infinity },
+  // Open chat must not get slower: never more passes than tokens, and few wasted drafts.
+  open: { passesPerToken: 1, rejectedPerToken: 0.25 },
+};
+
+export interface SpeculativeTask {
+  task: string;
+  kind: TaskKind;
+  /** Generated tokens (completion_tokens). */
+  tokens: number;
+  /** Forward passes after the prefill, speculation on and off. */
+  passes: number;
+  passesOff: number;
+  draftTokens: number;
+  acceptedDraftTokens: number;
+  /** Drafted tokens the model rejected, per generated token. */
+  rejectedPerToken: number;
+  passesPerToken: number;
+  /** The output (content and tool calls) is the same as with speculation off. */
+  sameOutput: boolean;
+  acceptedPredictionTokens?: number;
+  rejectedPredictionTokens?: number;
+}
+
+// ── the tasks' texts ──────────────────────────────────────────────────────
+
+const FILE = [
+  'import { readFile } from "node:fs/promises";',
+  "",
+  "export interface Invoice {",
+  "  id: string;",
+  "  customer: string;",
+  "  total: number;",
+  "  paid: boolean;",
+  "}",
+  "",
+  "/** Loads the invoices of one customer from a JSON file. */",
+  "export async function loadInvoices(path: string, customer: string): Promise<Invoice[]> {",
+  '  const text = await readFile(path, "utf8");',
+  "  const all = JSON.parse(text) as Invoice[];",
+  "  return all.filter((invoice) => invoice.customer === customer);",
+  "}",
+  "",
+  "/** The amount a customer still owes. */",
+  "export function outstanding(invoices: Invoice[]): number {",
+  "  let sum = 0;",
+  "  for (const invoice of invoices) {",
+  "    if (!invoice.paid) sum += invoice.total;",
+  "  }",
+  "  return Math.round(sum * 100) / 100;",
+  "}",
+  "",
+  "/** Invoices above a threshold, largest first. */",
+  "export function largest(invoices: Invoice[], threshold: number): Invoice[] {",
+  "  return invoices.filter((invoice) => invoice.total > threshold).sort((a, b) => b.total - a.total);",
+  "}",
+  "",
+  "/** A one-line summary for the dashboard. */",
+  "export function summary(invoices: Invoice[]): string {",
+  "  const owed = outstanding(invoices);",
+  "  return `${invoices.length} invoices, ${owed} outstanding`;",
+  "}",
+].join("\n");
+const EDITED = FILE.replaceAll("outstanding(", "amountDue(").replace("The amount a customer still owes.", "The amount a customer still owes, rounded to cents.");
+const EDIT_ASK = `Rename the function outstanding to amountDue everywhere and say in its comment that it rounds to cents. Reply with the whole file only.\n\n${FILE}`;
+
+const PEOPLE = [
+  ["Maria Lopez", "2024-03-14", "1,250.00", "Lisbon"],
+  ["Tom Becker", "2024-04-02", "980.50", "Berlin"],
+  ["Aiko Tanaka", "2024-04-19", "2,310.75", "Osaka"],
+  ["Samuel Okafor", "2024-05-07", "640.00", "Lagos"],
+  ["Elena Petrova", "2024-05-28", "1,775.20", "Sofia"],
+  ["Lucas Martin", "2024-06-11", "3,005.00", "Lyon"],
+];
+const DOCUMENT = [
+  "Quarterly payments report, prepared by the finance team for the regional offices.",
+  ...PEOPLE.map(([name, date, amount, city]) => `On ${date} the office in ${city} received a payment of ${amount} EUR from ${name}, who asked for a receipt by email. The payment was checked and booked the same week.`),
+  "All amounts are in euros and include tax. Questions go to the finance team.",
+].join("\n");
+const EXTRACTED = `[\n${PEOPLE.map(([name, date, amount, city]) => `  {"name": "${name}", "date": "${date}", "amount": "${amount}", "city": "${city}"}`).join(",\n")}\n]`;
+
+const PASSAGES = [
+  "The Vasco da Gama Bridge spans the Tagus estuary near Lisbon and is 12.3 kilometres long, which made it the longest bridge in Europe when it opened in 1998.",
+  "The bridge was built to relieve congestion on the 25 de Abril Bridge and to connect the north and south of the Lisbon region without passing through the city centre.",
+  "Its foundations were designed to withstand an earthquake four and a half times stronger than the 1755 Lisbon earthquake, and the structure is expected to last 120 years.",
+  "Tolls are charged only in the southbound direction, and the bridge carries about 60,000 vehicles per day on six lanes.",
+];
+const QUESTION = "How long is the Vasco da Gama Bridge, when did it open, and how strong an earthquake can it withstand? Quote the passages.";
+const QUOTED = `According to the passages, "The Vasco da Gama Bridge spans the Tagus estuary near Lisbon and is 12.3 kilometres long, which made it the longest bridge in Europe when it opened in 1998." On earthquakes: "Its foundations were designed to withstand an earthquake four and a half times stronger than the 1755 Lisbon earthquake, and the structure is expected to last 120 years." So it is 12.3 km long, opened in 1998, and is built for an earthquake four and a half times stronger than that of 1755.`;
+
+const NOTE = "Hi Anna, the team meeting moves from Thursday to Friday at 10:30 in room 4B. Please bring the printed budget draft and the list of open questions from the client call, and tell Marco that the slides are due on Wednesday evening.";
+const EMAIL_TOOL = {
+  type: "function" as const,
+  function: {
+    name: "send_email",
+    description: "Sends an email.",
+    parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } }, required: ["to", "body"] },
+  },
+};
+const CALL = `<tool_call>\n{"name": "send_email", "arguments": {"to": "anna@example.com", "subject": "Team meeting moves to Friday", "body": "${NOTE}"}}\n</tool_call>`;
+
+const STORY_ASK = "Write a short paragraph about what makes a good morning routine.";
+const STORY =
+  "A good morning routine starts the night before: going to bed at a regular hour makes waking up feel less like a fight. Once up, a glass of water and a few minutes of daylight tell the body that the day has begun. Some people like to stretch or walk around the block, others prefer to sit quietly with coffee and plan the three things that matter most today. What counts is not the exact recipe but its calm repetition, so that the first hour asks for no decisions and leaves energy for the ones that come later.";
+const OPEN_ASK = "I feel stuck in my job. Any advice?";
+const OPEN =
+  "Feeling stuck is common, and it usually means something has stopped growing rather than that anything is wrong with you. Start by noticing which parts of your week still give you energy and which drain it. Talk to your manager about a project that stretches you, or learn a skill on the side that points toward work you would enjoy. If nothing changes after a few months, quietly explore other teams or companies: a conversation costs little and often shows options you did not know existed.";
+
+// ── running one task ─────────────────────────────────────────────────────
+
+type Body = Omit<ChatCompletionCreateParams, "model" | "stream">;
+
+interface Run {
+  last: ChatCompletion;
+}
+
+/** Runs `bodies` in order on a fresh client; the last one is measured. */
+async function run(bodies: Body[], replies: string[], speculative: boolean): Promise<Run> {
+  const engine = createScriptedEngine({ replies });
+  const client = createClient({ engine, worker: false, speculative });
+  let last: ChatCompletion | null = null;
+  for (const body of bodies) last = await client.chat.completions.create({ model: MODEL, ...body, stream: false });
+  return { last: last! };
+}
+
+const visible = (c: ChatCompletion) => JSON.stringify({ content: c.choices[0].message.content, calls: (c.choices[0].message.tool_calls ?? []).map((t) => t.function) });
+
+async function task(name: string, kind: TaskKind, bodies: Body[], replies: string[]): Promise<SpeculativeTask> {
+  const on = (await run(bodies, replies, true)).last;
+  const off = (await run(bodies, replies, false)).last;
+  const tokens = on.usage.completion_tokens;
+  const x = on.x_webgpu;
+  const details = on.usage.completion_tokens_details;
+  return {
+    task: name,
+    kind,
+    tokens,
+    passes: x.decode_passes,
+    passesOff: off.x_webgpu.decode_passes,
+    draftTokens: x.draft_tokens,
+    acceptedDraftTokens: x.accepted_draft_tokens,
+    rejectedPerToken: (x.draft_tokens - x.accepted_draft_tokens) / tokens,
+    passesPerToken: x.decode_passes / tokens,
+    sameOutput: visible(on) === visible(off) && tokens === off.usage.completion_tokens,
+    ...(details.accepted_prediction_tokens !== undefined ? { acceptedPredictionTokens: details.accepted_prediction_tokens, rejectedPredictionTokens: details.rejected_prediction_tokens } : {}),
+  };
+}
+
+const user = (content: string) => ({ role: "user" as const, content });
+
+export async function benchSpeculative(): Promise<{ tasks: SpeculativeTask[] }> {
+  const tasks: SpeculativeTask[] = [];
+  tasks.push(await task("code edit, with prediction", "edit+prediction", [{ messages: [user(EDIT_ASK)], prediction: { type: "content", content: FILE } }], [EDITED]));
+  tasks.push(await task("code edit, without prediction", "grounded", [{ messages: [user(EDIT_ASK)] }], [EDITED]));
+  tasks.push(await task("JSON extraction from a document", "grounded", [{ messages: [{ role: "system", content: "Extract name, date, amount and city of every payment as a JSON array." }, user(DOCUMENT)], response_format: { type: "json_object" } }], [EXTRACTED]));
+  tasks.push(await task("answer quoting retrieved passages", "grounded", [{ messages: [{ role: "system", content: `Answer from these passages:\n${PASSAGES.join("\n")}` }, user(QUESTION)] }], [QUOTED]));
+  tasks.push(await task("tool call copying the user's text", "grounded", [{ messages: [user(`Email this to anna@example.com: ${NOTE}`)], tools: [EMAIL_TOOL] }], [CALL]));
+  const again = { messages: [user(STORY_ASK)], temperature: 0 };
+  tasks.push(await task("greedy regenerate", "regenerate", [again, again], [STORY, STORY]));
+  tasks.push(await task("open chat", "open", [{ messages: [user(OPEN_ASK)] }], [OPEN]));
+  return { tasks };
+}

@@ -1,0 +1,287 @@
+/**
+ * Drafts without a draft model: n-gram lookup over token ids (prompt-lookup
+ * decoding). Before each decode step the engine asks for up to k tokens that
+ * probably come next; it verifies them in one forward pass and keeps the
+ * longest prefix the model agrees with (acceptance.ts). Pure: tested in Node.
+ *
+ * Sources, in priority order:
+ * 1. the prediction (`prediction` of a chat request: the expected output),
+ * 2. replies the prompt cache holds after the same prompt (a regenerate finds
+ *    the previous reply there),
+ * 3. the context: the prompt followed by the output so far.
+ * The first two are replies: their first token lines up with the output's
+ * first token, so while the output keeps agreeing with one of them the draft
+ * is simply what follows (no lookup). Once it diverges (an edit), the last n
+ * generated tokens are looked up — longest n first, sources in order — and
+ * the draft copies what followed the match; in a reply the match nearest
+ * after the last place it lined up wins, so repeated lines resync in order.
+ * In the context the output's own earlier text comes first (the structure
+ * it repeats: JSON keys, list markup), then the prompt, each from where the
+ * last accepted copy from it ended. When no n-gram matches, the last token
+ * alone is looked up in the output's earlier text, for a short draft (the
+ * structure that follows a new value).
+ *
+ * Adaptive: per source, the draft length doubles while whole drafts are
+ * accepted and halves (never below what was just accepted, plus one) when
+ * part is rejected. Drafting by lookup stops where it does not pay: after a
+ * run of drafts with nothing accepted it pauses for a number of steps that
+ * doubles with each further miss (open chat must not get slower), and any
+ * accepted token ends the pause. A reply the output still agrees with is
+ * drafted from even during a pause.
+ *
+ * Cost: the replies are indexed once (O(length × n-gram sizes)); the context
+ * is indexed incrementally as the output grows; each `propose` costs
+ * O(new output tokens × sources + n-gram sizes × sources + k). Nothing is
+ * rescanned per step, so a whole generation is O(prompt + output + drafts).
+ */
+
+import { NgramIndex, ngramHash } from "./ngram-index.js";
+
+export interface DraftSources {
+  /** The request's prompt, as token ids. */
+  prompt: readonly number[];
+  /** The expected output (`prediction`), as token ids. */
+  prediction?: readonly number[];
+  /** Replies the prompt cache holds after this same prompt (what those sequences were fed after it). */
+  cachedReplies?: ReadonlyArray<readonly number[]>;
+}
+
+export type DraftSource = "prediction" | "cache" | "context";
+
+export interface ProposerOptions {
+  /** Longest n-gram looked up. Default 4. */
+  maxNgram?: number;
+  /** Shortest n-gram looked up (shorter matches are mostly chance). Default 2. */
+  minNgram?: number;
+  /** Longest draft. Default 16. */
+  maxDraft?: number;
+  /** First draft length. Default 4. */
+  initialDraft?: number;
+  /** Drafts in a row with nothing accepted before proposing pauses. Default 2. */
+  missesBeforePause?: number;
+  /** Longest pause, in steps. Default 64. */
+  maxPause?: number;
+}
+
+/** A reply (prediction, cached reply) and its n-gram index. */
+class ReplySource {
+  readonly index: NgramIndex[] = [];
+  /** Position in `tokens` the end of the output lines up with; null once they disagree (until a lookup resyncs). */
+  aligned: number | null = 0;
+  /** Where it last lined up: a lookup prefers matches after it. */
+  cursor = 0;
+  /** Positions the output lined up with (each counted once), and how many. */
+  private readonly matched: Uint8Array;
+  matchedCount = 0;
+
+  constructor(
+    readonly tokens: readonly number[],
+    readonly kind: DraftSource,
+    minN: number,
+    maxN: number,
+  ) {
+    this.matched = new Uint8Array(tokens.length);
+    for (let n = minN; n <= maxN; n++) {
+      const index = new NgramIndex(n, tokens.length);
+      for (let end = n; end < tokens.length; end++) index.add(end, ngramHash(tokens, end - n, n));
+      this.index.push(index);
+    }
+  }
+
+  /** Tokens [from, to) appeared in the output. */
+  mark(from: number, to: number): void {
+    for (let i = Math.max(0, from); i < to; i++) {
+      if (this.matched[i]) continue;
+      this.matched[i] = 1;
+      this.matchedCount++;
+    }
+  }
+}
+
+export class DraftProposer {
+  private readonly minN: number;
+  private readonly maxN: number;
+  private readonly maxDraft: number;
+  private readonly missesBeforePause: number;
+  private readonly maxPause: number;
+  /** Prompt length: context positions below it are the prompt's. */
+  private readonly promptLength: number;
+  /** The context: the prompt, then the output as it grows. */
+  private readonly context: number[] = [];
+  private readonly replies: ReplySource[] = [];
+  /** Context n-gram index per n (minN..maxN). */
+  private readonly contextIndex: NgramIndex[] = [];
+  /** Single output tokens (the last-resort lookup). */
+  private readonly outputUnigrams: NgramIndex;
+  /**
+   * Context positions just after the last accepted copy from the prompt and
+   * from the output: a lookup prefers matches from there on. Two, because an
+   * output interleaves copies from both (values from a document, the
+   * structure around them from its own earlier records).
+   */
+  private promptCursor = 0;
+  private outputCursor = 0;
+  /** Where the last context draft started (for `record`). */
+  private contextDraftAt: number | null = null;
+  /** Context positions indexed so far. */
+  private indexedTo = 0;
+  /** Output tokens taken in so far. */
+  private seen = 0;
+  /** Draft length per source: a good prediction keeps its long drafts while context lookups miss. */
+  private readonly lengths: Record<DraftSource, number>;
+  private misses = 0;
+  private pause = 0;
+  private pauseLength = 0;
+  /** Where the last proposal came from (null: none). */
+  lastSource: DraftSource | null = null;
+
+  constructor(sources: DraftSources, options: ProposerOptions = {}) {
+    this.maxN = Math.max(1, options.maxNgram ?? 4);
+    this.minN = Math.max(1, Math.min(options.minNgram ?? 2, this.maxN));
+    this.maxDraft = Math.max(1, options.maxDraft ?? 16);
+    const k = Math.max(1, Math.min(options.initialDraft ?? 4, this.maxDraft));
+    this.lengths = { prediction: k, cache: k, context: k };
+    this.missesBeforePause = Math.max(1, options.missesBeforePause ?? 2);
+    this.maxPause = Math.max(1, options.maxPause ?? 64);
+    this.promptLength = sources.prompt.length;
+    // Copied one by one (a prompt can exceed the argument limit of push(...)).
+    for (const token of sources.prompt) this.context.push(token);
+    if (sources.prediction && sources.prediction.length > 0) this.replies.push(new ReplySource(sources.prediction, "prediction", this.minN, this.maxN));
+    for (const reply of sources.cachedReplies ?? []) if (reply.length > 0) this.replies.push(new ReplySource(reply, "cache", this.minN, this.maxN));
+    for (let n = this.minN; n <= this.maxN; n++) this.contextIndex.push(new NgramIndex(n, this.promptLength + 1024));
+    this.outputUnigrams = new NgramIndex(1, 1024);
+  }
+
+  /**
+   * The prediction's tokens that appeared in the output where it lined up
+   * with it (each counted once): OpenAI's `accepted_prediction_tokens`. Counts
+   * the output as of the last `propose` or `observe`.
+   */
+  get predictionTokensMatched(): number {
+    return this.replies.find((r) => r.kind === "prediction")?.matchedCount ?? 0;
+  }
+
+  /** Takes in output generated since the last call without proposing (the end of a generation). */
+  observe(output: readonly number[]): void {
+    this.advance(output);
+  }
+
+  /** The current draft length of the last proposal's source (the context's before any). */
+  get draftLength(): number {
+    return this.lengths[this.lastSource ?? "context"];
+  }
+
+  /**
+   * Up to k tokens that may follow `output` (the tokens generated so far; each
+   * call's `output` extends the previous one). `limit` caps the draft (tokens
+   * the request may still generate, minus the one the verify pass adds).
+   */
+  propose(output: readonly number[], limit = Infinity): number[] {
+    this.advance(output);
+    this.lastSource = null;
+    this.contextDraftAt = null;
+    const cap = Math.floor(limit);
+    if (cap <= 0) return [];
+    // A reply the output still agrees with: what follows is the draft (a good bet even during a pause).
+    for (const reply of this.replies) {
+      if (reply.aligned !== null && reply.aligned < reply.tokens.length) return this.take(reply.tokens, reply.aligned, cap, reply.kind);
+    }
+    if (this.pause > 0) {
+      this.pause--;
+      return [];
+    }
+    const ctx = this.context;
+    const total = ctx.length;
+    for (let n = this.maxN; n >= this.minN; n--) {
+      if (n > total) continue;
+      const hash = ngramHash(ctx, total - n, n);
+      for (const reply of this.replies) {
+        const tokens = reply.tokens;
+        const at = reply.index[n - this.minN].pick(hash, (end) => sameEnding(tokens, end, ctx, total, n), 0, reply.cursor, 0);
+        if (at !== null) {
+          reply.mark(at - n, at);
+          reply.aligned = at;
+          reply.cursor = at;
+          if (at < tokens.length) return this.take(tokens, at, cap, reply.kind);
+        }
+      }
+      // The output's own earlier text first (positions past the prompt's last), then the prompt.
+      const at = this.contextIndex[n - this.minN].pick(hash, (end) => sameEnding(ctx, end, ctx, total, n), this.promptLength + 1, this.outputCursor, this.promptCursor);
+      if (at !== null) return this.takeContext(at, cap);
+    }
+    // Last resort: the last token alone, in the output's own earlier text (the structure it repeats around new values).
+    if (total - 1 >= this.promptLength) {
+      const at = this.outputUnigrams.pick(ngramHash(ctx, total - 1, 1), (end) => ctx[end - 1] === ctx[total - 1], 0, this.outputCursor, 0);
+      if (at !== null) return this.takeContext(at, Math.min(cap, 2));
+    }
+    return [];
+  }
+
+  /** The verify pass's result for the last proposal: `drafted` tokens, of which the first `accepted` were kept. */
+  record(drafted: number, accepted: number): void {
+    if (drafted <= 0) return;
+    if (this.lastSource === "context" && this.contextDraftAt !== null && accepted > 0) {
+      const end = this.contextDraftAt + accepted;
+      if (this.contextDraftAt < this.promptLength) this.promptCursor = end;
+      else this.outputCursor = end;
+    }
+    const source = this.lastSource ?? "context";
+    const k = this.lengths[source];
+    this.lengths[source] = accepted >= drafted ? Math.min(this.maxDraft, k * 2) : Math.max(1, accepted + 1, Math.floor(k / 2));
+    if (accepted > 0) {
+      this.misses = 0;
+      this.pauseLength = 0;
+      return;
+    }
+    if (++this.misses >= this.missesBeforePause) {
+      this.misses = 0;
+      this.pauseLength = Math.min(this.maxPause, Math.max(1, this.pauseLength * 2));
+      this.pause = this.pauseLength;
+    }
+  }
+
+  /** Takes in new output tokens: the replies' alignment, the context and its indexes. */
+  private advance(output: readonly number[]): void {
+    const ctx = this.context;
+    for (let i = this.seen; i < output.length; i++) {
+      const token = output[i];
+      ctx.push(token);
+      for (const reply of this.replies) {
+        if (reply.aligned === null) continue;
+        if (reply.aligned < reply.tokens.length && reply.tokens[reply.aligned] === token) {
+          reply.mark(reply.aligned, reply.aligned + 1);
+          reply.cursor = ++reply.aligned;
+        } else reply.aligned = null;
+      }
+    }
+    this.seen = Math.max(this.seen, output.length);
+    // Positions that something follows: a lookup at the end never matches itself.
+    const total = ctx.length;
+    for (let end = Math.max(this.indexedTo, 1); end < total; end++) {
+      for (const index of this.contextIndex) if (index.n <= end) index.add(end, ngramHash(ctx, end - index.n, index.n));
+      if (end > this.promptLength) this.outputUnigrams.add(end, ngramHash(ctx, end - 1, 1));
+    }
+    this.indexedTo = Math.max(this.indexedTo, total);
+  }
+
+  private take(tokens: readonly number[], from: number, cap: number, kind: DraftSource): number[] {
+    this.lastSource = kind;
+    return tokens.slice(from, Math.min(tokens.length, from + Math.min(cap, this.lengths[kind])));
+  }
+
+  private takeContext(from: number, cap: number): number[] {
+    const k = Math.min(cap, this.lengths.context);
+    const draft = this.context.slice(from, Math.min(this.context.length, from + k));
+    if (draft.length > 0) {
+      this.lastSource = "context";
+      this.contextDraftAt = from;
+    }
+    return draft;
+  }
+}
+
+/** Whether the n tokens of `tokens` before `end` equal the n tokens of `ctx` before `total`. */
+function sameEnding(tokens: ArrayLike<number>, end: number, ctx: ArrayLike<number>, total: number, n: number): boolean {
+  for (let j = 1; j <= n; j++) if (tokens[end - j] !== ctx[total - j]) return false;
+  return true;
+}

@@ -1,0 +1,40 @@
+/**
+ * The speculative-decoding goals, on the bench's tasks (bench/speculative.ts)
+ * on the scripted engine: passes per generated token ≤ 0.35 for an edit with
+ * `prediction`, ≤ 0.5 for grounded tasks without one, ≤ 0.3 for a greedy
+ * regenerate; open chat never takes more passes than tokens and wastes at
+ * most a quarter of its tokens' worth on rejected drafts; every output is the
+ * one speculation off gives, which takes one pass per token.
+ */
+import { describe, expect, it } from "vitest";
+import { SPECULATIVE_GOALS, benchSpeculative, type SpeculativeTask } from "../../bench/speculative.js";
+
+describe("speculative trace (scripted engine)", () => {
+  let tasks: SpeculativeTask[] = [];
+  it("runs every task", async () => {
+    tasks = (await benchSpeculative()).tasks;
+    expect(tasks.map((t) => t.kind).sort()).toEqual(["edit+prediction", "grounded", "grounded", "grounded", "grounded", "open", "regenerate"]);
+  }, 60_000);
+
+  it("every output is the same as with speculation off, which takes one pass per token", () => {
+    for (const t of tasks) {
+      expect(t.sameOutput, t.task).toBe(true);
+      expect(t.passesOff, t.task).toBe(t.tokens);
+    }
+  });
+
+  it("meets the goals", () => {
+    for (const t of tasks) {
+      const goal = SPECULATIVE_GOALS[t.kind];
+      expect(t.passesPerToken, `${t.task}: passes per token`).toBeLessThanOrEqual(goal.passesPerToken);
+      expect(t.rejectedPerToken, `${t.task}: rejected drafts per token`).toBeLessThanOrEqual(goal.rejectedPerToken);
+      expect(t.acceptedDraftTokens, t.task).toBeLessThanOrEqual(t.draftTokens);
+    }
+  });
+
+  it("reports the prediction's tokens for the edit", () => {
+    const edit = tasks.find((t) => t.kind === "edit+prediction")!;
+    expect(edit.acceptedPredictionTokens).toBeGreaterThan(0.8 * edit.tokens);
+    expect(edit.rejectedPredictionTokens).toBeGreaterThan(0);
+  });
+});
