@@ -13,6 +13,7 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, PortCommand, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
 import { EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
 import { installErrorTransfer } from "./transfer.js";
+import { guardedEndpoint } from "./port-guard.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
@@ -110,5 +111,6 @@ export function exposeEngineHost(
     cacheClear: () => ready().cacheClear(),
     cacheUsage: () => ready().cacheUsage(),
   };
-  Comlink.expose(api, endpoint);
+  // Only calls of `api`'s own methods: comlink alone would also serve GET, SET, CONSTRUCT and ENDPOINT on any path.
+  Comlink.expose(api, guardedEndpoint(endpoint, api));
 }
