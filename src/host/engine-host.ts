@@ -336,7 +336,7 @@ export class EngineHost {
     await this.checkDevice(record, request);
     // Audio is measured or decoded here, in the worker, before the request queues (host/audio-input.ts).
     const audio = hasAudio(request.messages);
-    const messages = audio ? await prepareAudio(request.messages) : request.messages;
+    const messages = audio ? await prepareAudio(request.messages, inputs.audio, record.model_id) : request.messages;
     if (audio && inputs.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
 
     return this.inSlot(record, outerSignal, async (signal, started) => {
