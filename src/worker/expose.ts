@@ -72,35 +72,44 @@ export function exposeEngineHost(
   const ready = () => access.host();
   const abortSignalOf = (port: MessagePort) => portSignal(port, access.gone);
   const client = access.client;
-  /** A request with its own port (streams excepted: their sink closes it): abort arrives on it, and it closes once the call settles. */
-  const withPort = <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
+  /**
+   * A request with its own port: abort arrives on it, and it closes once the
+   * call settles, however it fails (a host method or `ready()` that throws
+   * before returning a promise included).
+   */
+  const withPort = async <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
     const signal = abortSignalOf(port);
-    return call(ready(), signal).finally(() => port.close());
+    try {
+      return await call(ready(), signal);
+    } finally {
+      port.close();
+    }
+  };
+  /** A stream: its sink closes the port once the stream ends; a stream that never starts closes it here. */
+  const streamOn = async (port: MessagePort, start: (host: EngineHost, signal: AbortSignal) => Promise<void>): Promise<void> => {
+    const signal = abortSignalOf(port);
+    try {
+      await start(ready(), signal);
+    } catch (error) {
+      port.close();
+      throw error;
+    }
   };
 
   const api: WorkerApi = {
     configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
     workerInfo: () => access.info(),
     createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal, client })),
-    streamChatCompletion(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamChatCompletion(body, new PortSink(port), { signal, client });
-    },
+    streamChatCompletion: (body, port) => streamOn(port, (host, signal) => host.streamChatCompletion(body, new PortSink(port), { signal, client })),
     createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal, client })),
-    streamResponse(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamResponse(body, new EventPortSink(port), { signal, client });
-    },
+    streamResponse: (body, port) => streamOn(port, (host, signal) => host.streamResponse(body, new EventPortSink(port), { signal, client })),
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
     compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
     createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     createTranscription: (body, port) => withPort(port, (host, signal) => host.createTranscription(body, { signal })),
-    streamTranscription(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamTranscription(body, new TranscriptPortSink(port), { signal });
-    },
+    streamTranscription: (body, port) => streamOn(port, (host, signal) => host.streamTranscription(body, new TranscriptPortSink(port), { signal })),
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),
