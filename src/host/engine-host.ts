@@ -34,6 +34,7 @@ import { contextWindowOf, quantizationOf, type ModelRecord } from "../models/rec
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
 import { checkInputKinds } from "./input-kinds.js";
 import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
+import { checkRecordUrls } from "../cache/url-policy.js";
 import { familyOf } from "../families/registry.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
@@ -517,6 +518,8 @@ export class EngineHost {
     };
     // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
     // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
+    // A record's model and library URLs are checked before web-llm or our downloader fetch anything (cache/url-policy.ts).
+    if (engine.requiresGpu === true) checkRecordUrls(record);
     const download = engine.requiresGpu === true && (engine.acceptsPrefetch ? await engine.acceptsPrefetch() : true);
     const phases = download ? composeProgress(emit) : null;
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
