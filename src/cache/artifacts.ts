@@ -76,7 +76,7 @@ export interface ArtifactPlan {
 /** The model package manifest web-llm reads first when the record names one. */
 export function packageArtifact(record: ModelRecord): Artifact | null {
   if (typeof record.model_manifest !== "string") return null;
-  const url = fileInFolder(cleanModelUrl(record.model), record.model_manifest, `The record's model_manifest of ${record.model_id}`);
+  const url = fileInFolder(cleanModelUrl(record.model), record.model_manifest, `The record's model_manifest of ${record.model_id}`, undefined, true);
   return { kind: "package", name: record.model_manifest, url, scope: "webllm/config", storeType: "arraybuffer", bytes: null };
 }
 

@@ -19,28 +19,31 @@ import type { ModelRecord } from "../models/record.js";
 const pageOrigin = () => (globalThis as { location?: { origin?: string } }).location?.origin;
 const pageHref = () => (globalThis as { location?: { href?: string } }).location?.href;
 
-function refused(message: string, param = "model"): ApiError {
-  return new ApiError({ status: 400, code: "model_url_refused", param, message });
+/** 400 when the app's record is at fault, 502 when a file from the model's host is (as for an unreadable index). */
+function refused(message: string, param = "model", status: 400 | 502 = 400): ApiError {
+  return new ApiError({ status, code: "model_url_refused", param, message });
 }
 
 /**
  * `path` (from one of the model's own files, `source`), resolved against
- * `relativeTo` (default: the folder), as a URL under `folder`; a 400 naming
- * both when it would leave the folder or its origin.
+ * `relativeTo` (default: the folder), as a URL under `folder`; a 502 naming
+ * both when it would leave the folder or its origin (400 with `fromRecord`:
+ * the app's own record named it).
  */
-export function fileInFolder(folder: string, path: string, source: string, relativeTo = folder): string {
+export function fileInFolder(folder: string, path: string, source: string, relativeTo = folder, fromRecord = false): string {
+  const status = fromRecord ? 400 : 502;
   const base = new URL(folder);
   let url: URL;
   try {
     url = new URL(path, relativeTo);
   } catch {
-    throw refused(`${source} names the file ${JSON.stringify(path)}, which is not a URL path.`);
+    throw refused(`${source} names the file ${JSON.stringify(path)}, which is not a URL path.`, "model", status);
   }
   const remainder = url.href.startsWith(base.href) ? url.href.slice(base.href.length) : null;
   // Encoded separators and dot segments survive URL parsing and may be decoded by the server into a way out.
   const encodedEscape = remainder !== null && /%2f|%5c|%2e%2e|\.%2e|%2e\./i.test(remainder);
   if (url.origin !== base.origin || remainder === null || remainder === "" || encodedEscape || url.search !== "" || url.hash !== "") {
-    throw refused(`${source} names the file ${JSON.stringify(path)}, which resolves to ${url.protocol === "data:" ? "a data: URL" : url.href} — outside the model's folder ${base.href}. A model's files must lie under its own folder; this one was not fetched.`);
+    throw refused(`${source} names the file ${JSON.stringify(path)}, which resolves to ${url.protocol === "data:" ? "a data: URL" : url.href} — outside the model's folder ${base.href}. A model's files must lie under its own folder; this one was not fetched.`, "model", status);
   }
   return url.href;
 }

@@ -3,7 +3,7 @@
  * tensor index (`dataPath`) and package manifest (`chat_config`,
  * `weights.manifest`) that leave its folder — traversal, an absolute path of
  * the app's origin, another host, a `data:` URL, encoded separators — are a
- * 400 naming the path, and nothing outside the folder is fetched (every fetch
+ * 502 naming the path (the model's host is at fault, not the request), and nothing outside the folder is fetched (every fetch
  * is recorded here, and a bystander server counts what reaches it). Files are
  * fetched without credentials; the record's `model` / `model_lib` must be
  * http(s); `require_integrity` refuses unpinned files before fetching them;
@@ -107,11 +107,11 @@ describe("paths in a model's own files stay under its folder", () => {
     ["a protocol-relative URL", () => `//${new URL(bystanderUrl).host}/x.bin`],
   ];
 
-  it.each(hostile)("a dataPath with %s is a 400; nothing outside the folder is fetched or stored", async (_what, path) => {
+  it.each(hostile)("a dataPath with %s is a 502; nothing outside the folder is fetched or stored", async (_what, path) => {
     const { record, baseUrl } = await serve({ dataPaths: ["params_shard_0.bin", path()] });
     const store = new MemoryStore();
     const error = await refusal(record, store);
-    expect(error).toMatchObject({ status: 400, code: "model_url_refused", param: "model" });
+    expect(error).toMatchObject({ status: 502, code: "model_url_refused", param: "model" });
     expect(error.message).toContain("dataPath");
     // The config and the index were read (they say what the files are); nothing else, and nothing was stored.
     expect(fetched.map((f) => f.url).sort()).toEqual([`${baseUrl}mlc-chat-config.json`, `${baseUrl}tensor-cache.json`]);
@@ -119,12 +119,12 @@ describe("paths in a model's own files stay under its folder", () => {
     expect(bystanderHits).toBe(0);
   });
 
-  it("a package manifest whose chat_config or weights.manifest leaves the folder is a 400 after fetching only the manifest", async () => {
+  it("a package manifest whose chat_config or weights.manifest leaves the folder is a 502 after fetching only the manifest", async () => {
     for (const packagePaths of [{ chat_config: "../../../elsewhere/mlc-chat-config.json" }, { weights_manifest: `${bystanderUrl}/tensor-cache.json` }]) {
       fetched.length = 0;
       const { record, baseUrl } = await serve({ packageManifest: true, packagePaths });
       const error = await refusal(record);
-      expect(error).toMatchObject({ status: 400, code: "model_url_refused" });
+      expect(error).toMatchObject({ status: 502, code: "model_url_refused" });
       expect(fetched.map((f) => f.url)).toEqual([`${baseUrl}mlc-model-manifest.json`]);
     }
     expect(bystanderHits).toBe(0);
