@@ -7,7 +7,7 @@ import { AudioInputError } from "./errors.js";
 import { mp3Stream } from "./mp3.js";
 import { oggOpusStream } from "./ogg.js";
 import { webmStream } from "./webm.js";
-import type { CodecStream } from "./packets.js";
+import type { AudioBudget, CodecStream } from "./packets.js";
 import type { AudioFormat } from "../protocol/types.js";
 
 export interface DecodedAudio {
@@ -38,25 +38,36 @@ interface WebCodecs {
   EncodedAudioChunk: new (init: { type: "key"; timestamp: number; data: Uint8Array }) => unknown;
 }
 
-export async function decodeCompressed(bytes: Uint8Array, format: Exclude<AudioFormat, "wav">): Promise<DecodedAudio> {
+/**
+ * Splits, measures, then decodes: the container's headers are read first and
+ * audio longer than `budget` is refused before a sample is decoded.
+ */
+export async function decodeCompressed(bytes: Uint8Array, format: Exclude<AudioFormat, "wav">, budget: AudioBudget): Promise<DecodedAudio> {
   const codecs = globalThis as unknown as Partial<WebCodecs>;
   if (typeof codecs.AudioDecoder !== "function" || typeof codecs.EncodedAudioChunk !== "function") {
     throw new AudioInputError(`Decoding ${format} needs WebCodecs' AudioDecoder, which this runtime lacks (browsers have it, in workers too; Node does not). Send WAV or pcm_f32 samples instead.`, "audio_not_decodable");
   }
-  const stream = format === "mp3" ? mp3Stream(bytes) : format === "ogg" ? oggOpusStream(bytes) : webmStream(bytes);
+  const stream = format === "mp3" ? mp3Stream(bytes, budget) : format === "ogg" ? oggOpusStream(bytes, budget) : webmStream(bytes, budget);
   const support = await codecs.AudioDecoder.isConfigSupported(stream.config).catch(() => ({ supported: false }));
   if (!support.supported) throw new AudioInputError(`This browser cannot decode ${stream.config.codec} audio (AudioDecoder.isConfigSupported said no). Send WAV or pcm_f32 samples instead.`, "audio_not_decodable");
-  return runDecoder(codecs as WebCodecs, stream);
+  return runDecoder(codecs as WebCodecs, stream, budget);
 }
 
-async function runDecoder(codecs: WebCodecs, stream: CodecStream): Promise<DecodedAudio> {
+async function runDecoder(codecs: WebCodecs, stream: CodecStream, budget: AudioBudget): Promise<DecodedAudio> {
   const pieces: Float32Array[] = [];
   let sampleRate = stream.config.sampleRate;
   let failure: Error | null = null;
+  let frames = 0;
   const decoder = new codecs.AudioDecoder({
     output: (data) => {
       try {
         sampleRate = data.sampleRate;
+        // The headers were measured before decoding; a decoder that yields more than they declared is not trusted further.
+        frames += data.numberOfFrames;
+        if (frames > budget.maxSeconds * data.sampleRate) {
+          failure ??= new AudioInputError(`The audio is too long: it decodes to more than ${+budget.maxSeconds.toFixed(2)} s; ${budget.limit}.`, "audio_too_long");
+          return;
+        }
         const mono = new Float32Array(data.numberOfFrames);
         const plane = new Float32Array(data.numberOfFrames);
         for (let c = 0; c < data.numberOfChannels; c++) {
@@ -79,6 +90,7 @@ async function runDecoder(codecs: WebCodecs, stream: CodecStream): Promise<Decod
   } finally {
     if (decoder.state !== "closed") decoder.close();
   }
+  if (failure instanceof AudioInputError) throw failure;
   if (failure) throw new AudioInputError(`The ${stream.config.codec} audio could not be decoded: ${(failure as Error).message}`, "audio_not_decodable");
   const samples = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
   let at = 0;

@@ -4,7 +4,7 @@
  * encoder's metadata, silent) is left out.
  */
 import { AudioInputError } from "./errors.js";
-import type { CodecStream } from "./packets.js";
+import { DurationMeter, type AudioBudget, type CodecStream } from "./packets.js";
 
 const BITRATES_V1_L3 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
 const BITRATES_V2_L3 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
@@ -42,7 +42,9 @@ function id3Length(bytes: Uint8Array): number {
   return 10 + size + (bytes[5] & 0x10 ? 10 : 0);
 }
 
-export function mp3Stream(bytes: Uint8Array): CodecStream {
+/** The frames of `bytes`; stops with a 400-worthy error once their durations pass `budget` (packets.ts). */
+export function mp3Stream(bytes: Uint8Array, budget: AudioBudget): CodecStream {
+  const meter = new DurationMeter(budget, "mp3 frame");
   let at = id3Length(bytes);
   const packets: CodecStream["packets"] = [];
   let first: FrameHeader | null = null;
@@ -58,6 +60,7 @@ export function mp3Stream(bytes: Uint8Array): CodecStream {
     const tagAt = at + 4 + frame.sideInfo;
     const tag = String.fromCharCode(...bytes.subarray(tagAt, tagAt + 4));
     if (!(packets.length === 0 && (tag === "Xing" || tag === "Info"))) {
+      meter.add(frame.samples, frame.sampleRate);
       packets.push({ data: bytes.subarray(at, at + frame.length), timestamp: Math.round((time * 1e6) / frame.sampleRate) });
       time += frame.samples;
     }

@@ -5,9 +5,11 @@
  * (OpusTags) is skipped.
  */
 import { AudioInputError } from "./errors.js";
-import { opusPacketSamples, type CodecStream } from "./packets.js";
+import { DurationMeter, opusPacketSamples, type AudioBudget, type CodecStream } from "./packets.js";
 
-export function oggOpusStream(bytes: Uint8Array): CodecStream {
+/** The Opus packets of `bytes`; stops with a 400-worthy error once their TOC durations pass `budget` (packets.ts). */
+export function oggOpusStream(bytes: Uint8Array, budget: AudioBudget): CodecStream {
+  const meter = new DurationMeter(budget, "Opus packet");
   const packets: Uint8Array[] = [];
   let pending: Uint8Array[] = [];
   let serial: number | null = null;
@@ -30,7 +32,10 @@ export function oggOpusStream(bytes: Uint8Array): CodecStream {
       if (pageSerial === serial) pending.push(bytes.subarray(body, body + lace));
       body += lace;
       if (lace < 255 && pageSerial === serial) {
-        packets.push(concat(pending));
+        const packet = concat(pending);
+        // Packets 0 and 1 are OpusHead and OpusTags; the rest is audio, measured as it is found.
+        if (packets.length >= 2) meter.add(opusPacketSamples(packet), 48_000);
+        packets.push(packet);
         pending = [];
       }
     }

@@ -5,7 +5,7 @@
  * reads the unknown-size Segment and Clusters a live recording has.
  */
 import { AudioInputError } from "./errors.js";
-import type { CodecStream } from "./packets.js";
+import { DurationMeter, opusPacketSamples, type AudioBudget, type CodecStream } from "./packets.js";
 
 const MASTERS = new Set([0x18538067 /* Segment */, 0x1549a966 /* Info */, 0x1654ae6b /* Tracks */, 0xae /* TrackEntry */, 0xe1 /* Audio */, 0x1f43b675 /* Cluster */, 0xa0 /* BlockGroup */]);
 const EBML = 0x1a45dfa3;
@@ -44,7 +44,9 @@ function vint(bytes: Uint8Array, at: number, keepMarker: boolean): { value: numb
 
 const uint = (data: Uint8Array) => data.reduce((n, b) => n * 256 + b, 0);
 
-export function webmStream(bytes: Uint8Array): CodecStream {
+/** The Opus packets of `bytes`; stops with a 400-worthy error once their TOC durations pass `budget` (packets.ts). */
+export function webmStream(bytes: Uint8Array, budget: AudioBudget): CodecStream {
+  const meter = new DurationMeter(budget, "Opus packet");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < 4 || view.getUint32(0) !== EBML) throw new AudioInputError("The audio is not a WebM file (no EBML header).");
   let scale = 1_000_000;
@@ -97,7 +99,12 @@ export function webmStream(bytes: Uint8Array): CodecStream {
         const relative = new DataView(data.buffer, data.byteOffset + number.length, 2).getInt16(0);
         const flags = data[number.length + 2];
         if ((flags & 0x06) !== 0) throw new AudioInputError("This WebM file uses laced blocks, which are not read here; record with MediaRecorder or re-encode.");
-        blocks.push({ track: number.value, time: clusterTime + relative, data: data.subarray(number.length + 3) });
+        const packet = data.subarray(number.length + 3);
+        // Measured by the Opus TOC (what the decoder will produce), not the block's timestamp. Blocks of
+        // another track count too when the Opus track is not declared yet (Tracks come first in a recording).
+        const opus = tracks.find((t) => t.codec === "A_OPUS");
+        if (!opus || opus.number === number.value) meter.add(opusPacketSamples(packet), 48_000);
+        blocks.push({ track: number.value, time: clusterTime + relative, data: packet });
         break;
       }
     }

@@ -5,6 +5,7 @@
  */
 import type { ModelRecord } from "../models/record.js";
 import { cleanModelUrl, fileUrl, isWasmCacheable, type Scope } from "./layout.js";
+import { fileInFolder, fileInFolderOrNull } from "./url-policy.js";
 
 /** How web-llm reads a record back from IndexedDB: bytes, or a parsed object (`tensor-cache.json`). */
 export type StoreType = "arraybuffer" | "json";
@@ -75,7 +76,7 @@ export interface ArtifactPlan {
 /** The model package manifest web-llm reads first when the record names one. */
 export function packageArtifact(record: ModelRecord): Artifact | null {
   if (typeof record.model_manifest !== "string") return null;
-  const url = fileUrl(cleanModelUrl(record.model), record.model_manifest);
+  const url = fileInFolder(cleanModelUrl(record.model), record.model_manifest, `The record's model_manifest of ${record.model_id}`, undefined, true);
   return { kind: "package", name: record.model_manifest, url, scope: "webllm/config", storeType: "arraybuffer", bytes: null };
 }
 
@@ -85,8 +86,8 @@ export function manifestArtifacts(record: ModelRecord, paths: PackagePaths = {})
   const configName = paths.chatConfig ?? "mlc-chat-config.json";
   const indexName = paths.tensorManifest ?? "tensor-cache.json";
   return {
-    config: withSri(record, { kind: "config", name: "mlc-chat-config.json", url: fileUrl(modelUrl, configName), scope: "webllm/config", storeType: "arraybuffer", bytes: null }),
-    index: withSri(record, { kind: "tensor-index", name: "tensor-cache.json", url: fileUrl(modelUrl, indexName), scope: "webllm/model", storeType: "json", bytes: null }),
+    config: withSri(record, { kind: "config", name: "mlc-chat-config.json", url: fileInFolder(modelUrl, configName, `The package manifest of ${record.model_id} (chat_config)`), scope: "webllm/config", storeType: "arraybuffer", bytes: null }),
+    index: withSri(record, { kind: "tensor-index", name: "tensor-cache.json", url: fileInFolder(modelUrl, indexName, `The package manifest of ${record.model_id} (weights.manifest)`), scope: "webllm/model", storeType: "json", bytes: null }),
   };
 }
 
@@ -119,7 +120,7 @@ export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, inde
       withSri(record, {
         kind: "shard",
         name: shard.dataPath,
-        url: fileUrl(tensorBase, shard.dataPath),
+        url: fileInFolder(modelUrl, shard.dataPath, `The tensor index of ${record.model_id} (dataPath)`, tensorBase),
         scope: "webllm/model",
         storeType: "arraybuffer",
         bytes: shard.nbytes,
@@ -142,7 +143,13 @@ export function planArtifacts(record: ModelRecord, config: ChatConfigFiles, inde
 /** Every URL web-llm may have stored for a model, planned or not (for delete). */
 export function possibleUrls(record: ModelRecord, index: TensorCacheIndex | null, paths: PackagePaths = {}): Array<{ scope: Scope; url: string }> {
   const modelUrl = cleanModelUrl(record.model);
-  const manifest = manifestArtifacts(record, paths);
+  // Paths a cached manifest or index names outside the model's folder are not the model's: never deleted for it.
+  let manifest: ReturnType<typeof manifestArtifacts>;
+  try {
+    manifest = manifestArtifacts(record, paths);
+  } catch {
+    manifest = manifestArtifacts(record);
+  }
   const tensorBase = new URL(".", manifest.index.url).href;
   const urls: Array<{ scope: Scope; url: string }> = [
     { scope: "webllm/config", url: manifest.config.url },
@@ -152,9 +159,13 @@ export function possibleUrls(record: ModelRecord, index: TensorCacheIndex | null
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.json") },
     { scope: "webllm/model", url: fileUrl(modelUrl, "tokenizer.model") },
   ];
-  if (typeof record.model_manifest === "string") urls.push({ scope: "webllm/config", url: fileUrl(modelUrl, record.model_manifest) });
+  const pkg = typeof record.model_manifest === "string" ? fileInFolderOrNull(modelUrl, record.model_manifest) : null;
+  if (pkg) urls.push({ scope: "webllm/config", url: pkg });
   if (record.model_lib) urls.push({ scope: "webllm/wasm", url: new URL(record.model_lib, (globalThis as { location?: { href: string } }).location?.href).href });
-  for (const shard of index?.records ?? []) urls.push({ scope: "webllm/model", url: fileUrl(tensorBase, shard.dataPath) });
+  for (const shard of index?.records ?? []) {
+    const url = fileInFolderOrNull(modelUrl, shard.dataPath, tensorBase);
+    if (url) urls.push({ scope: "webllm/model", url });
+  }
   return urls;
 }
 

@@ -13,6 +13,7 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, planArtifacts, type PackagePaths, type Artifact, type ArtifactPlan, type ChatConfigFiles, type TensorCacheIndex } from "./artifacts.js";
 import { integrityProblem } from "./integrity.js";
+import { checkRecordUrls } from "./url-policy.js";
 import { Md5 } from "./md5.js";
 import { ByteProgress } from "./progress.js";
 import { ensureRoom, insufficientStorage, storageReport } from "./quota.js";
@@ -122,6 +123,7 @@ class PermanentFetchError extends Error {
 
 export async function downloadModel(record: ModelRecord, options: DownloadOptions): Promise<DownloadResult> {
   const { store } = options;
+  checkRecordUrls(record);
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const budget = new ByteBudget(options.maxBufferedBytes ?? 64 * 1024 * 1024);
   const retries = options.retries ?? 2;
@@ -138,6 +140,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const pending: Array<{ artifact: Artifact; bytes: Uint8Array }> = [];
   // A model package manifest (gemma-4) says where the config and the tensor index live.
   const pkg = packageArtifact(record);
+  if (pkg) requireIntegrity(record, [pkg]);
   let paths: PackagePaths = {};
   let packageSize: number | undefined;
   if (pkg) {
@@ -152,6 +155,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     packageSize = bytes.byteLength;
   }
   const manifest = manifestArtifacts(record, paths);
+  requireIntegrity(record, [manifest.config, manifest.index]);
   const configValue = await store.read(manifest.config.scope, manifest.config.url);
   let configBytes: Uint8Array;
   if (configValue?.kind === "bytes") configBytes = new Uint8Array(configValue.data);
@@ -177,6 +181,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     pending.push({ artifact: manifest.index, bytes });
   }
   const plan = planArtifacts(record, config, index, { config: configBytes.byteLength, index: indexSize, package: packageSize }, paths);
+  requireIntegrity(record, plan.artifacts);
 
   // 2. What is missing, and does it fit.
   const rest = plan.artifacts.filter((a) => a.kind !== "config" && a.kind !== "tensor-index" && a.kind !== "package");
@@ -253,6 +258,24 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   return { plan, fetchedBytes, totalBytes, sizes, healed, peakBufferedBytes: gauge.peak };
 }
 
+/**
+ * With `require_integrity` on the record, every file needs a hash of the
+ * app's in `integrity`: checked before the files are fetched (the config and
+ * index first, then everything they list), so a host cannot add a file the
+ * app never pinned.
+ */
+function requireIntegrity(record: ModelRecord, artifacts: readonly Artifact[]): void {
+  if (record.require_integrity !== true) return;
+  const unpinned = artifacts.filter((a) => !a.sri).map((a) => a.name);
+  if (unpinned.length === 0) return;
+  throw new ApiError({
+    status: 400,
+    code: "integrity_missing",
+    param: "model",
+    message: `${record.model_id} has require_integrity set, but its integrity map has no hash for ${unpinned.slice(0, 5).join(", ")}${unpinned.length > 5 ? ` and ${unpinned.length - 5} more files` : ""}. Add an SRI hash (sha256-…) per file name; nothing unpinned is downloaded.`,
+  });
+}
+
 /** Commits one file; a quota failure becomes 507. */
 async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<void> {
   try {
@@ -302,7 +325,8 @@ async function fetchWithRetries(artifact: Artifact, signal: AbortSignal, retries
 /** One attempt. The returned bytes stay counted in `gauge` until the caller releases them. */
 async function fetchOnce(artifact: Artifact, signal: AbortSignal, onBytes: (n: number) => void, gauge: BufferGauge, pool: BufferPool | null): Promise<Uint8Array> {
   // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
-  const response = await fetch(artifact.url, { signal, cache: "no-store" });
+  // credentials: "omit": a model host gets no cookie of the user's, on the app's origin or any other (url-policy.ts).
+  const response = await fetch(artifact.url, { signal, cache: "no-store", credentials: "omit" });
   if (!response.ok) {
     const message = `the server answered ${response.status} ${response.statusText}`.trim();
     await response.body?.cancel().catch(() => undefined);

@@ -7,7 +7,8 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, possibleUrls, type PackagePaths, type TensorCacheIndex } from "./artifacts.js";
 import { downloadModel, type DownloadResult } from "./downloader.js";
-import { SCOPES, type CacheBackend } from "./layout.js";
+import { SCOPES, cleanModelUrl, type CacheBackend } from "./layout.js";
+import { fileInFolderOrNull } from "./url-policy.js";
 import { withModelLock } from "./locks.js";
 import { allMetadata, deleteMetadata, readMetadata, writeMetadata, type ModelMetadata } from "./metadata.js";
 import { requestPersistence, storageReport, type StorageReport } from "./quota.js";
@@ -125,7 +126,9 @@ export class CacheManager {
     return withModelLock(`${this.backend}:${id}`, async () => {
       const metadata = await readMetadata(this.backend, id);
       const targets = new Map<string, (typeof metadata & {})["files"][number]["scope"]>();
-      for (const file of metadata?.files ?? []) targets.set(file.url, file.scope);
+      // With the record known, only files under its folder (and its own library) are its to remove.
+      const own = record ? ownsUrl(record) : () => true;
+      for (const file of metadata?.files ?? []) if (own(file.url)) targets.set(file.url, file.scope);
       if (record) {
         const paths = await this.readPackagePaths(store, record);
         for (const { url, scope } of possibleUrls(record, await this.readIndex(store, record, paths), paths)) targets.set(url, scope);
@@ -189,6 +192,13 @@ export class CacheManager {
       return null;
     }
   }
+}
+
+/** Whether `url` is one of `record`'s files: under its model folder, or its model library. */
+function ownsUrl(record: ModelRecord): (url: string) => boolean {
+  const folder = cleanModelUrl(record.model);
+  const lib = record.model_lib ? new URL(record.model_lib, (globalThis as { location?: { href: string } }).location?.href).href : null;
+  return (url) => url === lib || (url.startsWith(folder) && fileInFolderOrNull(folder, url.slice(folder.length)) === url);
 }
 
 const managers = new Map<CacheBackend, CacheManager>();

@@ -11,17 +11,26 @@ import type { ChatCompletion, ChatCompletionChunk, ErrorBody, ProviderPreference
 import type { Backend } from "./backend.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import { decodeSse } from "./sse-decoder.js";
+import { fetchBelowInterception, markOwnRequest } from "./real-fetch.js";
 
 export interface FallbackOptions {
   /** The remote API's base URL, e.g. `https://api.example.com/v1` (a hosted API or a vLLM server). */
   baseURL: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. */
+  /**
+   * Sent as `Authorization: Bearer <apiKey>`; when set, it replaces an
+   * `Authorization` in `headers`. Anything in a page's code is readable by
+   * anyone who opens it: use a key meant to be public, or a proxy of yours.
+   */
   apiKey?: string;
   /** The remote model for a request's `model`; default: the same string. */
   model?: string | ((model: string) => string);
-  /** Extra headers for every remote request. */
+  /** Extra headers for every remote request; names compare case-insensitively and replace the defaults (`accept`, `content-type`). */
   headers?: Record<string, string>;
-  /** The fetch to reach the remote server with; default: `globalThis.fetch` at call time. */
+  /**
+   * The fetch to reach the remote server with; default: `globalThis.fetch` at
+   * call time, below any `interceptFetch` layer (so a fallback to the base URL
+   * interceptFetch serves reaches the network, not this client again).
+   */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }
 
@@ -67,16 +76,14 @@ function remoteChat(options: FallbackOptions) {
     if (options.model !== undefined) {
       request.model = typeof options.model === "function" ? options.model(String(request.model)) : options.model;
     }
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: stream ? "text/event-stream" : "application/json",
-      ...options.headers,
-    };
-    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-    const fetchImpl = options.fetch ?? globalThis.fetch;
+    // One Headers object: `Authorization` and `authorization` are one header, so apiKey replaces it instead of joining it.
+    const headers = new Headers({ "content-type": "application/json", accept: stream ? "text/event-stream" : "application/json" });
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+    if (options.apiKey) headers.set("authorization", `Bearer ${options.apiKey}`);
+    const fetchImpl = options.fetch ?? fetchBelowInterception();
     let response: Response;
     try {
-      response = await fetchImpl(url, { method: "POST", headers, body: JSON.stringify(request), signal });
+      response = await fetchImpl(url, markOwnRequest({ method: "POST", headers, body: JSON.stringify(request), signal }));
     } catch (error) {
       if (signal.aborted || isAbortError(error)) throw abortError();
       throw new ApiError({
@@ -92,12 +99,14 @@ function remoteChat(options: FallbackOptions) {
   return {
     async create(body: unknown, signal: AbortSignal): Promise<ChatCompletion> {
       const response = await post(body, false, signal);
+      let reply: unknown;
       try {
-        return (await response.json()) as ChatCompletion;
+        reply = await response.json();
       } catch (error) {
         if (signal.aborted) throw abortError();
         throw badGateway(options.baseURL, `its reply is not JSON (${String(error)})`);
       }
+      return checkedReply<ChatCompletion>(reply, options.baseURL, "reply");
     },
 
     /** Resolves once the remote stream has started; chunks then go to `queue` until it ends. */
@@ -122,13 +131,26 @@ async function pump(body: ReadableStream<Uint8Array>, queue: ChunkQueue, signal:
       }
       const error = (payload as Partial<ErrorBody> | null)?.error;
       if (event.event === "error" || error) throw new ApiError({ status: 500, ...errorFields(error ?? payload) });
-      queue.write([payload as ChatCompletionChunk]);
+      queue.write([checkedReply<ChatCompletionChunk>(payload, baseURL, "stream chunk")]);
     }
     queue.end();
   } catch (error) {
     if (signal.aborted || isAbortError(error)) queue.end();
     else queue.fail(ApiError.from(error));
   }
+}
+
+/**
+ * A remote completion or chunk as the app may rely on it: an object with a
+ * `choices` array. Its `x_webgpu` is dropped: those are this device's figures
+ * (and its request id becomes a response header), never a remote server's.
+ */
+function checkedReply<T>(value: unknown, baseURL: string, what: string): T {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !Array.isArray((value as { choices?: unknown }).choices)) {
+    throw badGateway(baseURL, `its ${what} is not a chat completion object with a choices array: ${JSON.stringify(value)?.slice(0, 200)}`);
+  }
+  const { x_webgpu: _ignored, ...rest } = value as Record<string, unknown>;
+  return rest as T;
 }
 
 /** The remote error with its status and body fields, so callers see what the server said. */

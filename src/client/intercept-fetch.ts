@@ -4,6 +4,7 @@
  * its arguments untouched. Returns a function that restores the original.
  */
 import type { Client } from "./create-client.js";
+import { isOwnRequest, recordInterception } from "./real-fetch.js";
 
 export interface InterceptOptions {
   /** e.g. `http://localhost.webgpu/v1`: requests to this URL and paths below it are served locally. */
@@ -30,17 +31,20 @@ export function interceptFetch(client: Pick<Client, "fetch">, { baseURL }: Inter
     } catch {
       return false;
     }
-    if (url.origin !== base.origin) return false;
+    // Scheme and host, not origin: a non-special scheme's origin is "null" for every URL, so `other://x/v1` would match.
+    if (url.protocol !== base.protocol || url.host !== base.host) return false;
     return url.pathname === basePath || url.pathname === `${basePath}/` || url.pathname.startsWith(`${basePath}/`);
   };
 
   const patched = function fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const href = input instanceof URL ? input.href : typeof input === "object" && typeof (input as Request).url === "string" ? (input as Request).url : String(input);
-    if (active && matches(href)) return client.fetch(input, init);
+    // The fallback's own requests go to the network even when it targets this base URL (real-fetch.ts).
+    if (active && !isOwnRequest(init) && matches(href)) return client.fetch(input, init);
     // Same arguments, same receiver: browsers throw "Illegal invocation" for a fetch called on anything but the global.
     return Reflect.apply(original, globalThis, arguments) as Promise<Response>;
   } as typeof fetch;
 
+  recordInterception(patched, original);
   globalThis.fetch = patched;
   return () => {
     active = false;

@@ -16,14 +16,21 @@ import { AudioInputError } from "../audio/errors.js";
 import { base64ToBytes, bytesToBase64 } from "../audio/base64.js";
 import { readWavInfo } from "../audio/wav.js";
 import { audioLengthProblem } from "../audio/limits.js";
+import { UNKNOWN_LIMIT_SECONDS, type AudioBudget } from "../audio/packets.js";
 
 /** Whether any message carries audio (most requests do not: nothing to do). */
 export function hasAudio(messages: readonly NormalizedMessage[]): boolean {
   return messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === "input_audio"));
 }
 
-/** `messages` with every audio part prepared for the engine; messages without audio are the same objects. */
-export async function prepareAudio(messages: readonly NormalizedMessage[]): Promise<NormalizedMessage[]> {
+/**
+ * `messages` with every audio part prepared for the engine; messages without
+ * audio are the same objects. Compressed audio is measured from its headers
+ * against `spec` (the model's limits; a 10-minute bound while they are not
+ * known) before it is decoded.
+ */
+export async function prepareAudio(messages: readonly NormalizedMessage[], spec: AudioInputSpec | null, modelId: string): Promise<NormalizedMessage[]> {
+  const budget = audioBudget(spec, modelId);
   return Promise.all(
     messages.map(async (message, i) => {
       if (typeof message.content === "string" || !message.content.some((p) => p.type === "input_audio")) return message;
@@ -31,7 +38,7 @@ export async function prepareAudio(messages: readonly NormalizedMessage[]): Prom
         message.content.map(async (part, j): Promise<ContentPart> => {
           if (part.type !== "input_audio" || "audio" in part) return part;
           try {
-            return await prepareOne(part);
+            return await prepareOne(part, budget);
           } catch (error) {
             const param = paramOf(message, i, j);
             if (error instanceof AudioInputError) throw new ApiError({ status: 400, code: error.code, param, message: `\`${param}\`: ${error.message}` });
@@ -61,7 +68,14 @@ export function checkAudioLimits(messages: readonly NormalizedMessage[], spec: A
 
 const paramOf = (message: NormalizedMessage, i: number, j: number) => `${message.param ?? `messages[${i}]`}.content[${j}]`;
 
-async function prepareOne(part: InputAudioPart): Promise<EngineAudioPart> {
+/** Header-declared seconds a compressed part may have: the model's maximum plus a second of codec padding (encoder delay, the last frame); the exact check on samples follows decoding. */
+function audioBudget(spec: AudioInputSpec | null, modelId: string): AudioBudget {
+  if (!spec) return { maxSeconds: UNKNOWN_LIMIT_SECONDS, limit: `audio is accepted up to ${UNKNOWN_LIMIT_SECONDS / 60} minutes while ${modelId}'s own limit is not known` };
+  const seconds = spec.max_samples / spec.sample_rate_hz;
+  return { maxSeconds: seconds + 1, limit: `${modelId} takes at most ${+seconds.toFixed(2)} s (${spec.max_samples} samples at ${spec.sample_rate_hz} Hz)` };
+}
+
+async function prepareOne(part: InputAudioPart, budget: AudioBudget): Promise<EngineAudioPart> {
   const input = part.input_audio;
   if (input.format === "pcm_f32") {
     const pcm = input as Extract<InputAudioPart["input_audio"], { format: "pcm_f32" }>;
@@ -75,7 +89,7 @@ async function prepareOne(part: InputAudioPart): Promise<EngineAudioPart> {
   }
   const format = input.format as "mp3" | "webm" | "ogg";
   const { decodeCompressed } = await import("../audio/decode.js");
-  const decoded = await decodeCompressed(bytes, format);
+  const decoded = await decodeCompressed(bytes, format, budget);
   return {
     type: "input_audio",
     input_audio: { data: decoded.samples, format: "pcm_f32", sample_rate: decoded.sampleRate },

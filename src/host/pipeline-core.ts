@@ -30,6 +30,7 @@ import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings }
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import { checkInputKinds } from "./input-kinds.js";
 import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
+import { checkRecordUrls } from "../cache/url-policy.js";
 import { RequestQueue } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { notAChatModel } from "./embeddings.js";
@@ -131,7 +132,7 @@ export class Pipeline implements PipelineCore {
     await this.checkDevice(record, request);
     // Audio is measured or decoded here, in the worker, before the request queues (host/audio-input.ts).
     const audio = hasAudio(request.messages);
-    const messages = audio ? await prepareAudio(request.messages) : request.messages;
+    const messages = audio ? await prepareAudio(request.messages, inputs.audio, record.model_id) : request.messages;
     if (audio && inputs.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
 
     return this.inSlot(record, outerSignal, async (signal, started) => {
@@ -205,6 +206,8 @@ export class Pipeline implements PipelineCore {
     };
     // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
     // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
+    // A record's model and library URLs are checked before web-llm or our downloader fetch anything (cache/url-policy.ts).
+    if (engine.requiresGpu === true) checkRecordUrls(record);
     const download = engine.requiresGpu === true && (engine.acceptsPrefetch ? await engine.acceptsPrefetch() : true);
     const phases = download ? composeProgress(emit) : null;
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });

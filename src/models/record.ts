@@ -29,6 +29,13 @@ export interface ModelRecord {
   /** Optional SRI hashes (`sha256-…`) per file name, weights included. */
   integrity?: Record<string, string>;
   /**
+   * `true`: every file of the model needs a hash in `integrity` (config,
+   * tensor index, each shard, tokenizer, library); a file without one is not
+   * downloaded (400 `integrity_missing`). Default: files without a hash are
+   * checked only against the tensor index's sizes and md5 sums.
+   */
+  require_integrity?: boolean;
+  /**
    * Serve this record with the scripted engine instead of web-llm: nothing is
    * downloaded and no GPU is needed. For an app's UI tests and demos; plain
    * JSON, so a catalog loaded from a URL can carry it.

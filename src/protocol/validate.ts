@@ -4,6 +4,7 @@
  * with a message that says what is allowed. Unknown fields are ignored.
  */
 import { validatePrediction } from "./prediction.js";
+import { checkTextDepth, checkValueDepth } from "./json-depth.js";
 import { ApiError, invalidParam } from "./api-error.js";
 import { normalizeAudioPart } from "./audio-part.js";
 import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
@@ -79,7 +80,14 @@ export interface NormalizedRequest {
   prediction?: string;
 }
 
+/** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
 export function validateRequest(raw: unknown): NormalizedRequest {
+  const request = validateFields(raw);
+  checkValueDepth(raw);
+  return request;
+}
+
+function validateFields(raw: unknown): NormalizedRequest {
   if (!isObject(raw)) {
     throw new ApiError({
       status: 400,
@@ -503,6 +511,7 @@ function validateToolCalls(v: unknown, param: string): ToolCall[] {
     if (!isAbsent(args) && typeof args !== "string") {
       throw invalidParam(`${p}.function.arguments`, `\`${p}.function.arguments\` must be a JSON string.`, "invalid_type");
     }
+    if (typeof args === "string") checkTextDepth(args, `${p}.function.arguments`);
     return {
       id: typeof call.id === "string" ? call.id : `call_${j}`,
       type: "function",

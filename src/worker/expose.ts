@@ -13,6 +13,7 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, PortCommand, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
 import { CompletionPortSink, EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
 import { installErrorTransfer } from "./transfer.js";
+import { guardedEndpoint } from "./port-guard.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
@@ -72,25 +73,37 @@ export function exposeEngineHost(
   const ready = () => access.host();
   const abortSignalOf = (port: MessagePort) => portSignal(port, access.gone);
   const client = access.client;
-  /** A request with its own port (streams excepted: their sink closes it): abort arrives on it, and it closes once the call settles. */
-  const withPort = <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
+  /**
+   * A request with its own port: abort arrives on it, and it closes once the
+   * call settles, however it fails (a host method or `ready()` that throws
+   * before returning a promise included).
+   */
+  const withPort = async <T>(port: MessagePort, call: (host: EngineHost, signal: AbortSignal) => Promise<T>): Promise<T> => {
     const signal = abortSignalOf(port);
-    return call(ready(), signal).finally(() => port.close());
+    try {
+      return await call(ready(), signal);
+    } finally {
+      port.close();
+    }
+  };
+  /** A stream: its sink closes the port once the stream ends; a stream that never starts closes it here. */
+  const streamOn = async (port: MessagePort, start: (host: EngineHost, signal: AbortSignal) => Promise<void>): Promise<void> => {
+    const signal = abortSignalOf(port);
+    try {
+      await start(ready(), signal);
+    } catch (error) {
+      port.close();
+      throw error;
+    }
   };
 
   const api: WorkerApi = {
     configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
     workerInfo: () => access.info(),
     createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal, client })),
-    streamChatCompletion(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamChatCompletion(body, new PortSink(port), { signal, client });
-    },
+    streamChatCompletion: (body, port) => streamOn(port, (host, signal) => host.streamChatCompletion(body, new PortSink(port), { signal, client })),
     createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal, client })),
-    streamResponse(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamResponse(body, new EventPortSink(port), { signal, client });
-    },
+    streamResponse: (body, port) => streamOn(port, (host, signal) => host.streamResponse(body, new EventPortSink(port), { signal, client })),
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
@@ -102,10 +115,7 @@ export function exposeEngineHost(
     },
     createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     createTranscription: (body, port) => withPort(port, (host, signal) => host.createTranscription(body, { signal })),
-    streamTranscription(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamTranscription(body, new TranscriptPortSink(port), { signal });
-    },
+    streamTranscription: (body, port) => streamOn(port, (host, signal) => host.streamTranscription(body, new TranscriptPortSink(port), { signal })),
     listModels: () => ready().listModels(),
     retrieveModel: (id) => ready().retrieveModel(id),
     gpuInfo: () => ready().gpuInfo(),
@@ -116,5 +126,6 @@ export function exposeEngineHost(
     cacheClear: () => ready().cacheClear(),
     cacheUsage: () => ready().cacheUsage(),
   };
-  Comlink.expose(api, endpoint);
+  // Only calls of `api`'s own methods: comlink alone would also serve GET, SET, CONSTRUCT and ENDPOINT on any path.
+  Comlink.expose(api, guardedEndpoint(endpoint, api));
 }

@@ -13,6 +13,7 @@ import { createClient, type Client } from "../../src/index.js";
 import { makeWav, toBase64 } from "../unit/support/wav.js";
 const mp3Url = new URL("../fixtures/audio/tone-440hz-1s-44k-mono.mp3", import.meta.url).href;
 import { oggOpusTone, recordWebmTone } from "./support/audio-files.js";
+import { oggOpusBomb, silentMp3 } from "../support/audio-bombs.js";
 
 let clients: Client[] = [];
 afterEach(() => {
@@ -91,6 +92,25 @@ describe("audio decoded in the worker", () => {
     const short = await hear(client, { data: toBase64(await oggOpusTone(440, 0.04, 1)), format: "ogg" }, "scripted-voice-MLC").catch((e: unknown) => e);
     expect(short).toMatchObject({ status: 400, code: "audio_too_short", param: "messages[0].content[1]" });
     expect((short as Error).message).toContain("1600..480000 samples at 16000 Hz");
+  });
+
+  it("audio that claims more than the model takes is refused from its headers, before the decoder sees it", async () => {
+    const client = echoClient();
+    // 2.5 MB of 2-byte, 120 ms Opus packets: 28 hours, 19 GB of PCM had it been decoded.
+    const started = performance.now();
+    const bomb = await hear(client, { data: toBase64(oggOpusBomb()), format: "ogg" }, "scripted-voice-MLC").catch((e: unknown) => e);
+    expect(bomb).toMatchObject({ status: 400, code: "audio_too_long", param: "messages[0].content[1]" });
+    expect((bomb as Error).message).toMatch(/counted before decoding.*scripted-voice-MLC takes at most 30 s/);
+    // Silent mp3 frames: 12 minutes, over the 30 s of the voice model and over the 10 minutes allowed while Gemma 4's own limit is unknown.
+    const mp3 = await hear(client, { data: toBase64(silentMp3()), format: "mp3" }, "scripted-voice-MLC").catch((e: unknown) => e);
+    expect(mp3).toMatchObject({ status: 400, code: "audio_too_long", message: expect.stringContaining("mp3 frame headers") });
+    const unknownLimit = await hear(client, { data: toBase64(silentMp3()), format: "mp3" }).catch((e: unknown) => e);
+    expect(unknownLimit).toMatchObject({ status: 400, code: "audio_too_long", message: expect.stringContaining("up to 10 minutes") });
+    // Decoding even the first of these would take minutes and gigabytes; refusing all three takes seconds.
+    expect(performance.now() - started).toBeLessThan(20_000);
+    // The worker is unharmed: the next recording decodes.
+    const [heard] = await hear(client, { data: toBase64(await oggOpusTone(440, 0.5, 1)), format: "ogg" });
+    expect(heard).toMatchObject({ source: "ogg", format: "pcm_f32" });
   });
 
   it("bytes that are not what the format says are 400 audio_not_decodable or invalid_audio, naming the part", async () => {

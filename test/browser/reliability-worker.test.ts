@@ -35,10 +35,11 @@ afterEach(() => {
  * Makes the worker throw an uncaught exception: comlink decodes arguments
  * outside its try/catch, so an unknown transfer handler name throws in the
  * worker's message listener — a genuine crash the page learns of only through
- * the Worker's `error` event.
+ * the Worker's `error` event. (A call of an API method: the port refuses any
+ * other path before comlink reads the arguments.)
  */
 function crash(worker: Worker): void {
-  worker.postMessage({ id: "crash", type: "APPLY", path: [], argumentList: [{ type: "HANDLER", name: "no-such-handler", value: null }] });
+  worker.postMessage({ id: "crash", type: "APPLY", path: ["queueState"], argumentList: [{ type: "HANDLER", name: "no-such-handler", value: null }] });
 }
 
 async function readUntilError(client: Client, after: number, fault: () => void): Promise<{ text: string; error: unknown; chunks: number }> {

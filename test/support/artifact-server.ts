@@ -26,6 +26,10 @@ export interface ModelSpec {
   md5: boolean;
   /** Serve a model package manifest (`mlc-model-manifest.json`, as gemma-4 has) placing the config under config/ and the weights under weights/. */
   packageManifest: boolean;
+  /** A hostile index: these `dataPath`s in tensor-cache.json instead of `params_shard_<i>.bin` (one shard each). */
+  dataPaths?: string[];
+  /** A hostile package manifest: these `chat_config` / `weights.manifest` paths instead of the ones served. */
+  packagePaths?: { chat_config?: string; weights_manifest?: string };
 }
 
 interface Fault {
@@ -77,8 +81,8 @@ function tensorIndex(model: ServedModel): object {
   model.md5s ??= spec.md5 ? Array.from({ length: spec.shards }, (_, i) => shardMd5(model.name, i, spec.shardBytes)) : null;
   return {
     metadata: { ParamSize: (spec.shards * spec.shardBytes) / 4, ParamBytes: spec.shards * spec.shardBytes, BitsPerParam: 32 },
-    records: Array.from({ length: spec.shards }, (_, i) => ({
-      dataPath: `params_shard_${i}.bin`,
+    records: Array.from({ length: spec.dataPaths?.length ?? spec.shards }, (_, i) => ({
+      dataPath: spec.dataPaths?.[i] ?? `params_shard_${i}.bin`,
       format: "raw-shard",
       nbytes: spec.shardBytes,
       records: [{ name: `param_${i}`, shape: [spec.shardBytes / 4], dtype: "float32", format: "raw", nbytes: spec.shardBytes, byteOffset: 0 }],
@@ -177,7 +181,7 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
       return res.end();
     }
     let body: Buffer;
-    if (file === "mlc-model-manifest.json" && model.spec.packageManifest) body = Buffer.from(JSON.stringify({ schema: "mlc.model-package", chat_config: "config/mlc-chat-config.json", weights: { manifest: "weights/tensor-cache.json" } }));
+    if (file === "mlc-model-manifest.json" && model.spec.packageManifest) body = Buffer.from(JSON.stringify({ schema: "mlc.model-package", chat_config: model.spec.packagePaths?.chat_config ?? "config/mlc-chat-config.json", weights: { manifest: model.spec.packagePaths?.weights_manifest ?? "weights/tensor-cache.json" } }));
     else if (file === `${layout.config}mlc-chat-config.json`) body = Buffer.from(JSON.stringify(chatConfig()));
     else if (file === `${layout.weights}tensor-cache.json`) body = Buffer.from(JSON.stringify(tensorIndex(model)));
     else if (file === "tokenizer.json") body = tokenizerJson(model.spec.tokenizerBytes);

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { refusal, scriptedClient, user } from "./support/client.js";
 import { promptTokens } from "../../src/engine/prompt-cache/webllm-binding.js";
 import { webmStream } from "../../src/audio/webm.js";
+import { UNKNOWN_LIMIT_SECONDS } from "../../src/audio/packets.js";
 
 const FIVE_MB = "word ".repeat(1_000_000);
 const TWO_MB = "rule ".repeat(400_000);
@@ -51,7 +52,7 @@ describe("a very long input is a 400, not a crash", { timeout: 60_000 }, () => {
     bytes.set(header);
     let error: unknown = null;
     try {
-      webmStream(bytes);
+      webmStream(bytes, { maxSeconds: UNKNOWN_LIMIT_SECONDS, limit: "no limit known" });
     } catch (e) {
       error = e;
     }

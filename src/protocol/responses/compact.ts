@@ -10,6 +10,7 @@
  * This module is pure (no engine): request validation, the split into older
  * and recent turns, the summarization prompt, and encoding/decoding the item.
  */
+import { checkValueDepth } from "../json-depth.js";
 import { ApiError, invalidParam } from "../api-error.js";
 import { randomId } from "../ids.js";
 import { isAbsent, isObject } from "../params.js";
@@ -70,7 +71,14 @@ interface Payload {
 
 
 /** CompactResponseMethodPublicBody: `model` required; `input`, `previous_response_id`, `instructions` optional. */
+/** The request checked field by field, then as a whole for nesting (json-depth.ts): the kept turns are serialised recursively. */
 export function validateCompactRequest(raw: unknown): CompactRequest {
+  const request = validateCompactFields(raw);
+  checkValueDepth(raw);
+  return request;
+}
+
+function validateCompactFields(raw: unknown): CompactRequest {
   if (!isObject(raw)) throw new ApiError({ status: 400, code: "invalid_request_body", message: "The request body must be a JSON object." });
   const model = raw.model;
   if (typeof model !== "string" || model.trim() === "") {

@@ -9,6 +9,7 @@
  * `previous_response_id` and `item_reference` items are resolved through a
  * lookup into the host's response store.
  */
+import { checkTextDepth, checkValueDepth } from "../json-depth.js";
 import { ApiError, invalidParam } from "../api-error.js";
 import { expandCompactionItems } from "./compact.js";
 import { normalizeAudioPart } from "../audio-part.js";
@@ -68,7 +69,14 @@ const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|ima
 const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond the in-memory response store.";
 const hosted = (param: string, what: string) => new ApiError({ status: 400, param, code: "unsupported_on_local_model", message: `${what} ${LOCAL}` });
 
+/** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
 export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup): ResponsesRequest {
+  const request = validateFields(raw, lookup);
+  checkValueDepth(raw);
+  return request;
+}
+
+function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest {
   if (!isObject(raw)) {
     throw new ApiError({ status: 400, code: "invalid_request_body", message: `The request body must be a JSON object, got ${describe(raw)}.` });
   }
@@ -387,6 +395,7 @@ function validateItem(item: unknown, param: string, lookup: ResponsesLookup): In
       const name = requiredString(item, "name", param);
       const args = item.arguments;
       if (typeof args !== "string") throw invalidParam(`${param}.arguments`, `\`${param}.arguments\` must be the call's arguments as a JSON string.`, isAbsent(args) ? "missing_required_parameter" : "invalid_type");
+      checkTextDepth(args, `${param}.arguments`);
       return { type: "function_call", id: id ?? newItemId("fc"), call_id: callId, name, arguments: args, status: "completed" };
     }
     case "function_call_output": {
