@@ -131,11 +131,12 @@ describe("downloads that go wrong (indexeddb)", () => {
     const model = await serveModel(server, { shards: 6, shardBytes: 64 * 1024 });
     const failing = new CacheManager("indexeddb");
     const store = await failing.store();
-    const write = store.write.bind(store);
+    // The browser refuses the third shard's commit (IndexedDB hands shards over with submit(), committing after).
+    const submit = store.submit!.bind(store);
     let writes = 0;
-    store.write = async (...args) => {
-      if (args[1].includes("params_shard_") && ++writes === 3) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-      return write(...args);
+    store.submit = async (...args) => {
+      if (args[1].includes("params_shard_") && ++writes === 3) return { committed: Promise.reject(new DOMException("The quota has been exceeded.", "QuotaExceededError")) };
+      return submit(...args);
     };
     const error = await failing.ensure(model.record, { concurrency: 1 }).catch((e) => e);
     expect(error).toMatchObject({ status: 507, code: "insufficient_storage" });
