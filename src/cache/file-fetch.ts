@@ -154,6 +154,8 @@ class WatchedResponse {
   private stalled = false;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly abort = new AbortController();
+  /** Rejects when the watchdog fires or the download is aborted: every wait on the host races it. */
+  private readonly interrupted: Promise<never>;
   readonly signal: AbortSignal;
 
   constructor(
@@ -161,6 +163,12 @@ class WatchedResponse {
     private readonly ctx: FetchContext,
   ) {
     this.signal = AbortSignal.any([ctx.signal, this.abort.signal]);
+    this.interrupted = new Promise<never>((_, reject) => {
+      const interrupt = () => reject(this.explain(abortError()));
+      if (this.signal.aborted) interrupt();
+      else this.signal.addEventListener("abort", interrupt, { once: true });
+    });
+    this.interrupted.catch(() => undefined);
     const period = ctx.stallTimeoutMs;
     this.timer = setInterval(() => {
       if (performance.now() - this.lastByte < period) return;
@@ -174,6 +182,11 @@ class WatchedResponse {
     this.lastByte = performance.now();
   }
 
+  /** `wait`, unless the host stalls or the download is aborted first (a body stream does not always end when its request is aborted). */
+  guard<T>(wait: Promise<T>): Promise<T> {
+    return Promise.race([wait, this.interrupted]);
+  }
+
   /** The error to report for `error`: the stall when the watchdog fired. */
   explain(error: unknown): unknown {
     if (!this.stalled || this.ctx.signal.aborted) return error;
@@ -183,7 +196,7 @@ class WatchedResponse {
   async fetch(): Promise<Response> {
     try {
       // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
-      const response = await fetch(this.artifact.url, { signal: this.signal, cache: "no-store" });
+      const response = await this.guard(fetch(this.artifact.url, { signal: this.signal, cache: "no-store" }));
       this.alive();
       if (!response.ok) {
         const message = `the server answered ${response.status} ${response.statusText}`.trim();
@@ -258,14 +271,14 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
         let chunk: Uint8Array;
         if (byob) {
           // Straight into the buffer: no per-chunk allocation.
-          const { done, value } = await byob.read(new Uint8Array(buffer, length, Math.min(buffer.byteLength - length, 1 << 20)));
+          const { done, value } = await watch.guard(byob.read(new Uint8Array(buffer, length, Math.min(buffer.byteLength - length, 1 << 20))));
           // The read transfers the buffer, also the last one (done, with an empty view): keep the returned one.
           if (value) buffer = value.buffer as ArrayBuffer;
           if (done || !value) break;
           chunk = value;
           length += value.byteLength;
         } else {
-          const { done, value } = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+          const { done, value } = await watch.guard((reader as ReadableStreamDefaultReader<Uint8Array>).read());
           if (done) break;
           chunk = value;
           // A chunk may straddle growth steps.
@@ -282,16 +295,16 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
         onBytes(chunk.byteLength);
         if (byob && artifact.bytes !== null && length === artifact.bytes) {
           // The declared size is reached: anything more is an error, checked without allocating.
-          const probe = await byob.read(new Uint8Array(1));
+          const probe = await watch.guard(byob.read(new Uint8Array(1)));
           if (!probe.done) throw tooLarge(artifact, cap);
           break;
         }
       }
     }
+    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     const bytes = length === buffer.byteLength ? new Uint8Array(buffer) : new Uint8Array(buffer, 0, length);
     const problem = await check.problem(check.needsWholeFile ? bytes : undefined);
     if (problem) throw new IntegrityMismatch(problem);
-    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     return bytes;
   } catch (error) {
     check.release();
@@ -333,7 +346,7 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
     sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes, artifact.storeType === "json" ? "application/json" : undefined);
     reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
     while (reader) {
-      const { done, value } = await reader.read();
+      const { done, value } = await watch.guard(reader.read());
       if (done) break;
       watch.alive();
       if (length + value.byteLength > cap) throw tooLarge(artifact, cap);
@@ -342,14 +355,14 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
       onBytes(value.byteLength);
       hold(ctx.gauge, value.byteLength);
       try {
-        await sink.write(value);
+        await watch.guard(sink.write(value));
       } finally {
         hold(ctx.gauge, -value.byteLength);
       }
     }
+    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     const problem = await check.problem();
     if (problem) throw new IntegrityMismatch(problem);
-    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     try {
       await sink.commit();
     } catch (error) {

@@ -97,6 +97,8 @@ export class OpfsArtifactStore implements ArtifactStore {
       },
       abort: async () => {
         await writable.abort().catch(() => undefined);
+        // The swap file is gone; the empty payload created to open it goes too.
+        await directory.removeEntry(`${base}.bin`).catch(() => undefined);
       },
     };
   }
