@@ -202,7 +202,8 @@ export async function startArtifactServer(port = 0, options: ArtifactServerOptio
         if (rateBytesPerS) {
           // The chunk takes its turn on the model's one line.
           const now = performance.now();
-          const start = Math.max(now, model.line.freeAt);
+          // A busy line keeps its schedule (a turn missed by a late timer on a busy machine is caught up); an idle one starts now, without a burst.
+          const start = model.line.freeAt >= now - 100 ? model.line.freeAt : now;
           model.line.freeAt = start + (chunk.length / rateBytesPerS) * 1000;
           if (model.line.freeAt - now > 1) await new Promise((resolve) => setTimeout(resolve, model.line.freeAt - now));
         }
