@@ -8,11 +8,14 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (100000: at ~400k tok/s a shorter run lasts tens of ms, below this machine's noise), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,parsers,ttft,pipeline,shared,promptcache,speculative,
- * BENCH_ONLY=speculative (run only the named sections; the browser starts only for sections that need it),
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,download,parsers,ttft,pipeline,shared,promptcache,speculative,
+ * BENCH_ONLY=speculative (or any comma-separated list of those names: run only them; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
+ * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
+ * BENCH_WEBLLM_LIB=path/to/model-lib.wasm (a real web-llm model library: web-llm instantiates it before it
+ * fetches weights, so its own loader is timed only with one; any prebuilt MLC library works).
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -25,9 +28,9 @@ const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
 const CACHE_MB = process.env.BENCH_CACHE_MB ? Number(process.env.BENCH_CACHE_MB) : undefined;
-const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "shared", "promptcache", "speculative"];
+const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "promptcache", "speculative"];
 /** Sections measured in the browser page; the others run in Node. */
-const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "shared"];
+const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "download", "shared"];
 const only = (process.env.BENCH_ONLY ?? "").split(",").filter(Boolean);
 const skip = new Set([...(process.env.BENCH_SKIP ?? "").split(",").filter(Boolean), ...(only.length > 0 ? SECTIONS.filter((s) => !only.includes(s)) : [])]);
 
@@ -45,7 +48,7 @@ async function main() {
     clearScreen: false,
     server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
     // Pre-bundle up front: a dependency discovered mid-run would reload the page.
-    optimizeDeps: { entries: ["bench/pipeline.html", "bench/*.ts"], include: ["@mlc-ai/web-llm", "comlink", "idb-keyval", "openai-v7"] },
+    optimizeDeps: { entries: ["bench/pipeline.html", "bench/*.ts"], include: ["@mlc-ai/web-llm", "comlink", "idb-keyval", "openai-v7", "hash-wasm"] },
   });
   await server.listen();
   const base = server.resolvedUrls.local[0].replace(/\/$/, "");
@@ -160,6 +163,62 @@ async function main() {
           results.cache = { available: true, error: String(error?.message ?? error) };
           rows.push(["  benchCache()", "failed", String(error?.message ?? error).slice(0, 80)]);
         }
+      }
+    }
+
+    // ── 4b. first load: raw fetch vs the library per backend vs web-llm's loader ──
+    if (!skip.has("download")) {
+      rows.push(["First load: shards of a generated model from a loopback server (median MB/s)", "", ""]);
+      log("download: raw fetch, library per backend, web-llm's loader…");
+      let downloadServer = null;
+      try {
+        const { startArtifactServer } = await server.ssrLoadModule("/test/support/artifact-server.ts");
+        const libPath = process.env.BENCH_WEBLLM_LIB;
+        downloadServer = await startArtifactServer(0, libPath ? { modelLib: await readFile(libPath) } : {});
+        const budget = 64 * 1024 * 1024;
+        const options = {
+          serverUrl: downloadServer.url,
+          modelBytes: Number(process.env.BENCH_DOWNLOAD_MB ?? 256) * 1024 * 1024,
+          rounds: Number(process.env.BENCH_DOWNLOAD_ROUNDS ?? 3),
+          maxBufferedBytes: budget,
+          webllmBackends: libPath ? ["indexeddb", "cache"] : [],
+        };
+        const d = await page.evaluate((o) => window.bench.callExport("/bench/download.ts", "benchDownload", o), options);
+        const raw = d.find((r) => r.variant.startsWith("raw fetch (ceiling)"));
+        const goals = {};
+        for (const r of d) {
+          const share = raw && r !== raw ? `${pct(r.MBps / raw.MBps)} of raw` : r === raw ? "ceiling" : "";
+          const extra = r.peakBufferedBytes !== undefined ? `, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB, ≤ ${r.peakConcurrency} streams` : "";
+          rows.push([`  ${r.variant}`, r.error ? "failed" : `${fmt(r.MBps)} MB/s`, r.error ? r.error.slice(0, 90) : `${share}${extra} (runs ${r.runs.map((x) => fmt(x)).join(", ")})`]);
+        }
+        for (const backend of ["indexeddb", "cache"]) {
+          const lib = d.find((r) => r.variant === `library → ${backend}`);
+          const peer = d.find((r) => r.variant === `web-llm 0.2.86 loader → ${backend}`);
+          if (!lib || !raw) continue;
+          goals[`${backend}: ≥ 75 % of raw fetch`] = lib.MBps >= 0.75 * raw.MBps;
+          goals[`${backend}: peak buffered ≤ budget`] = lib.peakBufferedBytes <= budget;
+          if (peer && !peer.error) goals[`${backend}: ahead of web-llm's loader`] = lib.MBps > peer.MBps;
+        }
+        if (!libPath) rows.push(["  web-llm 0.2.86 loader", "not run", "set BENCH_WEBLLM_LIB to a web-llm model library (.wasm)"]);
+        results.download = { available: true, rows: d, goals };
+        const rates = (process.env.BENCH_THROTTLE_MBPS ?? "10,100").split(",").filter(Boolean).map(Number);
+        if (rates.length) {
+          log(`download: throttled line at ${rates.join(", ")} MB/s…`);
+          const t = await page.evaluate((o) => window.bench.callExport("/bench/download.ts", "benchThrottled", o), { serverUrl: downloadServer.url, ratesMBps: rates, maxBufferedBytes: budget });
+          results.download.throttled = t;
+          for (const r of t) {
+            rows.push([`  line paced at ${r.lineMBps} MB/s (${fmt(r.modelBytes / 1024 / 1024)} MB): raw / library`, `${fmt(r.rawMBps, 1)} / ${fmt(r.libraryMBps, 1)} MB/s`, `reported rate ${fmt(r.reportedMBps, 1)} MB/s, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB`]);
+            rows.push([`    ETA after 5 %: worst error / median error`, `${pct(r.etaWorstError)} / ${pct(r.etaMedianError)}`, r.etaWorstError <= 0.1 ? "≤ 10 % of the download: met" : "> 10 %: MISSED"]);
+            goals[`${r.lineMBps} MB/s: library ≥ 90 % of the line`] = r.libraryMBps >= 0.9 * r.lineMBps;
+            goals[`${r.lineMBps} MB/s: ETA within 10 % after the first 5 %`] = r.etaWorstError <= 0.1;
+          }
+        }
+        for (const [goal, met] of Object.entries(goals)) rows.push([`  goal ${goal}`, "", met ? "met" : "MISSED"]);
+      } catch (error) {
+        results.download = { available: true, error: String(error?.message ?? error) };
+        rows.push(["  benchDownload()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      } finally {
+        await downloadServer?.close?.();
       }
     }
 

@@ -6,7 +6,7 @@
  */
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
-import type { ArtifactStore, StoredValue } from "./store.js";
+import type { ArtifactStore, StoredValue, StreamingWrite } from "./store.js";
 
 export class CacheApiArtifactStore implements ArtifactStore {
   readonly backend = "cache" as const;
@@ -24,6 +24,32 @@ export class CacheApiArtifactStore implements ArtifactStore {
     const type = contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream");
     const response = new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { "content-type": type, "content-length": String(bytes.byteLength) } });
     await (await caches.open(scope)).put(url, response);
+  }
+
+  /** `cache.put` of a response whose body is fed chunk by chunk: the entry exists only once the body ends without error. */
+  async openWrite(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite> {
+    const cache = await caches.open(scope);
+    const pipe = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, { highWaterMark: 4 });
+    const writer = pipe.writable.getWriter();
+    const headers: Record<string, string> = { "content-type": contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+    if (size !== null) headers["content-length"] = String(size);
+    const put = cache.put(url, new Response(pipe.readable as ReadableStream<Uint8Array<ArrayBuffer>>, { status: 200, headers }));
+    // Seen by commit(); an early rejection must not go unhandled meanwhile.
+    put.catch(() => undefined);
+    return {
+      write: async (chunk) => {
+        await writer.ready;
+        void writer.write(chunk).catch(() => undefined);
+      },
+      commit: async () => {
+        await writer.close();
+        await put;
+      },
+      abort: async () => {
+        await writer.abort(new DOMException("The download was discarded.", "AbortError")).catch(() => undefined);
+        await put.catch(() => undefined);
+      },
+    };
   }
 
   async remove(scope: Scope, url: string): Promise<void> {

@@ -78,12 +78,22 @@ export class IdbArtifactStore implements ArtifactStore {
   }
 
   async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
+    await (await this.submit(scope, url, bytes, storeType)).committed;
+  }
+
+  /**
+   * `put` clones the value synchronously (structured serialization), so the
+   * caller's buffer is free again as soon as this resolves, while the commit
+   * to disk goes on: the next shard can stream into it meanwhile.
+   */
+  async submit(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<{ committed: Promise<void> }> {
     const data = storeType === "json" ? JSON.parse(new TextDecoder().decode(bytes)) : exactBuffer(bytes);
     const db = await this.db(scope);
     const transaction = db.transaction(STORE, "readwrite");
     const done = committed(transaction);
+    done.catch(() => undefined);
     transaction.objectStore(STORE).put({ url, data });
-    await done;
+    return { committed: done };
   }
 
   async remove(scope: Scope, url: string): Promise<void> {

@@ -38,7 +38,12 @@ export interface EnsureOptions {
   concurrency?: number;
   /** See DownloadOptions.maxBufferedBytes (default 64 MiB). */
   maxBufferedBytes?: number;
+  /** See DownloadOptions.stallTimeoutMs (default 30 s). */
+  stallTimeoutMs?: number;
 }
+
+/** Shortest gap between two metadata saves while files are stored (the first, the last and a failure always save). */
+const SAVE_INTERVAL_MS = 1000;
 
 export class CacheManager {
   private storePromise: Promise<ArtifactStore> | null = null;
@@ -66,10 +71,23 @@ export class CacheManager {
         const previous = await readMetadata(this.backend, record.model_id);
         const knownSizes = new Map((previous?.files ?? []).map((f) => [f.url, f.bytes]));
         const metadata: ModelMetadata = { id: record.model_id, backend: this.backend, bytes: 0, complete: false, lastUsed: Date.now(), files: previous?.files ?? [] };
+        // Keyed by URL: an index may list tens of thousands of shards.
+        const files = new Map(metadata.files.map((f) => [f.url, f]));
         let planned = false;
         const save = async () => {
+          metadata.files = [...files.values()];
           metadata.bytes = metadata.files.reduce((sum, f) => sum + f.bytes, 0);
           await writeMetadata(metadata);
+        };
+        // What was stored is recorded at most every SAVE_INTERVAL_MS (each save rewrites the whole list); a file
+        // stored but not yet recorded is still found by delete (from the model's index) and not fetched again.
+        let lastSave = 0;
+        let saving = null as Promise<void> | null;
+        const saveSoon = async () => {
+          if (saving || performance.now() - lastSave < SAVE_INTERVAL_MS) return;
+          lastSave = performance.now();
+          saving = save().finally(() => (saving = null));
+          await saving;
         };
         try {
           const result = await downloadModel(record, {
@@ -77,6 +95,7 @@ export class CacheManager {
             signal: options.signal,
             concurrency: options.concurrency,
             maxBufferedBytes: options.maxBufferedBytes,
+            stallTimeoutMs: options.stallTimeoutMs,
             knownSizes,
             onProgress: (progress) => {
               options.onProgress?.(progress);
@@ -85,21 +104,24 @@ export class CacheManager {
             onPlanned: async (plan) => {
               planned = true;
               const urls = new Set(plan.artifacts.map((a) => a.url));
-              metadata.files = metadata.files.filter((f) => urls.has(f.url));
+              for (const url of files.keys()) if (!urls.has(url)) files.delete(url);
               await save();
             },
             onStored: async (artifact, bytes) => {
-              metadata.files = [...metadata.files.filter((f) => f.url !== artifact.url), { url: artifact.url, scope: artifact.scope, bytes }];
-              await save();
+              files.set(artifact.url, { url: artifact.url, scope: artifact.scope, bytes });
+              await saveSoon();
             },
           });
-          metadata.files = result.plan.artifacts.map((a) => ({ url: a.url, scope: a.scope, bytes: result.sizes.get(a.url) ?? 0 }));
+          await saving;
+          files.clear();
+          for (const a of result.plan.artifacts) files.set(a.url, { url: a.url, scope: a.scope, bytes: result.sizes.get(a.url) ?? 0 });
           metadata.complete = true;
           delete metadata.error;
           await save();
           return result;
         } catch (error) {
           if (planned) {
+            await saving?.catch(() => undefined);
             metadata.error = error instanceof Error ? error.message : String(error);
             await save().catch(() => undefined);
           }

@@ -6,7 +6,7 @@
  */
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
-import type { ArtifactStore, StoredValue } from "./store.js";
+import type { ArtifactStore, StoredValue, StreamingWrite } from "./store.js";
 
 const ROOT = "tvmjs-opfs-store";
 
@@ -74,6 +74,33 @@ export class OpfsArtifactStore implements ArtifactStore {
     await writeFile(await directory.getFileHandle(`${base}.bin`, { create: true }), bytes);
     const record: OpfsRecord = { url, nbytes: bytes.byteLength, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
     await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
+  }
+
+  /** Appends to the payload's swap file as bytes arrive; `close()` makes it the payload, then the record is written. */
+  async openWrite(scope: Scope, url: string, storeType: StoreType, _size: number | null, contentType?: string): Promise<StreamingWrite> {
+    const directory = (await this.dir(scope)) as FileSystemDirectoryHandle;
+    const base = await sha256Hex(url);
+    await directory.removeEntry(`${base}.record.json`).catch((error) => {
+      if (!isNotFound(error)) throw error;
+    });
+    const writable = await (await directory.getFileHandle(`${base}.bin`, { create: true })).createWritable();
+    let length = 0;
+    return {
+      write: async (chunk) => {
+        await writable.write(chunk as Uint8Array<ArrayBuffer>);
+        length += chunk.byteLength;
+      },
+      commit: async () => {
+        await writable.close();
+        const record: OpfsRecord = { url, nbytes: length, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+        await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
+      },
+      abort: async () => {
+        await writable.abort().catch(() => undefined);
+        // The swap file is gone; the empty payload created to open it goes too.
+        await directory.removeEntry(`${base}.bin`).catch(() => undefined);
+      },
+    };
   }
 
   async remove(scope: Scope, url: string): Promise<void> {

@@ -8,14 +8,15 @@ import type { LoadProgress } from "../engine/types.js";
 /** Minimum gap between two reports while bytes stream (each file's end is always reported). */
 const REPORT_INTERVAL_MS = 50;
 
-/** Counts bytes of one phase and reports them with an ETA. */
+/** Counts bytes of one phase and reports them with the rate and an ETA. */
 export class ByteProgress {
   private loaded = 0;
   private reported = 0;
   private reportedFraction = 0;
   private lastReport = -Infinity;
-  private readonly started = performance.now();
-  private readonly startBytes: number;
+  /** When this call's first byte arrived (the wait before it is latency, not line speed). */
+  private firstByteAt: number | null = null;
+  private startBytes: number;
 
   constructor(
     private total: number,
@@ -42,6 +43,11 @@ export class ByteProgress {
 
   /** `bytes` arrived (negative: a rejected attempt is taken back; the report stays put). */
   add(bytes: number, file: string | null, force = false): void {
+    if (this.firstByteAt === null && bytes > 0) {
+      // The rate counts from the first chunk on: its own bytes arrived "at once".
+      this.firstByteAt = performance.now();
+      this.startBytes = this.loaded + bytes;
+    }
     this.loaded += bytes;
     if (this.loaded > this.total) this.total = this.loaded;
     const now = performance.now();
@@ -54,10 +60,11 @@ export class ByteProgress {
     this.reported = Math.max(this.reported, this.loaded);
     const fraction = this.total > 0 ? Math.min(1, this.reported / this.total) : 1;
     this.reportedFraction = Math.max(this.reportedFraction, fraction);
-    const elapsedS = (now - this.started) / 1000;
-    const rate = elapsedS > 0 ? (this.reported - this.startBytes) / elapsedS : 0;
-    const etaS = this.reported >= this.total ? 0 : rate > 0 ? (this.total - this.reported) / rate : null;
-    this.emit({ phase: this.phase, loadedBytes: this.reported, totalBytes: this.total, fraction: this.reportedFraction, etaS, file });
+    const elapsedS = this.firstByteAt === null ? 0 : (now - this.firstByteAt) / 1000;
+    // The average since the first byte: on a steady line it is the line's speed, and it does not jump with each chunk.
+    const rate = elapsedS > 0.05 && this.reported > this.startBytes ? (this.reported - this.startBytes) / elapsedS : null;
+    const etaS = this.reported >= this.total ? 0 : rate ? (this.total - this.reported) / rate : null;
+    this.emit({ phase: this.phase, loadedBytes: this.reported, totalBytes: this.total, fraction: this.reportedFraction, etaS, bytesPerS: rate === null ? null : Math.round(rate), file });
   }
 }
 

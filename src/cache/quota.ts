@@ -26,9 +26,10 @@ export async function storageReport(): Promise<StorageReport> {
   let usage: number | null = null;
   let quota: number | null = null;
   if (typeof manager?.estimate === "function") {
-    const estimate = await manager.estimate();
-    usage = estimate.usage ?? null;
-    quota = estimate.quota ?? null;
+    // A browser that cannot estimate (or refuses to) leaves both unknown; it does not stop a download.
+    const estimate = await manager.estimate().catch(() => ({}) as StorageEstimate);
+    usage = finite(estimate.usage);
+    quota = finite(estimate.quota);
   }
   // Asked fresh each time: the page may have been granted persistence after this (worker) context last looked.
   const persisted = typeof manager?.persisted === "function" ? await manager.persisted().catch(() => persistResult) : persistResult;
@@ -48,12 +49,23 @@ export async function requestPersistence(): Promise<boolean | null> {
   return persistResult;
 }
 
-/** Throws 507 `insufficient_storage` when `neededBytes` exceed what the origin has left. */
-export async function ensureRoom(neededBytes: number, modelId: string): Promise<void> {
-  if (neededBytes <= 0) return;
-  const { free } = await storageReport();
-  if (free === null || neededBytes <= free) return;
-  throw insufficientStorage(modelId, neededBytes, free);
+function finite(value: number | undefined): number | null {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+/**
+ * Throws 507 `insufficient_storage` when `neededBytes` exceed what the origin
+ * has left, or (usage unknown) its whole quota. Resolves to whether the room
+ * was known: an unknown estimate is not taken as room, it is reported
+ * (`DownloadResult.quotaChecked`), and a full disk then fails on the write
+ * that hits it, with the same 507.
+ */
+export async function ensureRoom(neededBytes: number, modelId: string): Promise<boolean> {
+  const { free, quota } = await storageReport();
+  const room = free ?? quota;
+  if (room === null) return false;
+  if (neededBytes > room) throw insufficientStorage(modelId, neededBytes, room);
+  return free !== null;
 }
 
 /** The 507 error, naming the bytes needed and free. */

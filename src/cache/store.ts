@@ -9,6 +9,19 @@ import type { StoreType } from "./artifacts.js";
 import type { CacheBackend, Scope } from "./layout.js";
 import { load } from "../lazy-imports.js";
 
+/**
+ * A file written as its bytes arrive (Cache API, OPFS), so a shard never has
+ * to be held whole in memory. Nothing is visible to web-llm before `commit`;
+ * `abort` (a failed check, a dropped connection) leaves no trace.
+ */
+export interface StreamingWrite {
+  /** Resolves once the store has taken the chunk (backpressure); the chunk must not be changed afterwards. */
+  write(chunk: Uint8Array): Promise<void>;
+  /** Resolves once the file is committed (a quota failure rejects here). */
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
 /** A stored file as read back: bytes, or (IndexedDB `tensor-cache.json`) the parsed object. */
 export type StoredValue = { kind: "bytes"; data: ArrayBuffer } | { kind: "json"; data: unknown };
 
@@ -19,6 +32,17 @@ export interface ArtifactStore {
   read(scope: Scope, url: string): Promise<StoredValue | undefined>;
   /** Stores `bytes` the way web-llm stores this kind of file; resolves once committed. */
   write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void>;
+  /**
+   * Like `write`, but resolves as soon as the store holds its own copy of the
+   * bytes (the caller may reuse the buffer), with `committed` settling on the
+   * commit. IndexedDB has it: `put` clones synchronously.
+   */
+  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void> }>;
+  /**
+   * Starts a streamed write (backends that can append: Cache API, OPFS).
+   * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
+   */
+  openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite>;
   remove(scope: Scope, url: string): Promise<void>;
   /** Every URL stored in the scope. */
   urls(scope: Scope): Promise<string[]>;

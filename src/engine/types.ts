@@ -127,7 +127,10 @@ export interface LoadProgress {
   totalBytes: number;
   /** 0..1, never decreasing across the phases of one load. */
   fraction: number;
+  /** Seconds left at the current rate (download phase); null until a rate is known. */
   etaS: number | null;
+  /** Download rate, bytes per second averaged since the first byte; null until known, absent outside the download phase. */
+  bytesPerS?: number | null;
   file: string | null;
 }
 

@@ -73,6 +73,41 @@ describe.each(["indexeddb", "cache", "opfs"] as const)("cache backend %s", (back
     expect((await model.stats()).total).toBe(stats.total);
   });
 
+  it("a shard corrupted in transit is discarded (nothing of it stored) and fetched again", async () => {
+    const model = await serveModel(server, { shards: 4, shardBytes: 128 * 1024 });
+    await model.fault({ corruptOnce: ["params_shard_2.bin"] });
+    await manager.ensure(model.record);
+    expect(shardRequests(await model.stats())["params_shard_2.bin"]).toBe(2);
+    const stored = await (await manager.store()).read("webllm/model", `${model.baseUrl}params_shard_2.bin`);
+    const fresh = await (await fetch(`${model.baseUrl}params_shard_2.bin`)).arrayBuffer();
+    expect(stored?.kind === "bytes" && new Uint8Array(stored.data)).toEqual(new Uint8Array(fresh));
+  });
+
+  it("a shard that fails its check after every attempt leaves no entry behind (a streamed write is discarded, not committed)", async () => {
+    const model = await serveModel(server, { shards: 2, shardBytes: 64 * 1024, md5: false });
+    const record = { ...model.record, integrity: { "params_shard_1.bin": "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" } };
+    const error = await manager.ensure(record, { concurrency: 1 }).catch((e) => e);
+    expect(error).toMatchObject({ status: 503, code: "integrity_error" });
+    const store = await manager.store();
+    expect(await store.has("webllm/model", `${model.baseUrl}params_shard_1.bin`)).toBe(false);
+    expect(await store.has("webllm/model", `${model.baseUrl}params_shard_0.bin`)).toBe(true);
+  });
+
+  it("a host that goes silent mid-shard fails the load with 503 naming the file after the stall period; the rest resumes later", async () => {
+    const model = await serveModel(server, { shards: 3, shardBytes: 256 * 1024 });
+    await model.fault({ stallAfter: 64 * 1024 });
+    const started = performance.now();
+    const error = await manager.ensure(model.record, { stallTimeoutMs: 300 }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 503, code: "download_failed" });
+    expect(error.message).toMatch(/params_shard_\d\.bin/);
+    expect(error.message).toContain("no data arrived for 0.3 s");
+    expect(performance.now() - started).toBeLessThan(10_000);
+    await model.fault({ stallAfter: null });
+    await manager.ensure(model.record);
+    expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, backend))).toBe(true);
+  });
+
   it("delete leaves no file of the model, tensor-cache.json and wasm included", async () => {
     const model = await serveModel(server, { shards: 3, shardBytes: 64 * 1024 });
     await manager.ensure(model.record);
@@ -131,11 +166,12 @@ describe("downloads that go wrong (indexeddb)", () => {
     const model = await serveModel(server, { shards: 6, shardBytes: 64 * 1024 });
     const failing = new CacheManager("indexeddb");
     const store = await failing.store();
-    const write = store.write.bind(store);
+    // The browser refuses the third shard's commit (IndexedDB hands shards over with submit(), committing after).
+    const submit = store.submit!.bind(store);
     let writes = 0;
-    store.write = async (...args) => {
-      if (args[1].includes("params_shard_") && ++writes === 3) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-      return write(...args);
+    store.submit = async (...args) => {
+      if (args[1].includes("params_shard_") && ++writes === 3) return { committed: Promise.reject(new DOMException("The quota has been exceeded.", "QuotaExceededError")) };
+      return submit(...args);
     };
     const error = await failing.ensure(model.record, { concurrency: 1 }).catch((e) => e);
     expect(error).toMatchObject({ status: 507, code: "insufficient_storage" });

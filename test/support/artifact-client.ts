@@ -8,7 +8,7 @@ export interface ServedModelHandle {
   record: ModelRecord;
   /** Bytes of all weight shards. */
   totalBytes: number;
-  fault(fault: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[]; delayMs?: number }): Promise<void>;
+  fault(fault: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[]; delayMs?: number; rateBytesPerS?: number | null; stallAfter?: number | null; lyingLength?: number | null }): Promise<void>;
   stats(): Promise<{ total: number; byFile: Record<string, number> }>;
 }
 

@@ -10,7 +10,7 @@
  * Control API (JSON, CORS open so the page under test can drive it):
  *   POST /__control/model  {shards?, shardBytes?, tokenizerBytes?, wasmBytes?, md5?}
  *        → {name, baseUrl, record}   (record: a ModelRecord for this server)
- *   POST /__control/fault?name=…  {stopped?, dropFrom?, corruptOnce?: string[], delayMs?}
+ *   POST /__control/fault?name=…  {stopped?, dropFrom?, corruptOnce?: string[], delayMs?, rateBytesPerS?, stallAfter?, lyingLength?}
  *   GET  /__control/stats?name=…   → {total, byFile: {file: count}}
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -30,6 +30,10 @@ export interface ModelSpec {
   dataPaths?: string[];
   /** A hostile package manifest: these `chat_config` / `weights.manifest` paths instead of the ones served. */
   packagePaths?: { chat_config?: string; weights_manifest?: string };
+  /** Serve a minimal tokenizer.json that a real tokenizer library parses (tokenizerBytes is then ignored), as web-llm's own loader needs. */
+  validTokenizer: boolean;
+  /** Serve the model library the server was started with (`modelLib`) instead of a dummy wasm. */
+  realLib: boolean;
 }
 
 interface Fault {
@@ -40,6 +44,17 @@ interface Fault {
   corruptOnce: Set<string>;
   /** Wait before answering each shard request (makes a download last long enough to overlap another). */
   delayMs: number;
+  /** Pace every shard byte of this model through one line of this speed (all connections share it); null: as fast as possible. */
+  rateBytesPerS: number | null;
+  /** Shards send this many bytes, then nothing more while the connection stays open (a stalled host). */
+  stallAfter: number | null;
+  /** Declare this content-length for tokenizer.json while sending its real (short) body, then close the connection. */
+  lyingLength: number | null;
+}
+
+/** A shared line: each chunk waits for its turn at the line's rate. */
+interface Line {
+  freeAt: number;
 }
 
 interface ServedModel {
@@ -48,6 +63,7 @@ interface ServedModel {
   fault: Fault;
   requests: Map<string, number>;
   md5s: string[] | null;
+  line: Line;
 }
 
 export interface ArtifactServer {
@@ -111,7 +127,18 @@ function wasm(bytes: number): Buffer {
   return Buffer.concat([header, filler(Math.max(0, bytes - header.length), "w")]);
 }
 
-export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
+/** A tokenizer.json a real BPE tokenizer library accepts. */
+function validTokenizerJson(): Buffer {
+  const model = { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab: { a: 0, b: 1, ab: 2 }, merges: ["a b"] };
+  return Buffer.from(JSON.stringify({ version: "1.0", truncation: null, padding: null, added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, model }));
+}
+
+export interface ArtifactServerOptions {
+  /** A real web-llm model library to serve for models created with `realLib` (the benchmark's web-llm peer needs one). */
+  modelLib?: Buffer;
+}
+
+export async function startArtifactServer(port = 0, options: ArtifactServerOptions = {}): Promise<ArtifactServer> {
   const models = new Map<string, ServedModel>();
   let counter = 0;
   let url = "";
@@ -129,10 +156,10 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
   function control(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) {
     if (path === "/__control/model" && req.method === "POST") {
       return readBody(req).then((body: Partial<ModelSpec>) => {
-        const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, packageManifest: false, ...body };
+        const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, packageManifest: false, validTokenizer: false, realLib: false, ...body };
         if (spec.shardBytes % 4 !== 0) return send(res, 400, JSON.stringify({ error: "shardBytes must be a multiple of 4" }));
         const name = `test-model-${Date.now().toString(36)}-${++counter}`;
-        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0 }, requests: new Map(), md5s: null });
+        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0, rateBytesPerS: null, stallAfter: null, lyingLength: null }, requests: new Map(), md5s: null, line: { freeAt: 0 } });
         const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 }, ...(spec.packageManifest ? { model_manifest: "mlc-model-manifest.json" } : {}) };
         send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
       });
@@ -140,8 +167,11 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
     const model = models.get(query.get("name") ?? "");
     if (!model) return send(res, 404, JSON.stringify({ error: "unknown model" }));
     if (path === "/__control/fault" && req.method === "POST") {
-      return readBody(req).then((body: { stopped?: boolean; dropFrom?: number | null; corruptOnce?: string[]; delayMs?: number }) => {
+      return readBody(req).then((body: Partial<Omit<Fault, "corruptOnce">> & { corruptOnce?: string[] }) => {
         if (body.stopped !== undefined) model.fault.stopped = body.stopped;
+        if (body.rateBytesPerS !== undefined) model.fault.rateBytesPerS = body.rateBytesPerS;
+        if (body.stallAfter !== undefined) model.fault.stallAfter = body.stallAfter;
+        if (body.lyingLength !== undefined) model.fault.lyingLength = body.lyingLength;
         if (body.delayMs !== undefined) model.fault.delayMs = body.delayMs;
         if (body.dropFrom !== undefined) model.fault.dropFrom = body.dropFrom;
         for (const file of body.corruptOnce ?? []) model.fault.corruptOnce.add(file);
@@ -168,12 +198,23 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
       if (model.fault.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, model.fault.delayMs));
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": shardBytes, "access-control-allow-origin": "*", "cache-control": "no-store" });
       const drop = model.fault.dropFrom !== null && index >= model.fault.dropFrom;
-      const end = drop ? Math.floor(shardBytes / 2) : shardBytes;
+      const { stallAfter, rateBytesPerS } = model.fault;
+      const end = Math.min(drop ? Math.floor(shardBytes / 2) : shardBytes, stallAfter ?? Infinity);
       for (let at = 0; at < end; at += CHUNK) {
         const chunk = shardChunk(model.name, index, at, Math.min(end, at + CHUNK));
         if (corrupt && at <= shardBytes / 2 && shardBytes / 2 < at + CHUNK) chunk[shardBytes / 2 - at] ^= 0xff;
+        if (rateBytesPerS) {
+          // The chunk takes its turn on the model's one line.
+          const now = performance.now();
+          // A busy line keeps its schedule (a turn missed by a late timer on a busy machine is caught up); an idle one starts now, without a burst.
+          const start = model.line.freeAt >= now - 100 ? model.line.freeAt : now;
+          model.line.freeAt = start + (chunk.length / rateBytesPerS) * 1000;
+          if (model.line.freeAt - now > 1) await new Promise((resolve) => setTimeout(resolve, model.line.freeAt - now));
+        }
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+        if (res.destroyed) return;
       }
+      if (stallAfter !== null && stallAfter < shardBytes) return; // the connection stays open, silent, until the client gives up
       if (drop) {
         await new Promise((resolve) => setTimeout(resolve, 10));
         return res.socket?.destroy();
@@ -184,10 +225,17 @@ export async function startArtifactServer(port = 0): Promise<ArtifactServer> {
     if (file === "mlc-model-manifest.json" && model.spec.packageManifest) body = Buffer.from(JSON.stringify({ schema: "mlc.model-package", chat_config: model.spec.packagePaths?.chat_config ?? "config/mlc-chat-config.json", weights: { manifest: model.spec.packagePaths?.weights_manifest ?? "weights/tensor-cache.json" } }));
     else if (file === `${layout.config}mlc-chat-config.json`) body = Buffer.from(JSON.stringify(chatConfig()));
     else if (file === `${layout.weights}tensor-cache.json`) body = Buffer.from(JSON.stringify(tensorIndex(model)));
-    else if (file === "tokenizer.json") body = tokenizerJson(model.spec.tokenizerBytes);
-    else if (file === "model.wasm") body = wasm(model.spec.wasmBytes);
+    else if (file === "tokenizer.json") body = model.spec.validTokenizer ? validTokenizerJson() : tokenizerJson(model.spec.tokenizerBytes);
+    else if (file === "model.wasm") body = model.spec.realLib && options.modelLib ? options.modelLib : wasm(model.spec.wasmBytes);
     else return send(res, 404, "not found", "text/plain");
     if (corrupt) body[body.length >> 1] ^= 0xff;
+    if (file === "tokenizer.json" && model.fault.lyingLength !== null) {
+      // A header promising far more than the body: the body ends, then the connection closes.
+      res.writeHead(200, { "content-type": "application/json", "content-length": model.fault.lyingLength, "access-control-allow-origin": "*", "cache-control": "no-store" });
+      res.write(body);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return res.socket?.destroy();
+    }
     send(res, 200, body, file.endsWith(".json") ? "application/json" : file.endsWith(".wasm") ? "application/wasm" : "application/octet-stream");
   }
 

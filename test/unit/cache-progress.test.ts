@@ -1,6 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ByteProgress, composeProgress } from "../../src/cache/progress.js";
 import type { LoadProgress } from "../../src/engine/types.js";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe("load progress", () => {
   it("never reports fewer bytes than before, even when a rejected file is taken back", () => {
@@ -12,6 +16,22 @@ describe("load progress", () => {
     progress.add(600, "b", true);
     expect(events.map((e) => e.loadedBytes)).toEqual([400, 400, 400, 1000]);
     expect(events.at(-1)).toMatchObject({ fraction: 1, totalBytes: 1000, etaS: 0, phase: "download" });
+  });
+
+  it("gives the rate from the first byte on, so the wait for the first byte does not stretch the ETA", () => {
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => now);
+    const events: LoadProgress[] = [];
+    const progress = new ByteProgress(1000, 0, (p) => events.push(p));
+    now = 5000; // five seconds of latency before the first byte
+    progress.add(100, "a", true);
+    expect(events.at(-1)).toMatchObject({ etaS: null, bytesPerS: null });
+    now = 6000;
+    progress.add(100, "a", true);
+    expect(events.at(-1)).toMatchObject({ loadedBytes: 200, bytesPerS: 100, etaS: 8 });
+    now = 8000;
+    progress.add(800, "a", true);
+    expect(events.at(-1)).toMatchObject({ loadedBytes: 1000, etaS: 0, fraction: 1 });
   });
 
   it("widens the total for files of undeclared size instead of passing 100%", () => {

@@ -1,0 +1,252 @@
+/**
+ * The first load, side by side in one page and one run (headless Chromium,
+ * the artifact server on loopback): how fast a generated model's shards
+ * arrive by
+ *   - raw `fetch` of the same files, 4 at a time, bodies read and dropped
+ *     (the ceiling: what the browser and the server can do at all);
+ *   - raw `fetch` + MD5 of every chunk on the same thread, in JavaScript and
+ *     in WebAssembly (what hashing costs);
+ *   - the library's download per backend (`CacheManager.ensure`: fetch,
+ *     verify, store, committed);
+ *   - web-llm 0.2.86's own loader into its cache (webllm-loader.ts), when the
+ *     server has a real model library to give it.
+ * Variants run in rotating order for `rounds` rounds; each figure is the
+ * median. `benchThrottled` paces the server at a given line speed and checks
+ * the download keeps the line busy and its ETA is right.
+ */
+import { createMD5 } from "hash-wasm";
+import { CacheManager } from "../src/cache/manager.js";
+import { Md5 } from "../src/cache/md5.js";
+import type { CacheBackend } from "../src/cache/layout.js";
+import type { LoadProgress } from "../src/engine/types.js";
+import type { ModelRecord } from "../src/models/record.js";
+import { timeWebLlmDownload } from "./webllm-loader.js";
+
+const MB = 1024 * 1024;
+
+export interface DownloadBenchOptions {
+  serverUrl: string;
+  /** Default 256 MiB. */
+  modelBytes?: number;
+  /** Default 32 MiB (MLC's usual shard size). */
+  shardBytes?: number;
+  /** Default ["indexeddb", "cache", "opfs"]. */
+  backends?: CacheBackend[];
+  /** Default 3. */
+  rounds?: number;
+  /** The library's download memory budget. Default 64 MiB (its default). */
+  maxBufferedBytes?: number;
+  /** Run web-llm's own loader into these backends (the server must have been started with a model library). Default none. */
+  webllmBackends?: CacheBackend[];
+  /** Also time raw fetch + MD5 in JS and in WebAssembly. Default true. */
+  hashing?: boolean;
+}
+
+export interface DownloadBenchRow {
+  variant: string;
+  /** Median over rounds, shard bytes per second / 2^20. */
+  MBps: number;
+  runs: number[];
+  /** The library only: most bytes of download buffers held at once (max over rounds). */
+  peakBufferedBytes?: number;
+  /** The library only: most files downloading at once (max over rounds). */
+  peakConcurrency?: number;
+  error?: string;
+}
+
+interface Served {
+  record: ModelRecord;
+  shardUrls: string[];
+  bytes: number;
+}
+
+async function serve(serverUrl: string, spec: Record<string, unknown>): Promise<Served> {
+  const created = await (await fetch(`${serverUrl}/__control/model`, { method: "POST", body: JSON.stringify(spec) })).json();
+  const shards = spec.shards as number;
+  return {
+    record: created.record,
+    shardUrls: Array.from({ length: shards }, (_, i) => `${created.baseUrl}params_shard_${i}.bin`),
+    bytes: shards * (spec.shardBytes as number),
+  };
+}
+
+async function setFault(serverUrl: string, record: ModelRecord, fault: Record<string, unknown>): Promise<void> {
+  await fetch(`${serverUrl}/__control/fault?name=${encodeURIComponent(record.model_id)}`, { method: "POST", body: JSON.stringify(fault) });
+}
+
+/** Seconds to fetch every URL, `streams` at a time, each chunk given to `onChunk`. */
+async function rawFetch(urls: string[], streams: number, perFile?: () => Promise<(chunk: Uint8Array) => void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const loop = async () => {
+    while (next < urls.length) {
+      const url = urls[next++];
+      const onChunk = perFile ? await perFile() : null;
+      const reader = (await fetch(url, { cache: "no-store" })).body!.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        onChunk?.(value);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: streams }, loop));
+  return (performance.now() - started) / 1000;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+export async function benchDownload(options: DownloadBenchOptions): Promise<DownloadBenchRow[]> {
+  const modelBytes = options.modelBytes ?? 256 * MB;
+  const shardBytes = options.shardBytes ?? 32 * MB;
+  const shards = Math.max(1, Math.round(modelBytes / shardBytes));
+  const spec = { shards, shardBytes };
+  const variants: Array<{ name: string; run: () => Promise<{ seconds: number; bytes: number; peakBufferedBytes?: number; peakConcurrency?: number }> }> = [];
+  const timed = (name: string, perFile?: () => Promise<(chunk: Uint8Array) => void>) =>
+    variants.push({
+      name,
+      run: async () => {
+        const model = await serve(options.serverUrl, spec);
+        return { seconds: await rawFetch(model.shardUrls, 4, perFile), bytes: model.bytes };
+      },
+    });
+  timed("raw fetch (ceiling)");
+  if (options.hashing ?? true) {
+    timed("raw fetch + MD5 in JS on the thread", async () => {
+      const md5 = new Md5();
+      return (chunk) => void md5.update(chunk);
+    });
+    timed("raw fetch + MD5 in WebAssembly on the thread", async () => {
+      const md5 = (await createMD5()).init();
+      return (chunk) => void md5.update(chunk);
+    });
+  }
+  for (const backend of options.backends ?? ["indexeddb", "cache", "opfs"]) {
+    variants.push({
+      name: `library → ${backend}`,
+      run: async () => {
+        const model = await serve(options.serverUrl, spec);
+        const manager = new CacheManager(backend);
+        const started = performance.now();
+        const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes });
+        const seconds = (performance.now() - started) / 1000;
+        await manager.delete(model.record.model_id, model.record);
+        return { seconds, bytes: model.bytes, peakBufferedBytes: result.peakBufferedBytes, peakConcurrency: result.peakConcurrency };
+      },
+    });
+  }
+  for (const backend of options.webllmBackends ?? []) {
+    variants.push({
+      name: `web-llm 0.2.86 loader → ${backend}`,
+      run: async () => {
+        const model = await serve(options.serverUrl, { ...spec, realLib: true, validTokenizer: true });
+        try {
+          const { seconds } = await timeWebLlmDownload(model.record, backend);
+          return { seconds, bytes: model.bytes };
+        } finally {
+          await new CacheManager(backend).delete(model.record.model_id, model.record).catch(() => undefined);
+        }
+      },
+    });
+  }
+
+  const runs = new Map<string, DownloadBenchRow>(variants.map((v) => [v.name, { variant: v.name, MBps: 0, runs: [] }]));
+  const rounds = options.rounds ?? 3;
+  for (let round = 0; round < rounds; round++) {
+    // Rotating order: no variant always runs first (cold) or right after the heaviest one.
+    for (let i = 0; i < variants.length; i++) {
+      const variant = variants[(i + round) % variants.length];
+      const row = runs.get(variant.name) as DownloadBenchRow;
+      if (row.error) continue;
+      try {
+        const r = await variant.run();
+        row.runs.push(r.bytes / MB / r.seconds);
+        if (r.peakBufferedBytes !== undefined) row.peakBufferedBytes = Math.max(row.peakBufferedBytes ?? 0, r.peakBufferedBytes);
+        if (r.peakConcurrency !== undefined) row.peakConcurrency = Math.max(row.peakConcurrency ?? 0, r.peakConcurrency);
+      } catch (error) {
+        row.error = String((error as Error)?.message ?? error);
+      }
+    }
+  }
+  for (const row of runs.values()) row.MBps = row.runs.length ? median(row.runs) : NaN;
+  return [...runs.values()];
+}
+
+export interface ThrottledOptions {
+  serverUrl: string;
+  /** Line speeds to try, MB/s (2^20 bytes). Default [10, 100]. */
+  ratesMBps?: number[];
+  /** Each model lasts about this long at its line speed. Default 4. */
+  seconds?: number;
+  backend?: CacheBackend;
+  maxBufferedBytes?: number;
+}
+
+export interface ThrottledRow {
+  lineMBps: number;
+  modelBytes: number;
+  /** Raw fetch through the same paced line. */
+  rawMBps: number;
+  /** The library's download, first byte to commit. */
+  libraryMBps: number;
+  /** Worst |ETA − actual time left| over reports after the first 5 % of bytes, as a share of the download's duration. */
+  etaWorstError: number;
+  /** Median over the same reports of |ETA − actual time left| / actual time left (reports with ≥ 0.5 s left). */
+  etaMedianError: number;
+  /** The rate the last progress report gave, MB/s. */
+  reportedMBps: number | null;
+  peakBufferedBytes: number;
+  /** Every ~5 % of bytes: [seconds since the first byte, fraction, ETA s, actual seconds left]. */
+  trace: Array<[number, number, number | null, number]>;
+  /** The report with the worst ETA, in the same form. */
+  worst: [number, number, number | null, number] | null;
+}
+
+export async function benchThrottled(options: ThrottledOptions): Promise<ThrottledRow[]> {
+  const rows: ThrottledRow[] = [];
+  const seconds = options.seconds ?? 4;
+  for (const lineMBps of options.ratesMBps ?? [10, 100]) {
+    const shardBytes = lineMBps >= 50 ? 32 * MB : 4 * MB;
+    const shards = Math.max(4, Math.round((lineMBps * seconds * MB) / shardBytes));
+    const spec = { shards, shardBytes };
+    const rate = { rateBytesPerS: lineMBps * MB };
+
+    const raw = await serve(options.serverUrl, spec);
+    await setFault(options.serverUrl, raw.record, rate);
+    const rawMBps = raw.bytes / MB / (await rawFetch(raw.shardUrls, 4));
+
+    const model = await serve(options.serverUrl, spec);
+    await setFault(options.serverUrl, model.record, rate);
+    const manager = new CacheManager(options.backend ?? "indexeddb");
+    const events: Array<{ at: number; p: LoadProgress }> = [];
+    const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes, onProgress: (p) => events.push({ at: performance.now(), p }) });
+    const end = performance.now();
+    await manager.delete(model.record.model_id, model.record);
+
+    const downloading = events.filter((e) => e.p.phase === "download");
+    const first = downloading.find((e) => e.p.loadedBytes > 0 && e.p.loadedBytes < e.p.totalBytes) ?? downloading[0];
+    const duration = (end - first.at) / 1000;
+    const judged = downloading.filter((e) => e.p.etaS !== null && e.p.loadedBytes >= 0.05 * e.p.totalBytes && e.p.loadedBytes < e.p.totalBytes);
+    const errors = judged.map((e) => Math.abs((e.p.etaS as number) - (end - e.at) / 1000));
+    const worstAt = judged[errors.indexOf(Math.max(...errors))];
+    const point = (e: { at: number; p: LoadProgress }): [number, number, number | null, number] => [round2((e.at - first.at) / 1000), round2(e.p.fraction), e.p.etaS === null ? null : round2(e.p.etaS), round2((end - e.at) / 1000)];
+    const relative = judged.filter((e) => (end - e.at) / 1000 >= 0.5).map((e) => Math.abs((e.p.etaS as number) - (end - e.at) / 1000) / ((end - e.at) / 1000));
+    const lastRate = [...downloading].reverse().find((e) => typeof e.p.bytesPerS === "number")?.p.bytesPerS ?? null;
+    rows.push({
+      lineMBps,
+      modelBytes: model.bytes,
+      rawMBps,
+      libraryMBps: model.bytes / MB / duration,
+      etaWorstError: errors.length ? Math.max(...errors) / duration : NaN,
+      etaMedianError: relative.length ? median(relative) : NaN,
+      reportedMBps: lastRate === null ? null : lastRate / MB,
+      peakBufferedBytes: result.peakBufferedBytes,
+      trace: downloading
+        .filter((e, i, all) => i === 0 || Math.floor(e.p.fraction * 20) > Math.floor(all[i - 1].p.fraction * 20))
+        .map(point),
+      worst: worstAt ? point(worstAt) : null,
+    });
+  }
+  return rows;
+}

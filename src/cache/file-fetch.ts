@@ -1,0 +1,392 @@
+/**
+ * Fetching one file of a model: attempts with retries, a watchdog on stalled
+ * reads, checks computed as the bytes stream in (hashing.ts), and the two
+ * ways bytes reach the store (downloader.ts explains when each is used):
+ * into one growing buffer, or streamed into the store as they arrive.
+ */
+import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
+import type { Artifact } from "./artifacts.js";
+import { FileCheck } from "./hashing.js";
+import { GROWTH_STEP, maxBytesOf } from "./limits.js";
+import { insufficientStorage, storageReport } from "./quota.js";
+import type { ArtifactStore, StreamingWrite } from "./store.js";
+
+/** The first allocation for a body of unknown length (then doubled). */
+const FIRST_BUFFER = 64 * 1024;
+
+/** Bytes held in download buffers, for the memory bound the benchmark reports. */
+export interface BufferGauge {
+  current: number;
+  peak: number;
+}
+
+export function hold(gauge: BufferGauge, bytes: number): void {
+  gauge.current += bytes;
+  gauge.peak = Math.max(gauge.peak, gauge.current);
+}
+
+/**
+ * Buffers of committed files, for reuse: a download allocates about as many
+ * buffers as files in flight instead of one per shard left for the garbage
+ * collector (which, measured, let the heap grow to the whole model's size).
+ * Only buffers that a verified file filled are kept, so no size a host merely
+ * declared is ever allocated.
+ */
+export class BufferPool {
+  private readonly free = new Map<number, ArrayBuffer[]>();
+
+  take(size: number): ArrayBuffer | null {
+    return this.free.get(size)?.pop() ?? null;
+  }
+
+  give(buffer: ArrayBuffer): void {
+    if (buffer.byteLength === 0 || (buffer as { detached?: boolean }).detached) return;
+    const list = this.free.get(buffer.byteLength) ?? [];
+    if (list.length < 8) list.push(buffer);
+    this.free.set(buffer.byteLength, list);
+  }
+}
+
+/** A failed check of a file's bytes (retried; distinct from network errors). */
+class IntegrityMismatch extends Error {
+  override name = "IntegrityMismatch";
+}
+
+/** A response the server will give again (4xx, a file over its size cap): not retried. */
+class PermanentFetchError extends Error {
+  override name = "PermanentFetchError";
+}
+
+/** No byte arrived for the stall period (retried like a network error). */
+class StalledRead extends Error {
+  override name = "StalledRead";
+}
+
+/** What one file's attempts share. */
+export interface FetchContext {
+  signal: AbortSignal;
+  retries: number;
+  stallTimeoutMs: number;
+  gauge: BufferGauge;
+  pool: BufferPool | null;
+  onFetched(n: number): void;
+}
+
+function quotaError(error: unknown): boolean {
+  return (error as { name?: string })?.name === "QuotaExceededError";
+}
+
+async function as507(artifact: Artifact, bytes: number, modelId: string): Promise<ApiError> {
+  const { free } = await storageReport().catch(() => ({ free: null }));
+  return insufficientStorage(modelId, bytes, free, ` Writing ${artifact.name} failed; the model stays marked incomplete and resumes from here.`);
+}
+
+/** Commits one file; a quota failure becomes 507. */
+export async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<void> {
+  try {
+    await store.write(artifact.scope, artifact.url, bytes, artifact.storeType, artifact.storeType === "json" ? "application/json" : undefined);
+  } catch (error) {
+    throw quotaError(error) ? await as507(artifact, bytes.byteLength, modelId) : error;
+  }
+}
+
+/** Hands one file to the store; resolves once the buffer may be reused, to the commit (a quota failure there becomes 507). */
+export async function submitArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<{ committed: Promise<void> }> {
+  const contentType = artifact.storeType === "json" ? "application/json" : undefined;
+  if (!store.submit) {
+    await writeArtifact(store, artifact, bytes, modelId);
+    return { committed: Promise.resolve() };
+  }
+  const size = bytes.byteLength;
+  const { committed } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType, contentType);
+  return {
+    committed: committed.catch(async (error) => {
+      throw quotaError(error) ? await as507(artifact, size, modelId) : error;
+    }),
+  };
+}
+
+/** Runs attempts of one file, retrying network errors, stalls and failed checks; the last error becomes 503 naming the file. */
+async function withRetries<T>(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null, attempt: (onBytes: (n: number) => void) => Promise<T>): Promise<T> {
+  let lastError: unknown;
+  for (let tries = 0; tries <= ctx.retries; tries++) {
+    if (ctx.signal.aborted) throw abortError();
+    let received = 0;
+    try {
+      return await attempt((n) => {
+        received += n;
+        ctx.onFetched(n);
+        onBytes?.(n);
+      });
+    } catch (error) {
+      if (received > 0) onBytes?.(-received);
+      if (ctx.signal.aborted || (isAbortError(error) && !(error instanceof StalledRead))) throw abortError();
+      if (error instanceof ApiError) throw error;
+      lastError = error;
+      if (error instanceof PermanentFetchError) break;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+    }
+  }
+  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  throw new ApiError({
+    status: 503,
+    code: lastError instanceof IntegrityMismatch ? "integrity_error" : "download_failed",
+    param: "model",
+    message: `Could not download ${artifact.url}: ${reason}. What was already stored is kept; loading the model again resumes with the missing files.`,
+  });
+}
+
+export function fetchWithRetries(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null): Promise<Uint8Array> {
+  return withRetries(artifact, ctx, onBytes, (count) => fetchOnce(artifact, ctx, count));
+}
+
+export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<number> {
+  return withRetries(artifact, ctx, onBytes, (count) => streamOnce(artifact, ctx, store, count, modelId));
+}
+
+/**
+ * A response body read under a stall watchdog: `read()` rejects with
+ * StalledRead when no byte came for `stallTimeoutMs` (the request is
+ * aborted, so the connection is freed).
+ */
+class WatchedResponse {
+  private lastByte = performance.now();
+  private stalled = false;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly abort = new AbortController();
+  /** Rejects when the watchdog fires or the download is aborted: every wait on the host races it. */
+  private readonly interrupted: Promise<never>;
+  readonly signal: AbortSignal;
+
+  constructor(
+    private readonly artifact: Artifact,
+    private readonly ctx: FetchContext,
+  ) {
+    this.signal = AbortSignal.any([ctx.signal, this.abort.signal]);
+    this.interrupted = new Promise<never>((_, reject) => {
+      const interrupt = () => reject(this.explain(abortError()));
+      if (this.signal.aborted) interrupt();
+      else this.signal.addEventListener("abort", interrupt, { once: true });
+    });
+    this.interrupted.catch(() => undefined);
+    const period = ctx.stallTimeoutMs;
+    this.timer = setInterval(() => {
+      if (performance.now() - this.lastByte < period) return;
+      this.stalled = true;
+      this.abort.abort();
+    }, Math.max(10, Math.min(1000, period / 4)));
+  }
+
+  /** Bytes arrived: the watchdog starts over. */
+  alive(): void {
+    this.lastByte = performance.now();
+  }
+
+  /** `wait`, unless the host stalls or the download is aborted first (a body stream does not always end when its request is aborted). */
+  guard<T>(wait: Promise<T>): Promise<T> {
+    return Promise.race([wait, this.interrupted]);
+  }
+
+  /** The error to report for `error`: the stall when the watchdog fired. */
+  explain(error: unknown): unknown {
+    if (!this.stalled || this.ctx.signal.aborted) return error;
+    return new StalledRead(`no data arrived for ${this.ctx.stallTimeoutMs / 1000} s while reading ${this.artifact.name} (the host stalled)`);
+  }
+
+  async fetch(): Promise<Response> {
+    try {
+      // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
+      // credentials: "omit": a model host gets no cookie of the user's, on the app's origin or any other (url-policy.ts).
+      const response = await this.guard(fetch(this.artifact.url, { signal: this.signal, cache: "no-store", credentials: "omit" }));
+      this.alive();
+      if (!response.ok) {
+        const message = `the server answered ${response.status} ${response.statusText}`.trim();
+        await response.body?.cancel().catch(() => undefined);
+        throw response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429 ? new PermanentFetchError(message) : new Error(message);
+      }
+      // A declared length over the cap is refused before a byte is read (not retried: the host would say the same).
+      const declared = Number(response.headers.get("content-length"));
+      const cap = maxBytesOf(this.artifact.kind, this.artifact.bytes);
+      if (this.artifact.bytes === null && declared > cap) {
+        await response.body?.cancel().catch(() => undefined);
+        throw tooLarge(this.artifact, cap);
+      }
+      return response;
+    } catch (error) {
+      throw this.explain(error);
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}
+
+function tooLarge(artifact: Artifact, cap: number): PermanentFetchError {
+  return artifact.bytes !== null
+    ? new IntegrityMismatch(`${artifact.name}: the server sent more than the declared ${artifact.bytes} bytes`)
+    : new PermanentFetchError(`${artifact.name} is larger than the ${cap / (1024 * 1024)} MiB a ${artifact.kind} file may be`);
+}
+
+/**
+ * One attempt into one buffer. The buffer starts small (or is a pooled
+ * buffer of the declared size, which an earlier verified file filled) and
+ * grows as bytes arrive, doubling but by at most GROWTH_STEP at a time, never
+ * past the declared size or the kind's cap. `content-length` only decides
+ * where a growth stops when the body is that long, never what is allocated
+ * ahead of the bytes. The returned bytes stay counted in `gauge` until the
+ * caller releases them.
+ */
+async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: number) => void): Promise<Uint8Array> {
+  const watch = new WatchedResponse(artifact, ctx);
+  const check = await FileCheck.start(artifact);
+  const cap = maxBytesOf(artifact.kind, artifact.bytes);
+  let hint = artifact.bytes ?? cap;
+  let buffer = (artifact.bytes !== null ? ctx.pool?.take(artifact.bytes) : null) ?? new ArrayBuffer(0);
+  let held = buffer.byteLength;
+  hold(ctx.gauge, held);
+  let length = 0;
+  /** Room for at least one more byte: the buffer grown when full. */
+  const room = () => {
+    if (length < buffer.byteLength) return;
+    if (length >= cap) throw tooLarge(artifact, cap);
+    let size = Math.min(cap, buffer.byteLength + Math.max(FIRST_BUFFER, Math.min(buffer.byteLength, GROWTH_STEP)));
+    if (hint > length && hint < size) size = hint;
+    const grown = new ArrayBuffer(size);
+    new Uint8Array(grown).set(new Uint8Array(buffer, 0, length));
+    hold(ctx.gauge, grown.byteLength - held);
+    held = grown.byteLength;
+    buffer = grown;
+  };
+  let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array> | null = null;
+  try {
+    const response = await watch.fetch();
+    const declared = Number(response.headers.get("content-length"));
+    if (artifact.bytes === null && declared > 0 && declared <= cap) hint = declared;
+    const body = response.body as ReadableStream<Uint8Array> | null;
+    if (body) {
+      const byob = byobReader(body);
+      reader = byob ?? body.getReader();
+      for (;;) {
+        room();
+        let chunk: Uint8Array;
+        if (byob) {
+          // Straight into the buffer: no per-chunk allocation.
+          const { done, value } = await watch.guard(byob.read(new Uint8Array(buffer, length, Math.min(buffer.byteLength - length, 1 << 20))));
+          // The read transfers the buffer, also the last one (done, with an empty view): keep the returned one.
+          if (value) buffer = value.buffer as ArrayBuffer;
+          if (done || !value) break;
+          chunk = value;
+          length += value.byteLength;
+        } else {
+          const { done, value } = await watch.guard((reader as ReadableStreamDefaultReader<Uint8Array>).read());
+          if (done) break;
+          chunk = value;
+          // A chunk may straddle growth steps.
+          for (let at = 0; at < value.byteLength; ) {
+            room();
+            const take = Math.min(value.byteLength - at, buffer.byteLength - length);
+            new Uint8Array(buffer, length, take).set(value.subarray(at, at + take));
+            length += take;
+            at += take;
+          }
+        }
+        watch.alive();
+        check.update(chunk);
+        onBytes(chunk.byteLength);
+        if (byob && artifact.bytes !== null && length === artifact.bytes) {
+          // The declared size is reached: anything more is an error, checked without allocating.
+          const probe = await watch.guard(byob.read(new Uint8Array(1)));
+          if (!probe.done) throw tooLarge(artifact, cap);
+          break;
+        }
+      }
+    }
+    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
+    const bytes = length === buffer.byteLength ? new Uint8Array(buffer) : new Uint8Array(buffer, 0, length);
+    const problem = await check.problem(check.needsWholeFile ? bytes : undefined);
+    if (problem) throw new IntegrityMismatch(problem);
+    return bytes;
+  } catch (error) {
+    check.release();
+    hold(ctx.gauge, -held);
+    await reader?.cancel().catch(() => undefined);
+    throw watch.explain(error);
+  } finally {
+    watch.close();
+    reader?.releaseLock();
+  }
+}
+
+/**
+ * One attempt streamed into the store: each chunk is checked and written as
+ * it arrives; the entry is committed only when every check passed, else
+ * aborted (nothing stored). Resolves to the file's size once committed.
+ */
+async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<number> {
+  const watch = new WatchedResponse(artifact, ctx);
+  const check = await FileCheck.start(artifact);
+  if (check.needsWholeFile) {
+    // SRI without WebAssembly is checked over the whole file (WebCrypto): the buffered path.
+    check.release();
+    watch.close();
+    const bytes = await fetchOnce(artifact, ctx, onBytes);
+    try {
+      await writeArtifact(store, artifact, bytes, modelId);
+    } finally {
+      hold(ctx.gauge, -bytes.buffer.byteLength);
+    }
+    return bytes.byteLength;
+  }
+  const cap = maxBytesOf(artifact.kind, artifact.bytes);
+  let sink: StreamingWrite | null = null;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let length = 0;
+  try {
+    const response = await watch.fetch();
+    sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes, artifact.storeType === "json" ? "application/json" : undefined);
+    reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
+    while (reader) {
+      const { done, value } = await watch.guard(reader.read());
+      if (done) break;
+      watch.alive();
+      if (length + value.byteLength > cap) throw tooLarge(artifact, cap);
+      check.update(value);
+      length += value.byteLength;
+      onBytes(value.byteLength);
+      hold(ctx.gauge, value.byteLength);
+      try {
+        await watch.guard(sink.write(value));
+      } finally {
+        hold(ctx.gauge, -value.byteLength);
+      }
+    }
+    if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
+    const problem = await check.problem();
+    if (problem) throw new IntegrityMismatch(problem);
+    try {
+      await sink.commit();
+    } catch (error) {
+      sink = null;
+      throw quotaError(error) ? await as507(artifact, length, modelId) : error;
+    }
+    return length;
+  } catch (error) {
+    check.release();
+    await sink?.abort();
+    await reader?.cancel().catch(() => undefined);
+    throw watch.explain(error);
+  } finally {
+    watch.close();
+    reader?.releaseLock();
+  }
+}
+
+/** A BYOB reader when the body is a byte stream (Chromium's fetch bodies are), else null. */
+function byobReader(body: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | null {
+  try {
+    return body.getReader({ mode: "byob" });
+  } catch {
+    return null;
+  }
+}
