@@ -28,8 +28,9 @@ export interface FallbackOptions {
   headers?: Record<string, string>;
   /**
    * The fetch to reach the remote server with; default: `globalThis.fetch` at
-   * call time, below any `interceptFetch` layer (so a fallback to the base URL
-   * interceptFetch serves reaches the network, not this client again).
+   * call time, or while `interceptFetch` is in force the fetch that was in
+   * place before it (so a fallback to the base URL interceptFetch serves
+   * reaches the network, not this client again).
    */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }

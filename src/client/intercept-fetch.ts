@@ -44,10 +44,11 @@ export function interceptFetch(client: Pick<Client, "fetch">, { baseURL }: Inter
     return Reflect.apply(original, globalThis, arguments) as Promise<Response>;
   } as typeof fetch;
 
-  recordInterception(patched, original);
+  const endRecord = recordInterception(patched, original);
   globalThis.fetch = patched;
   return () => {
     active = false;
+    endRecord();
     if (globalThis.fetch === patched) globalThis.fetch = original;
   };
 }

@@ -5,28 +5,44 @@
  * where the device can, remotely where it cannot); its requests must reach the
  * network, never the client again, or one request loops without end.
  *
- * Two marks make that hold whatever else wrapped `fetch`: every patched fetch
- * records the fetch it replaced, so the fallback can step below our layers;
- * and the fallback's own `init` objects are remembered, so a patched fetch
- * reached anyway (through another library's wrapper, or a `fallback.fetch`
- * that calls the global) passes them on untouched.
+ * Two marks make that hold whatever else wrapped `fetch`: the fallback uses
+ * the fetch that was in place before the first interception (wrappers added
+ * later, which would lead back to ours, are passed by); and its own `init`
+ * objects are remembered, so a patched fetch reached anyway (a
+ * `fallback.fetch` that calls the global) passes them on untouched.
  */
 
 /** Each of our patched fetches → the fetch it replaced. */
 const replaced = new WeakMap<object, typeof fetch>();
+/** Interceptions in force, oldest first, each with the fetch below all of our layers when it was installed. */
+const active: Array<{ patched: typeof fetch; below: typeof fetch }> = [];
 /** The `init` objects of requests the library sends to the network itself. */
 const ownInits = new WeakSet<object>();
 
-/** Records that `patched` stands in front of `original`. */
-export function recordInterception(patched: typeof fetch, original: typeof fetch): void {
-  replaced.set(patched, original);
-}
-
-/** `globalThis.fetch` with every layer interceptFetch added stripped off. */
-export function fetchBelowInterception(): typeof fetch {
-  let current = globalThis.fetch;
+const unwrap = (fetchFn: typeof fetch): typeof fetch => {
+  let current = fetchFn;
   for (let next = replaced.get(current); next; next = replaced.get(current)) current = next;
   return current;
+};
+
+/** Records that `patched` stands in front of `original`; the returned function ends the record (restore). */
+export function recordInterception(patched: typeof fetch, original: typeof fetch): () => void {
+  replaced.set(patched, original);
+  const entry = { patched, below: unwrap(original) };
+  active.push(entry);
+  return () => {
+    const at = active.indexOf(entry);
+    if (at >= 0) active.splice(at, 1);
+  };
+}
+
+/**
+ * The network's fetch: while an interception is in force, the fetch taken
+ * before the first of them (a wrapper another library put on top later, which
+ * would lead back into ours, is passed by); otherwise `globalThis.fetch`.
+ */
+export function fetchBelowInterception(): typeof fetch {
+  return active[0]?.below ?? unwrap(globalThis.fetch);
 }
 
 /** Marks `init` as the library's own network request: no interception serves it. */

@@ -21,12 +21,18 @@ function tooDeep(param: string | null, what: string): ApiError {
   });
 }
 
-/** Throws a 400 when `value` (a parsed body) nests deeper than MAX_JSON_DEPTH. Iterative: a deep value cannot overflow it. */
+/**
+ * Throws a 400 when `value` (a parsed body) nests deeper than MAX_JSON_DEPTH.
+ * Iterative: a deep value cannot overflow it. Each object is visited once, so
+ * a JS caller's body that shares (or cycles through) objects costs linear time.
+ */
 export function checkValueDepth(value: unknown, param: string | null = null, what = "The request body"): void {
   const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  const seen = new WeakSet<object>();
   while (stack.length > 0) {
     const { value: current, depth } = stack.pop()!;
-    if (typeof current !== "object" || current === null || ArrayBuffer.isView(current)) continue;
+    if (typeof current !== "object" || current === null || ArrayBuffer.isView(current) || seen.has(current)) continue;
+    seen.add(current);
     if (depth + 1 > MAX_JSON_DEPTH) throw tooDeep(param, what);
     for (const child of Array.isArray(current) ? current : Object.values(current)) {
       if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });

@@ -70,3 +70,24 @@ export function silentMp3(count = 20_000): Uint8Array {
   for (let i = 0; i < count; i++) out.set(frame, i * frame.length);
   return out;
 }
+
+/** An EBML element: its id bytes, a 1-byte size (payloads under 127 bytes) or unknown size, and the payload. */
+function ebml(id: number[], payload: Uint8Array | null): Uint8Array {
+  if (payload === null) return new Uint8Array([...id, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]); // unknown size: a live recording's Segment and Cluster
+  return join([new Uint8Array(id), new Uint8Array([0x80 | payload.length]), payload]);
+}
+const text = (s: string) => new Uint8Array([...s].map((c) => c.charCodeAt(0)));
+
+/**
+ * WebM with one Opus track and `count` SimpleBlocks, each holding `packet`
+ * (default: 2 bytes declaring 120 ms, as in oggOpusBomb): 8 bytes a block.
+ */
+export function webmOpusBomb(count: number, packet = new Uint8Array([(3 << 3) | 1, 0])): Uint8Array {
+  const header = ebml([0x1a, 0x45, 0xdf, 0xa3], ebml([0x42, 0x82], text("webm")));
+  const track = ebml([0xae], join([ebml([0xd7], new Uint8Array([1])), ebml([0x86], text("A_OPUS"))]));
+  const tracks = ebml([0x16, 0x54, 0xae, 0x6b], track);
+  const block = ebml([0xa3], join([new Uint8Array([0x81, 0, 0, 0x80]), packet]));
+  const blocks = new Uint8Array(block.length * count);
+  for (let i = 0; i < count; i++) blocks.set(block, i * block.length);
+  return join([header, ebml([0x18, 0x53, 0x80, 0x67], null), tracks, ebml([0x1f, 0x43, 0xb6, 0x75], null), ebml([0xe7], new Uint8Array([0])), blocks]);
+}

@@ -13,7 +13,8 @@ import { createClient, type ApiError } from "../../src/index.js";
 import { scriptedVoiceModel } from "../../src/testing.js";
 import { oggOpusStream } from "../../src/audio/ogg.js";
 import { MAX_AUDIO_PACKETS } from "../../src/audio/packets.js";
-import { EMPTY_OPUS_PACKET, oggOpusBomb, silentMp3 } from "../support/audio-bombs.js";
+import { EMPTY_OPUS_PACKET, oggOpusBomb, silentMp3, webmOpusBomb } from "../support/audio-bombs.js";
+import { webmStream } from "../../src/audio/webm.js";
 import { toBase64 } from "./support/wav.js";
 
 /** What reached the stand-in decoder. */
@@ -85,6 +86,14 @@ describe("compressed audio is measured from its headers before decoding", () => 
     expect(error).toMatchObject({ status: 400, code: "audio_too_long", param: "messages[0].content[1]" });
     expect(error.message).toMatch(/mp3 frame headers/);
     expect(decoder).toEqual({ configured: 0, packets: 0 });
+  });
+
+  it("WebM blocks are measured by their Opus TOC too (20 000 blocks of 120 ms: 40 minutes in 160 KB)", async () => {
+    const error = await refusal(webmOpusBomb(20_000), "webm");
+    expect(error).toMatchObject({ status: 400, code: "audio_too_long", message: expect.stringContaining("Opus packet headers") });
+    expect(decoder).toEqual({ configured: 0, packets: 0 });
+    // The same container under the limit splits into its packets.
+    expect(webmStream(webmOpusBomb(100), { maxSeconds: 31, limit: "" }).packets).toHaveLength(100);
   });
 
   it("packets that declare no duration are bounded by count", async () => {

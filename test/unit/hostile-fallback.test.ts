@@ -113,6 +113,31 @@ describe("interceptFetch with a fallback to the same base URL", () => {
     expect(received).toHaveLength(1);
     expect(entries).toBe(0);
   });
+
+  it("a wrapper another library puts on top later (rebuilding each request) does not lead the fallback back into the client", async () => {
+    let entries = 0;
+    const client = gpuLessClient({ baseURL });
+    const counted = {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+        if (++entries > 5) return Promise.reject(new Error(`client.fetch re-entered ${entries} times`));
+        return client.fetch(input, init);
+      },
+    };
+    const undoIntercept = interceptFetch(counted, { baseURL });
+    const ours = globalThis.fetch;
+    // Instrumentation of the kind tracing libraries install: every call becomes a fresh Request, so no init object survives.
+    const instrumented = ((input: RequestInfo | URL, init?: RequestInit) => ours(new Request(input, init))) as typeof fetch;
+    globalThis.fetch = instrumented;
+    restore = () => {
+      globalThis.fetch = ours;
+      undoIntercept();
+    };
+    const sdk = new OpenAI({ baseURL, apiKey: "sk-app", maxRetries: 0 });
+    const answer = await sdk.chat.completions.create(ask("hello"));
+    expect(answer.choices[0].message.content).toBe("Hosted says hi.");
+    expect(entries).toBe(1);
+    expect(received).toHaveLength(1);
+  });
 });
 
 describe("fallback replies are checked before they reach the app", () => {
