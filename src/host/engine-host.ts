@@ -51,6 +51,7 @@ import { load } from "../lazy-imports.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 import { createTranscription, streamTranscription, type ChatFace } from "./transcriptions.js";
 import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
+import { countTokens, modelStatus, type ModelStatus, type PromptSupportContext, type TokenCount } from "./prompt-support.js";
 
 export interface EngineHostOptions {
   /** Default: the web-llm engine (loaded on first use). */
@@ -284,6 +285,26 @@ export class EngineHost {
     return {
       complete: (body, signal) => this.createChatCompletion(body, { signal }),
       stream: (body, sink, signal) => this.streamChatCompletion(body, sink, { signal }),
+    };
+  }
+
+  // ── Prompt API support (host/prompt-support.ts) ──
+
+  countTokens(body: unknown, options: RequestOptions = {}): Promise<TokenCount> {
+    return countTokens(this.promptSupport(), body, options.signal);
+  }
+
+  modelStatus(id: string): Promise<ModelStatus> {
+    return modelStatus(this.promptSupport(), id);
+  }
+
+  private promptSupport(): PromptSupportContext {
+    return {
+      shaped: (request, signal, work) => this.withSlot(request, signal, async (prepared) => work(prepared.engineRequest, await this.engineFor(prepared.record))),
+      resolve: async (model) => (await this.catalog(model)).resolve(model, await this.features()),
+      engineFor: (record) => this.engineFor(record),
+      checkDevice: (record) => this.checkDevice(record, undefined),
+      cached: async (record) => (await this.cacheList()).some((entry) => entry.id === record.model_id && entry.complete),
     };
   }
 

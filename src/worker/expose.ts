@@ -109,6 +109,8 @@ export function exposeEngineHost(
     cacheDelete: (id) => ready().cacheDelete(id),
     cacheClear: () => ready().cacheClear(),
     cacheUsage: () => ready().cacheUsage(),
+    countTokens: (body, port) => withPort(port, (host, signal) => host.countTokens(body, { signal })),
+    modelStatus: (id) => ready().modelStatus(id),
   };
   Comlink.expose(api, endpoint);
 }
