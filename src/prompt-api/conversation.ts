@@ -12,6 +12,7 @@ import type { ChatCompletionCreateParams, ChatMessage, ToolCall, Usage, WebGpuSt
 import type { Sampling } from "./sampling.js";
 import { chatTools, MAX_TOOL_ROUNDS, runToolCalls, type ToolSet } from "./tools.js";
 import { domError } from "./errors.js";
+import { ApiError } from "../protocol/api-error.js";
 
 export interface ConversationConfig {
   client: Client;
@@ -71,7 +72,9 @@ export class Conversation {
     const added: ChatMessage[] = [];
     let text = "";
     for (let round = 0; ; round++) {
-      const reply = await this.request([...base, ...added], responseFormat, signal, onText);
+      const reply = await this.request([...base, ...added], responseFormat, signal, onText).catch((error: unknown) => {
+        throw refusedGrammar(error, responseFormat);
+      });
       report({ usage: reply.usage, stats: reply.stats });
       text += reply.content;
       if (reply.toolCalls.length === 0 || this.config.tools.size === 0) {
@@ -136,4 +139,10 @@ export class Conversation {
 
 function copyMessage(message: ChatMessage): ChatMessage {
   return { ...message, ...(Array.isArray(message.content) ? { content: [...message.content] } : {}), ...(message.tool_calls ? { tool_calls: message.tool_calls.map((c) => ({ ...c, function: { ...c.function } })) } : {}) };
+}
+
+/** A pipeline that refuses the regex grammar extension (or one construct of the pattern): the refusal says it was the RegExp constraint. */
+function refusedGrammar(error: unknown, responseFormat: Record<string, unknown> | undefined): unknown {
+  if (responseFormat?.type !== "grammar" || !(error instanceof ApiError) || !error.param?.startsWith("response_format")) return error;
+  return domError("NotSupportedError", `This RegExp responseConstraint cannot be enforced here (response_format: ${error.message})`);
 }

@@ -67,7 +67,7 @@ describe("client.models.status", () => {
 
 describe("web-llm's count", () => {
   it("is the model tokenizer's count of every text plus the template's markup per message and the generation header", () => {
-    const tokenizer = { encode: (text: string) => text.split(" ") };
+    const tokenizer = { encode: (text: string) => text.split(" ").map((word) => word.length) };
     const request = { model: MODEL, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "one two three" }], continueFinalMessage: false } as EngineRequest;
     expect(countWebLlmPromptTokens(tokenizer, request)).toBe(2 + 3 + 2 * TEMPLATE_TOKENS_PER_MESSAGE + GENERATION_HEADER_TOKENS);
     expect(countWebLlmPromptTokens(tokenizer, { ...request, continueFinalMessage: true })).toBe(2 + 3 + 2 * TEMPLATE_TOKENS_PER_MESSAGE);
