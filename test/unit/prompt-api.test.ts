@@ -13,10 +13,13 @@ import { createPromptApi, installPromptApi, type LanguageModelClass, type Langua
 import { chooseModel } from "../../src/prompt-api/model-choice.js";
 import type { EngineRequest } from "../../src/engine/types.js";
 import type { ModelObject } from "../../src/protocol/types.js";
+import { scriptedVoiceModel } from "../../src/testing.js";
+import { makeWav } from "./support/wav.js";
 
 const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
 const VISION = "Phi-3.5-vision-instruct-q4f16_1-MLC";
 /** A custom record with a small context window, for overflow. */
+const VOICE = scriptedVoiceModel({ id: "Demo-Voice-MLC", replies: ["I heard a tone.", "Another tone."] });
 const TINY = { model: "http://127.0.0.1:9/tiny/", model_id: "Qwen2.5-Tiny-q4f32_1-MLC", model_lib: "http://127.0.0.1:9/tiny.wasm", overrides: { context_window_size: 120 } };
 
 interface Setup {
@@ -31,7 +34,7 @@ interface Setup {
 
 function setup(replies: ScriptedEngineOptions["replies"], options: { model?: string; tokenDelayMs?: number } = {}): Setup {
   const engine = createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: 4 });
-  const client = createClient({ worker: false, engine, models: [TINY] });
+  const client = createClient({ worker: false, engine, models: [TINY, VOICE] });
   const completions: ChatCompletion[] = [];
   const bodies: Array<Record<string, unknown>> = [];
   // The same client, observed: what the sessions send and what the pipeline reports back.
@@ -256,6 +259,18 @@ describe("tools with execute", () => {
     expect(texts(lastRequest(engine)).join("\n")).toContain("Tokyo is warmest.");
   });
 
+  it("promptStreaming runs the tools too: the streamed call is executed and the answer streams", async () => {
+    const { LanguageModel, engine } = setup([call("Berlin"), "Berlin is mild today."]);
+    const seen: string[] = [];
+    const session = await LanguageModel.create({
+      tools: [{ name: "getWeather", description: "Weather.", inputSchema: { type: "object" }, execute: async ({ location }: { location: string }) => (seen.push(location), `{"celsius": 15}`) }],
+    });
+    const parts = await readAll(session.promptStreaming("Weather in Berlin?"));
+    expect(seen).toEqual(["Berlin"]);
+    expect(parts.join("")).toBe("Berlin is mild today.");
+    expect(texts(lastRequest(engine)).join("\n")).toContain('{"celsius": 15}');
+  });
+
   it("a tool without execute is a TypeError at create()", async () => {
     const { LanguageModel } = setup([]);
     await expect(LanguageModel.create({ tools: [{ name: "x", description: "", inputSchema: {} } as never] })).rejects.toThrow(TypeError);
@@ -352,6 +367,23 @@ describe("prefix, media, expectations", () => {
     // A value of the wrong kind is a TypeError; bytes in no image format an EncodingError.
     await expect(session.prompt([{ role: "user", content: [{ type: "image", value: "not an image" }] }])).rejects.toThrow(TypeError);
     expect((await rejection(session.prompt([{ role: "user", content: [{ type: "image", value: new Uint8Array([1, 2, 3]) }] }]))).name).toBe("EncodingError");
+  });
+
+  it("audio reaches a model that takes it: WAV bytes as input_audio, an AudioBuffer as mono pcm_f32", async () => {
+    const { LanguageModel, bodies } = setup([], { model: VOICE.model_id });
+    const session = await LanguageModel.create({ expectedInputs: [{ type: "audio" }] });
+    expect(await session.prompt([{ role: "user", content: [{ type: "text", value: "What is this?" }, { type: "audio", value: new Blob([makeWav({ seconds: 0.5 }) as BlobPart]) }] }])).toBe("I heard a tone.");
+    const first = bodies[0].messages as Array<{ content: Array<{ type: string; input_audio?: { format: string } }> }>;
+    expect(first.at(-1)!.content.find((p) => p.type === "input_audio")?.input_audio?.format).toBe("wav");
+    const left = new Float32Array(8000).fill(0.5);
+    const right = new Float32Array(8000).fill(-0.25);
+    const buffer = { sampleRate: 16_000, numberOfChannels: 2, length: 8000, getChannelData: (c: number) => (c === 0 ? left : right) };
+    expect(await session.prompt([{ role: "user", content: [{ type: "audio", value: buffer }] }])).toBe("Another tone.");
+    const second = bodies[1].messages as Array<{ content: Array<{ type: string; input_audio?: { format: string; sample_rate: number; data: Float32Array } }> }>;
+    const pcm = second.at(-1)!.content.find((p) => p.type === "input_audio")!.input_audio!;
+    expect(pcm.format).toBe("pcm_f32");
+    expect(pcm.sample_rate).toBe(16_000);
+    expect(pcm.data[0]).toBeCloseTo(0.125);
   });
 
   it("a bad language tag is a RangeError; languages themselves are accepted", async () => {
