@@ -10,7 +10,7 @@
  *   await session.prompt(text, { responseConstraint: new RegExp(pattern) });
  */
 import type { Client } from "../../src/index.js";
-import { createPromptApi, type LanguageModelSession, type PromptSession } from "../../src/prompt-api/index.js";
+import { createPromptApi, type LanguageModelSession } from "../../src/prompt-api/index.js";
 import { h, replace } from "./dom.js";
 
 interface Branch {
@@ -126,7 +126,7 @@ export function createPromptApiView(client: Client, selectedModel: () => string)
       } else {
         for await (const delta of branch.session.promptStreaming(text) as unknown as AsyncIterable<string>) reply.append(delta);
       }
-      const last = (branch.session as unknown as PromptSession).lastReport;
+      const last = branch.session.lastReport;
       if (last?.usage && last.stats) {
         replace(report, `Last request: ${last.stats.prefill_tokens} tokens prefilled, ${last.usage.prompt_tokens_details.cached_tokens} from the prompt cache.`);
       }

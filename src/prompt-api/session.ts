@@ -49,7 +49,7 @@ export class PromptSession extends EventTarget {
   #onOverflow: Handler = null;
   #handlerListening = false;
   /** What the last model request of this session reported (usage, x_webgpu): for tests and diagnostics. */
-  lastReport: TurnReport | null = null;
+  #report: TurnReport | null = null;
 
   constructor(token: symbol, setup: SessionSetup) {
     if (token !== CONSTRUCT) throw new TypeError("Illegal constructor: use LanguageModel.create().");
@@ -60,6 +60,9 @@ export class PromptSession extends EventTarget {
     this.#firstSequence = setup.firstSequence;
   }
 
+  get lastReport(): TurnReport | null {
+    return this.#report;
+  }
   get contextUsage(): number {
     return this.#usage;
   }
@@ -183,7 +186,7 @@ export class PromptSession extends EventTarget {
     const converted = await convertInput(prepared.checked);
     const input = withInstruction(converted.messages, prepared.plan.instruction);
     await this.#makeRoom(input, signal);
-    const turn = await this.#conversation.turn(input, prepared.plan.responseFormat, signal, (report) => (this.lastReport = report), onText);
+    const turn = await this.#conversation.turn(input, prepared.plan.responseFormat, signal, (report) => (this.#report = report), onText);
     prepared.plan.check(turn.text);
     if (signal.aborted) throw abortReason(signal);
     this.#conversation.groups.push([...input, ...turn.messages]);

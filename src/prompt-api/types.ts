@@ -3,6 +3,7 @@
  * here so this package's types stand alone; they match
  * `@types/dom-chromium-ai`, and code typed with it compiles against ours.
  */
+import type { Usage, WebGpuStats } from "../protocol/types.js";
 
 export type Availability = "unavailable" | "downloadable" | "downloading" | "available";
 export type LanguageModelMessageRole = "system" | "user" | "assistant";
@@ -109,6 +110,8 @@ export interface LanguageModelSession extends EventTarget {
   readonly samplingMode: LanguageModelSamplingMode | undefined;
   clone(options?: LanguageModelCloneOptions): Promise<LanguageModelSession>;
   destroy(): undefined;
+  /** Extension: the `usage` and `x_webgpu` of the session's last model request (e.g. what the prompt cache served), null before one. */
+  readonly lastReport: { usage: Usage | null; stats: WebGpuStats | null } | null;
 }
 
 /** The class `createPromptApi` returns: `LanguageModel` with its statics. */

@@ -152,6 +152,9 @@ describe("clone() shares the prefix the prompt cache holds", () => {
     // …the second only its own comment: the shared prefix came from the prompt cache.
     expect(b.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(session.contextUsage - 2);
     expect(b.x_webgpu.prefill_tokens).toBeLessThan(20);
+    // The session reports the same figures itself (lastReport, an extension).
+    expect(second.lastReport?.stats?.prefill_tokens).toBe(b.x_webgpu.prefill_tokens);
+    expect(second.lastReport?.usage?.prompt_tokens_details.cached_tokens).toBe(b.usage.prompt_tokens_details.cached_tokens);
   });
 
   it("a clone continues the parent's history without prefilling it, and the two then diverge", async () => {
