@@ -58,7 +58,7 @@ export class Conversation {
   async count(messages: ChatMessage[], signal?: AbortSignal, withTools = true): Promise<number> {
     if (messages.length === 0) return 0;
     const tools = withTools && this.config.tools.size > 0 ? { tools: chatTools(this.config.tools) } : {};
-    const counted = await this.config.client.tokens.count({ model: this.config.model, messages, ...tools }, { signal });
+    const counted = await this.config.client.tokens.count({ model: this.config.model, messages: sendable(messages), ...tools }, { signal });
     return counted.input_tokens;
   }
 
@@ -100,7 +100,7 @@ export class Conversation {
     const { client, model, sampling, tools } = this.config;
     const body: ChatCompletionCreateParams = {
       model,
-      messages,
+      messages: sendable(messages),
       temperature: sampling.temperature,
       top_k: sampling.topK,
       prompt_cache_key: this.config.cacheKey,
@@ -145,4 +145,21 @@ function copyMessage(message: ChatMessage): ChatMessage {
 function refusedGrammar(error: unknown, responseFormat: Record<string, unknown> | undefined): unknown {
   if (responseFormat?.type !== "grammar" || !(error instanceof ApiError) || !error.param?.startsWith("response_format")) return error;
   return domError("NotSupportedError", `This RegExp responseConstraint cannot be enforced here (response_format: ${error.message})`);
+}
+
+/**
+ * The messages with their audio samples copied: a client whose pipeline runs
+ * in a worker transfers `pcm_f32` buffers (leaving them empty here), and a
+ * session sends its history again with every request.
+ */
+function sendable(messages: ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (!Array.isArray(message.content) || !message.content.some((part) => part.type === "input_audio" && ArrayBuffer.isView(part.input_audio.data))) return message;
+    return {
+      ...message,
+      content: message.content.map((part) =>
+        part.type === "input_audio" && part.input_audio.data instanceof Float32Array ? { ...part, input_audio: { ...part.input_audio, data: part.input_audio.data.slice() } } as typeof part : part,
+      ),
+    };
+  });
 }
