@@ -215,8 +215,14 @@ export class PromptSession extends EventTarget {
     this.dispatchEvent(new Event("quotaoverflow"));
   }
 
+  /** After a committed turn: a count that fails (the worker went away) does not fail the turn; the last request's token figures stand in. */
   async #recount(): Promise<void> {
-    this.#usage = await this.#conversation.count(this.#conversation.history());
+    try {
+      this.#usage = await this.#conversation.count(this.#conversation.history());
+    } catch {
+      const usage = this.#report?.usage;
+      if (usage) this.#usage = usage.prompt_tokens + usage.completion_tokens;
+    }
   }
 
   /** Runs `work` now (not queued) with the destroy and abort checks and error translation. */

@@ -187,6 +187,16 @@ describe("context usage and overflow", () => {
     expect(session.inputQuota).toBe(4096);
   });
 
+  it("a committed turn whose recount fails still resolves; the request's own token figures stand in", async () => {
+    const { client, completions } = setup(["Counted anyway."]);
+    let failCounts = false;
+    const flaky: Client = { ...client, tokens: { count: (body, o) => (failCounts ? Promise.reject(new Error("worker gone")) : client.tokens.count(body, o)) } };
+    const observed = createPromptApi({ client: { ...flaky, chat: { completions: { create: (async (b: never, o: never) => { const r = await client.chat.completions.create(b, o); completions.push(r as never); failCounts = true; return r; }) as never } } }, model: MODEL });
+    const session = await observed.create();
+    expect(await session.prompt("Count this.")).toBe("Counted anyway.");
+    expect(session.contextUsage).toBe(completions[0].usage.prompt_tokens + completions[0].usage.completion_tokens);
+  });
+
   it("a prompt past the window evicts the oldest turns (never the initial prompts) and fires contextoverflow", async () => {
     const { LanguageModel, engine } = setup((r) => `Noted ${r.messages.length}.`, { model: TINY.model_id });
     const session = await LanguageModel.create({ initialPrompts: [{ role: "system", content: "Keep notes." }] });
