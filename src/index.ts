@@ -16,5 +16,6 @@ export type { ModelRecord } from "./models/record.js";
 export type { PromptCacheConfig, PromptCacheOption } from "./engine/prompt-cache/config.js";
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";
 export type { WorkerInfo, WorkerKind } from "./worker/protocol.js";
+export type { ModelStatus, TokenCount } from "./host/prompt-support.js";
 export type { CachedModel, CacheUsage } from "./cache/manager.js";
 export type { StorageReport } from "./cache/quota.js";

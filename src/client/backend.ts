@@ -21,6 +21,7 @@ import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject
 import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
+import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
 import type { Transcription, TranscriptionRequestBody, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
 
@@ -49,6 +50,8 @@ export interface Backend {
   cacheUsage(): Promise<CacheUsage>;
   /** Which worker serves this client, and how many tabs it serves. */
   workerInfo(): Promise<WorkerInfo>;
+  countTokens(body: unknown, signal: AbortSignal): Promise<TokenCount>;
+  modelStatus(id: string): Promise<ModelStatus>;
   terminate(): void;
 }
 
@@ -79,6 +82,8 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     cacheClear: async () => (await host()).cacheClear(),
     cacheUsage: async () => (await host()).cacheUsage(),
     workerInfo: async () => ({ worker: "none", tabs: 1 }),
+    countTokens: async (body, signal) => (await host()).countTokens(body, { signal }),
+    modelStatus: async (id) => (await host()).modelStatus(id),
     terminate() {},
   };
 }
@@ -300,6 +305,8 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     cacheClear: async () => (await started()).cacheClear(),
     cacheUsage: async () => (await started()).cacheUsage(),
     workerInfo: async () => (await started()).workerInfo(),
+    countTokens: (body, signal) => withPort(signal, (api, port) => api.countTokens(withAudioTransfer(body), port)),
+    modelStatus: async (id) => (await started()).modelStatus(id),
     terminate() {
       startFailure = null;
       if (current) crash(current, "The client was terminated.");

@@ -23,6 +23,7 @@ import type { CreateEmbeddingResponse, EmbeddingCreateParams } from "../protocol
 import { chooseWorkerLink } from "./shared-choice.js";
 import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
 import { outputText } from "../protocol/responses/output-text.js";
+import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
 import { transcriptionsApi, type TranscriptionsApi } from "./transcriptions.js";
 import type { Completion, CompletionChunk, CompletionCreateParams } from "../protocol/completions-types.js";
 
@@ -123,6 +124,12 @@ export interface Client {
     retrieve(id: string): Promise<ModelObject>;
     /** Download (if needed) and load a model ahead of the first request. */
     load(id: string, options?: { onProgress?: (progress: LoadProgress) => void; signal?: AbortSignal }): Promise<{ model: string }>;
+    /** Whether the model can serve here: `available` (loaded, cached, or no GPU needed), `downloadable`, or `unavailable` with the reason. */
+    status(id: string): Promise<ModelStatus>;
+  };
+  tokens: {
+    /** The prompt tokens of a chat request (messages, tools, response_format) in its model, without generating; loads the model if needed. */
+    count(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<TokenCount>;
   };
   gpu: {
     /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */
@@ -210,7 +217,9 @@ export function createClient(options: ClientOptions = {}): Client {
         void requestPersistence();
         return backend.loadModel(id, loadOptions);
       },
+      status: (id) => backend.modelStatus(id),
     },
+    tokens: { count: (body, requestOptions = {}) => backend.countTokens(body, requestOptions.signal ?? new AbortController().signal) },
     gpu: {
       info: async () => {
         const [probe, where] = await Promise.all([backend.gpuInfo(), backend.workerInfo()]);

@@ -252,6 +252,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       kv.clear();
     },
     generate,
+    async countTokens(request: EngineRequest) {
+      return renderPrompt(request.messages, request.continueFinalMessage, vocab).ids.length;
+    },
   };
 }
 

@@ -178,6 +178,11 @@ export interface Engine {
   /** Runs one generation. Aborting `signal` stops it; the iterator then ends with `done` `abort`. */
   generate(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineEvent>;
   unload(): Promise<void>;
+  /**
+   * Tokens the prompt of `request` takes in the loaded model (control tokens
+   * included), without generating. Optional: the host estimates without it.
+   */
+  countTokens?(request: EngineRequest): Promise<number>;
   /** The id of the loaded model, if any. */
   readonly loadedModel: string | null;
   /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */

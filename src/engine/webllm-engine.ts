@@ -49,6 +49,7 @@ import {
   type ConvTemplate,
 } from "./webllm-request.js";
 import { importWebLlm } from "./import-webllm.js";
+import { countWebLlmPromptTokens } from "./webllm-count.js";
 
 /** The slice of web-llm's MLCEngine this adapter uses (the same in 0.2.79 and 0.2.86). */
 export interface WebLlmEngineLike {
@@ -414,6 +415,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   return {
     requiresGpu: true,
     embedsTokenIds: true,
+    countTokens: async (request) => countWebLlmPromptTokens(pipelineOf(request.model)?.tokenizer, request),
     get loadedEmbeddingModel() {
       return embedding?.id ?? null;
     },

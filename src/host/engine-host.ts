@@ -27,6 +27,7 @@ import { ModelsFace } from "./models-face.js";
 import { CacheFace } from "./cache-face.js";
 import { CompletionsFace } from "./completions-face.js";
 import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
+import { countTokens, modelStatus, type ModelStatus, type PromptSupportContext, type TokenCount } from "./prompt-support.js";
 
 export type { ChunkSink, Prepared, RequestOptions } from "./pipeline-core.js";
 
@@ -131,6 +132,27 @@ export class EngineHost {
   /** Resolves once generation has started; `transcript.text.*` events then go to `sink`. */
   streamTranscription(body: unknown, sink: ChunkSink<TranscriptionStreamEvent>, options: RequestOptions = {}): Promise<void> {
     return streamTranscription(this.transcriptionChat, body, sink, options.signal);
+  }
+
+  // ── Prompt API support (host/prompt-support.ts) ──────────────────────────
+
+  countTokens(body: unknown, options: RequestOptions = {}): Promise<TokenCount> {
+    return countTokens(this.promptSupport(), body, options.signal);
+  }
+
+  modelStatus(id: string): Promise<ModelStatus> {
+    return modelStatus(this.promptSupport(), id);
+  }
+
+  private promptSupport(): PromptSupportContext {
+    const core = this.core;
+    return {
+      shaped: (request, signal, work) => core.withSlot(request, signal, async (prepared) => work(prepared.engineRequest, await core.engineFor(prepared.record))),
+      resolve: (model) => core.resolve(model),
+      engineFor: (record) => core.engineFor(record),
+      checkDevice: (record) => core.checkDevice(record, undefined),
+      cached: async (record) => (await this.cache.list()).some((entry) => entry.id === record.model_id && entry.complete),
+    };
   }
 
   // ── models, GPU (host/models-face.ts) ────────────────────────────────────

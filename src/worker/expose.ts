@@ -125,6 +125,8 @@ export function exposeEngineHost(
     cacheDelete: (id) => ready().cacheDelete(id),
     cacheClear: () => ready().cacheClear(),
     cacheUsage: () => ready().cacheUsage(),
+    countTokens: (body, port) => withPort(port, (host, signal) => host.countTokens(body, { signal })),
+    modelStatus: (id) => ready().modelStatus(id),
   };
   // Only calls of `api`'s own methods: comlink alone would also serve GET, SET, CONSTRUCT and ENDPOINT on any path.
   Comlink.expose(api, guardedEndpoint(endpoint, api));

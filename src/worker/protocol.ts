@@ -2,6 +2,7 @@
  * What crosses between the page and the worker. Calls go through comlink;
  * streamed chunks are pushed over a MessagePort per request.
  */
+import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
 import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
 import type { ApiErrorInit } from "../protocol/api-error.js";
 import type { PackedChunks } from "./chunk-wire.js";
@@ -103,4 +104,7 @@ export interface WorkerApi {
   cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
   cacheClear(): Promise<void>;
   cacheUsage(): Promise<CacheUsage>;
+  /** Abort arrives on `port`. */
+  countTokens(body: unknown, port: MessagePort): Promise<TokenCount>;
+  modelStatus(id: string): Promise<ModelStatus>;
 }

@@ -8,7 +8,7 @@ describe("import in Node", () => {
     for (const name of BROWSER_GLOBALS) delete (globalThis as Record<string, unknown>)[`__touched_${name}`];
   });
 
-  it("reads no browser global while importing index and testing", async () => {
+  it("reads no browser global while importing index, testing and prompt-api", async () => {
     const touched: string[] = [];
     const saved = new Map<string, PropertyDescriptor | undefined>();
     for (const name of BROWSER_GLOBALS) {
@@ -25,6 +25,8 @@ describe("import in Node", () => {
       vi.resetModules();
       const index = await import("../../src/index.js");
       const testing = await import("../../src/testing.js");
+      const promptApi = await import("../../src/prompt-api/index.js");
+      expect(typeof promptApi.installPromptApi).toBe("function");
       expect(typeof index.createClient).toBe("function");
       expect(typeof testing.createScriptedEngine).toBe("function");
     } finally {

@@ -1,0 +1,67 @@
+/**
+ * Two questions the Prompt API (src/prompt-api/) asks the host that no OpenAI
+ * endpoint answers: how many tokens a conversation takes in the model
+ * (`measureContextUsage`, `contextUsage`), and whether a model can serve here
+ * and now (`LanguageModel.availability()`: the GPU probe, the model's fit, the
+ * weight cache). Both run on the pipeline's own pieces, passed in by the host.
+ */
+import { ApiError } from "../protocol/api-error.js";
+import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
+import type { Engine, EngineRequest } from "../engine/types.js";
+import type { ModelRecord } from "../models/record.js";
+import { isEmbeddingRecord } from "../models/embedding.js";
+import { countWebLlmPromptTokens } from "../engine/webllm-count.js";
+
+/** `client.tokens.count(body)`: the prompt tokens of a chat request, without generating. */
+export interface TokenCount {
+  object: "tokens.count";
+  model: string;
+  input_tokens: number;
+}
+
+/** `client.models.status(id)`: `downloadable` means the weights are not (completely) in the cache. */
+export interface ModelStatus {
+  id: string;
+  status: "available" | "downloadable" | "unavailable";
+  /** Why `unavailable` (no WebGPU, does not fit, unknown model). */
+  reason?: string;
+}
+
+export interface PromptSupportContext {
+  /** The chat pipeline up to the prompt shaped for the model, in a queue slot with the model loaded. */
+  shaped<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (engineRequest: EngineRequest, engine: Engine) => Promise<T>): Promise<T>;
+  resolve(model: string): Promise<ModelRecord>;
+  engineFor(record: ModelRecord): Promise<Engine>;
+  /** Throws (503) when this adapter cannot serve the record. */
+  checkDevice(record: ModelRecord): Promise<void>;
+  /** Whether every file of the record is in the weight cache. */
+  cached(record: ModelRecord): Promise<boolean>;
+}
+
+export async function countTokens(context: PromptSupportContext, body: unknown, signal?: AbortSignal): Promise<TokenCount> {
+  const request = validateRequest(body);
+  if (request.stream) throw new ApiError({ status: 400, param: "stream", message: "Counting tokens generates nothing: leave `stream` out." });
+  const tokens = await context.shaped(request, signal, async (engineRequest, engine) =>
+    engine.countTokens ? engine.countTokens(engineRequest) : countWebLlmPromptTokens(undefined, engineRequest),
+  );
+  return { object: "tokens.count", model: request.model, input_tokens: tokens };
+}
+
+export async function modelStatus(context: PromptSupportContext, id: string): Promise<ModelStatus> {
+  let record: ModelRecord;
+  try {
+    record = await context.resolve(id);
+  } catch (error) {
+    return { id, status: "unavailable", reason: ApiError.from(error).message };
+  }
+  const modelId = record.model_id;
+  if (isEmbeddingRecord(record)) return { id: modelId, status: "unavailable", reason: `${modelId} is an embedding model, not a chat model.` };
+  const engine = await context.engineFor(record);
+  if (engine.loadedModel === modelId || !engine.requiresGpu) return { id: modelId, status: "available" };
+  try {
+    await context.checkDevice(record);
+  } catch (error) {
+    return { id: modelId, status: "unavailable", reason: ApiError.from(error).message };
+  }
+  return { id: modelId, status: (await context.cached(record).catch(() => false)) ? "available" : "downloadable" };
+}
