@@ -11,7 +11,10 @@ import { validateRequest, type NormalizedMessage, type NormalizedRequest } from 
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { choiceOutput, type GenerationOutput, type GenerationResult, type SentBackReply } from "./generation-output.js";
 import { ResponsesFace } from "./responses-face.js";
-import { DEFAULT_MAX_RESPONSES, ResponseStore } from "./response-store.js";
+import { createResponseStore } from "../store/create-response-store.js";
+import { QueuedResponseStore } from "../store/queued-store.js";
+import type { ResponseList, ResponseListQuery, ResponseStore, ResponsesStoreOptions } from "../store/response-store.js";
+import type { ResponsesCleared } from "./responses-face.js";
 import { compactConversation } from "./responses-compact.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
@@ -65,8 +68,12 @@ export interface EngineHostOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** How the adapter is probed; replaceable in tests. */
   probeGpu?: () => Promise<GpuProbe>;
-  /** Responses kept in memory for previous_response_id / retrieve (least recently used evicted). Default 100. */
-  responsesStore?: { maxResponses?: number };
+  /** Where stored responses live and how many are kept (store/response-store.ts). Default: IndexedDB where it exists, 100 responses. */
+  responsesStore?: ResponsesStoreOptions;
+  /** A response store of the app's own (a custom worker's host, tests), in place of the one `responsesStore` describes. */
+  responseStore?: ResponseStore;
+  /** Called when writing a stored response fails (a quota error): the response itself is unaffected. */
+  onResponseStoreError?: (error: ApiError) => void;
   /** The device's memory in GB; default `navigator.deviceMemory` (replaceable in tests). */
   deviceMemoryGb?: number;
   /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
@@ -128,7 +135,7 @@ export class EngineHost {
     this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
     this.responses = new ResponsesFace<Prepared>(
       { run: (request, signal, work) => this.withSlot(request, signal, work), generate: (prepared, output, signal) => this.generate(prepared, output, signal) },
-      new ResponseStore(options.responsesStore?.maxResponses ?? DEFAULT_MAX_RESPONSES),
+      new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
     );
   }
 
@@ -153,6 +160,23 @@ export class EngineHost {
 
   async listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList> {
     return this.responses.inputItems(id, query);
+  }
+
+  /** `GET /responses/{id}?stream=true&starting_after=N`: a background response's events after N, then live ones. */
+  retrieveResponseStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, options: RequestOptions = {}): Promise<void> {
+    return this.responses.retrieveStream(id, startingAfter, sink, options.signal);
+  }
+
+  cancelResponse(id: string): Promise<ResponseObject> {
+    return this.responses.cancel(id);
+  }
+
+  listResponses(query?: ResponseListQuery): Promise<ResponseList> {
+    return this.responses.list(query);
+  }
+
+  clearResponses(): Promise<ResponsesCleared> {
+    return this.responses.clear();
   }
 
   /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */

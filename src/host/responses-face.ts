@@ -2,7 +2,9 @@
  * The Responses API face of the EngineHost: the same pipeline as chat
  * (validation into a NormalizedRequest, queue, load, family shaping, the
  * shared generation loop, KV-reuse memory), with the Responses output builder
- * in place of the chat ChoiceBuilder, and the in-memory response store.
+ * in place of the chat ChoiceBuilder, the response store (store/), and
+ * background responses (background-run.ts): started at once, polled,
+ * cancelled, and followed by any number of streams from any event on.
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { randomId } from "../protocol/ids.js";
@@ -13,7 +15,10 @@ import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject
 import type { Family } from "../families/types.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import type { ChunkSink } from "./engine-host.js";
-import { ResponseStore } from "./response-store.js";
+import type { QueuedResponseStore } from "../store/queued-store.js";
+import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
+import { prefetchLookup } from "../store/lookup.js";
+import { BackgroundRun } from "./background-run.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family }> {
@@ -23,18 +28,40 @@ export interface Pipeline<P extends { family: Family }> {
 
 export const newResponseId = () => `resp_${randomId(32)}`;
 
+/** A stored response that is not done: retrieve answers its live state, cancel and streams reach its run. */
+const UNFINISHED = new Set(["queued", "in_progress"]);
+
+/** How often a stream follows a background response running in another worker (its events read from the store). */
+const FOLLOW_STORED_MS = 200;
+
+export interface ResponsesCleared {
+  object: "response.cleared";
+  deleted: number;
+}
+
 export class ResponsesFace<P extends { family: Family }> {
+  /** Responses streaming or in the background, by id: their state as it stands (the store holds the last write). */
+  private readonly live = new Map<string, () => ResponseObject>();
+  /** Background responses still generating in this host. */
+  private readonly runs = new Map<string, BackgroundRun>();
+
   constructor(
     private readonly pipeline: Pipeline<P>,
-    readonly store: ResponseStore,
+    readonly store: QueuedResponseStore,
   ) {}
 
-  async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
-    const request = validateResponsesRequest(body, this.store);
+  private async validate(body: unknown, client: string | undefined): Promise<ResponsesRequest> {
+    const request = validateResponsesRequest(body, await prefetchLookup(body, this.store));
     request.normalized.client = client;
+    return request;
+  }
+
+  async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
+    const request = await this.validate(body, client);
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
+    if (request.echo.background) return this.startBackground(request).current();
     return truncatingRetries(request, (attempt) => this.createOnce(attempt, signal));
   }
 
@@ -55,15 +82,47 @@ export class ResponsesFace<P extends { family: Family }> {
    * Starts a streamed response. Resolves once generation has started (errors
    * before that reject, as chat's do); from then on events go to `sink`.
    * An error after the start sends `response.failed`, then fails the sink.
+   * A background response resolves at once: `sink` follows its run, and
+   * closing it (`signal`) leaves the run going.
    */
   async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, client?: string): Promise<void> {
-    const request = validateResponsesRequest(body, this.store);
+    const request = await this.validate(body, client);
     request.normalized.stream = true;
-    request.normalized.client = client;
+    if (request.echo.background) {
+      this.startBackground(request).follow(-1, sink, signal);
+      return;
+    }
     return truncatingRetries(request, (attempt) => this.streamOnce(attempt, sink, signal));
   }
 
-  private streamOnce(request: ResponsesRequest, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+  /** A background response: stored `queued` at once, generated as a stream whose events its run keeps. */
+  private startBackground(request: ResponsesRequest): BackgroundRun {
+    request.normalized.stream = true;
+    const queued: ResponseObject = { ...baseResponse(request), status: "queued" };
+    const run = new BackgroundRun(queued.id, queued, this.store);
+    this.runs.set(run.id, run);
+    this.live.set(run.id, () => structuredCloneLite(queued));
+    void this.store.put(this.entry(request, queued));
+    void run.whenDone.then(() => this.runs.delete(run.id));
+    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued })).catch((error) => {
+      // Ended before generation started: cancelled while queued, or refused (model, context window, ...).
+      const cancelled = run.cancelled && isAbortError(error);
+      const failure = cancelled ? null : ApiError.from(forInput(error));
+      const ended: ResponseObject = cancelled
+        ? { ...queued, status: "cancelled" }
+        : { ...queued, status: "failed", error: { code: failure?.code ?? "server_error", message: failure?.message ?? "" } };
+      this.save(request, ended, true);
+      this.live.delete(run.id);
+      run.current = () => structuredCloneLite(ended);
+      if (failure) {
+        run.write([{ type: "response.failed", sequence_number: run.events.length, response: structuredCloneLite(ended) }]);
+        run.fail(failure);
+      } else run.end();
+    });
+    return run;
+  }
+
+  private streamOnce(request: ResponsesRequest, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, background?: { run: BackgroundRun; base: ResponseObject }): Promise<void> {
     return new Promise<void>((resolveStarted, rejectStarted) => {
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
@@ -71,13 +130,20 @@ export class ResponsesFace<P extends { family: Family }> {
       const run = this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
         const b = new ResponseOutputBuilder({ emit: (events) => sink.write(events), summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
         builder = b;
-        const snapshot = baseResponse(request);
+        const snapshot: ResponseObject = background ? { ...background.base, status: "in_progress" } : baseResponse(request);
         base = snapshot;
         const start = () => {
           if (started) return;
           started = true;
           // Stored from its creation, as on the hosted API: retrievable while it streams (the output so far).
-          if (request.store) this.store.put({ response: { ...snapshot, output: b.output }, inputItems: request.inputItems, history: request.history });
+          if (request.store) {
+            const view = () => ({ ...structuredCloneLite(snapshot), output: b.outputSoFar() });
+            this.live.set(snapshot.id, view);
+            if (background) {
+              background.run.current = view;
+              void this.store.replace(this.entry(request, snapshot));
+            } else void this.store.put(this.entry(request, snapshot));
+          }
           b.opening(structuredCloneLite(snapshot));
           resolveStarted();
         };
@@ -93,23 +159,29 @@ export class ResponsesFace<P extends { family: Family }> {
         b.finish(result.finish);
         // The delta events already sent share objects with the builder's items: the response gets its own copy.
         const response = finalResponse(snapshot, structuredCloneLite(b.output), result);
-        this.save(request, response, true);
+        this.end(request, response, background?.run);
         b.terminal(response);
       });
       run.then(
         () => sink.end(),
         (error) => {
+          const b = builder as ResponseOutputBuilder | null;
+          const snapshot = base as ResponseObject | null;
           if (!started) rejectStarted(forInput(error));
           else if (isAbortError(error)) {
-            // A stream the app stopped is not kept.
-            if (base) this.store.delete((base as ResponseObject).id);
+            if (background?.run.cancelled && snapshot && b) {
+              this.end(request, { ...snapshot, status: "cancelled", output: b.outputSoFar() }, background.run);
+            } else if (snapshot) {
+              // A stream the app stopped is not kept.
+              this.live.delete(snapshot.id);
+              void this.store.delete(snapshot.id);
+            }
             sink.end();
           } else {
             const failure = ApiError.from(forInput(error));
-            const b = builder as ResponseOutputBuilder | null;
-            if (b && base) {
-              const failed: ResponseObject = { ...(base as ResponseObject), status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
-              this.save(request, failed, true);
+            if (b && snapshot) {
+              const failed: ResponseObject = { ...snapshot, status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
+              this.end(request, failed, background?.run);
               b.terminal(failed);
             }
             sink.fail(failure);
@@ -119,42 +191,145 @@ export class ResponsesFace<P extends { family: Family }> {
     });
   }
 
-  retrieve(id: string): ResponseObject {
-    const entry = this.store.get(id);
-    if (!entry) throw notFound(id);
-    return structuredCloneLite(entry.response);
+  /** A streamed response is done: its last state stored (in place of its entry, so a delete meanwhile wins), no longer live. */
+  private end(request: ResponsesRequest, response: ResponseObject, run: BackgroundRun | undefined): void {
+    this.save(request, response, true);
+    this.live.delete(response.id);
+    if (run) run.current = () => structuredCloneLite(response);
   }
 
-  delete(id: string): ResponseDeleted {
-    if (!this.store.delete(id)) throw notFound(id);
+  async retrieve(id: string): Promise<ResponseObject> {
+    const live = this.live.get(id);
+    if (live) return live();
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    return entry.response;
+  }
+
+  /**
+   * `retrieve(id, { stream: true, starting_after })`: the events of a
+   * background response after `startingAfter`, then the live ones. A run in
+   * this host is followed directly; one in another worker (another tab's
+   * dedicated worker) through its event log in the store.
+   */
+  async retrieveStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    const after = startingAfter ?? -1;
+    if (!Number.isInteger(after) || after < -1) throw new ApiError({ status: 400, param: "starting_after", message: "`starting_after` must be a sequence number (an integer ≥ 0)." });
+    const run = this.runs.get(id);
+    if (run) return run.follow(after, sink, signal);
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    if (!entry.response.background) {
+      throw new ApiError({ status: 400, param: "stream", message: `Response '${id}' was not created with \`background: true\`: only background responses can be streamed again.` });
+    }
+    void this.followStored(id, after, sink, signal);
+  }
+
+  private async followStored(id: string, after: number, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    let last = after;
+    try {
+      for (;;) {
+        const events = (await this.store.readEvents(id)).filter((event) => event.sequence_number > last);
+        if (events.length > 0) {
+          sink.write(events);
+          last = events[events.length - 1].sequence_number;
+        }
+        const run = this.runs.get(id);
+        if (run) return run.follow(last, sink, signal);
+        const entry = await this.store.get(id);
+        if (!entry || !UNFINISHED.has(entry.response.status) || events.some((e) => e.type === "response.completed" || e.type === "response.failed" || e.type === "response.incomplete")) {
+          // Events logged after the status changed are read once more, then the stream ends.
+          const rest = (await this.store.readEvents(id)).filter((event) => event.sequence_number > last);
+          if (rest.length > 0) sink.write(rest);
+          return sink.end();
+        }
+        if (signal?.aborted) return sink.end();
+        await new Promise((resolve) => setTimeout(resolve, FOLLOW_STORED_MS));
+      }
+    } catch (error) {
+      sink.fail(ApiError.from(error));
+    }
+  }
+
+  /** `POST /responses/{id}/cancel`: stops a background response (`status: "cancelled"`, its output so far kept). */
+  async cancel(id: string): Promise<ResponseObject> {
+    const run = this.runs.get(id);
+    if (run && !run.done) {
+      run.cancelled = true;
+      run.controller.abort();
+      await run.whenDone;
+      return run.current();
+    }
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    if (!entry.response.background) throw new ApiError({ status: 400, param: "response_id", message: `Response '${id}' was not created with \`background: true\`: only background responses can be cancelled.` });
+    if (UNFINISHED.has(entry.response.status)) {
+      throw new ApiError({ status: 409, code: "response_running_elsewhere", param: "response_id", message: `Response '${id}' is generating in another tab's worker: cancel it from that tab (with worker: "shared" every tab reaches the same worker).` });
+    }
+    // Already done: cancelling changes nothing, as on the hosted API.
+    return entry.response;
+  }
+
+  async delete(id: string): Promise<ResponseDeleted> {
+    const wasLive = this.live.delete(id);
+    const run = this.runs.get(id);
+    if (run && !run.done) {
+      run.cancelled = true;
+      run.controller.abort();
+    }
+    if (!(await this.store.delete(id)) && !wasLive) throw notFound(id);
     return { id, object: "response", deleted: true };
   }
 
-  inputItems(id: string, query: InputItemListQuery = {}): InputItemList {
-    const entry = this.store.get(id);
+  async inputItems(id: string, query: InputItemListQuery = {}): Promise<InputItemList> {
+    const entry = await this.store.get(id);
     if (!entry) throw notFound(id);
-    const limit = query.limit ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError({ status: 400, param: "limit", message: "`limit` must be an integer between 1 and 100." });
-    const order = query.order ?? "desc";
-    if (order !== "asc" && order !== "desc") throw new ApiError({ status: 400, param: "order", message: "`order` must be \"asc\" or \"desc\"." });
-    let items = order === "asc" ? [...entry.inputItems] : [...entry.inputItems].reverse();
-    if (query.after !== undefined) {
-      const at = items.findIndex((item) => item.id === query.after);
-      if (at < 0) throw new ApiError({ status: 400, param: "after", message: `\`after\` names no input item of response '${id}'.` });
-      items = items.slice(at + 1);
+    return page(entry.inputItems, query, () => `\`after\` names no input item of response '${id}'.`);
+  }
+
+  /** `client.responses.list()`: the stored responses, newest first by default (live ones as they stand). */
+  async list(query: ResponseListQuery = {}): Promise<ResponseList> {
+    const stored = await this.store.list();
+    return page(stored.map((response) => this.live.get(response.id)?.() ?? response), query, () => "`after` names no stored response.");
+  }
+
+  /** `client.responses.clear()`: deletes every stored response (background ones still running are cancelled). */
+  async clear(): Promise<ResponsesCleared> {
+    for (const run of this.runs.values()) {
+      run.cancelled = true;
+      run.controller.abort();
     }
-    const data = structuredCloneLite(items.slice(0, limit));
-    return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: items.length > limit };
+    this.live.clear();
+    return { object: "response.cleared", deleted: await this.store.clear() };
+  }
+
+  private entry(request: ResponsesRequest, response: ResponseObject): StoredResponse {
+    const history = [...request.history, ...itemsToMessages(response.output, "output")];
+    return { response: structuredCloneLite(response), inputItems: request.inputItems, history };
   }
 
   /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
   private save(request: ResponsesRequest, response: ResponseObject, streamed = false): void {
     if (!request.store) return;
-    const history = [...request.history, ...itemsToMessages(response.output, "output")];
-    const entry = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
-    if (streamed) this.store.replace(entry);
-    else this.store.put(entry);
+    const entry = this.entry(request, response);
+    void (streamed ? this.store.replace(entry) : this.store.put(entry));
   }
+}
+
+/** One page of `items` (stored oldest first) by `limit`, `order` (default newest first) and `after` (an id). */
+function page<T extends { id?: string }>(items: T[], query: { limit?: number; order?: "asc" | "desc"; after?: string }, noAfter: () => string) {
+  const limit = query.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError({ status: 400, param: "limit", message: "`limit` must be an integer between 1 and 100." });
+  const order = query.order ?? "desc";
+  if (order !== "asc" && order !== "desc") throw new ApiError({ status: 400, param: "order", message: "`order` must be \"asc\" or \"desc\"." });
+  let ordered = order === "asc" ? [...items] : [...items].reverse();
+  if (query.after !== undefined) {
+    const at = ordered.findIndex((item) => item.id === query.after);
+    if (at < 0) throw new ApiError({ status: 400, param: "after", message: noAfter() });
+    ordered = ordered.slice(at + 1);
+  }
+  const data = structuredCloneLite(ordered.slice(0, limit));
+  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: ordered.length > limit };
 }
 
 /** Runs `attempt`, again with the oldest turn dropped while `truncation: "auto"` allows it (truncatedOnOverflow). */
@@ -198,7 +373,7 @@ function rethrowForInput(error: unknown): never {
 }
 
 function notFound(id: string): ApiError {
-  return new ApiError({ status: 404, code: "response_not_found", param: "response_id", message: `Response with id '${id}' not found. Responses live in this client's memory only, up to responsesStore.maxResponses (least recently used evicted).` });
+  return new ApiError({ status: 404, code: "response_not_found", param: "response_id", message: `Response with id '${id}' not found. It was deleted, dropped by the response store's retention (oldest first), stored with \`store: false\`, or kept in another client's memory store.` });
 }
 
 function baseResponse(request: ResponsesRequest): ResponseObject {

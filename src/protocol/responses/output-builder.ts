@@ -57,6 +57,15 @@ export class ResponseOutputBuilder {
     return this.items;
   }
 
+  /** A copy of the output so far, the open item with its text so far (what retrieve shows of a running response). */
+  outputSoFar(): OutputItem[] {
+    const items = structuredCloneLite(this.items);
+    const open = this.open;
+    if (open?.kind === "message") (items[open.index] as OutputMessageItem).content = [this.textPart(open.text, [...open.logprobs])];
+    if (open?.kind === "reasoning") (items[open.index] as ReasoningItem).content = [{ type: "reasoning_text", text: open.text }];
+    return items;
+  }
+
   /** Events that open a stream: `response.created`, `response.in_progress`. */
   opening(snapshot: ResponseObject): void {
     this.event({ type: "response.created", sequence_number: 0, response: snapshot });
