@@ -137,6 +137,8 @@ export class EngineHost {
       { run: (request, signal, work) => this.withSlot(request, signal, work), generate: (prepared, output, signal) => this.generate(prepared, output, signal) },
       new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
     );
+    // Responses whose worker stopped mid-way (a reload) resume or end `incomplete` (responses-face.ts recover).
+    void this.responses.recover((model) => this.modelReady(model));
   }
 
   // ── responses (the Responses API face: same pipeline, another output builder) ──
@@ -572,6 +574,15 @@ export class EngineHost {
     const record = catalog.find(id) ?? (await this.features().then((features) => catalog.resolve(id, features)).catch(() => undefined));
     const modelId = record?.model_id ?? id;
     return { id: modelId, deleted: await (await this.cacheManager()).delete(modelId, record) };
+  }
+
+  /** Whether `model` loads without a download (a resumed response never downloads). */
+  private async modelReady(model: string): Promise<boolean> {
+    const catalog = await this.catalog();
+    const record = catalog.find(model) ?? (await this.features().then((features) => catalog.resolve(model, features)).catch(() => undefined));
+    if (!record) return false;
+    if (!(await this.engineFor(record)).requiresGpu) return true;
+    return (await this.cacheList()).some((cached) => cached.id === record.model_id && cached.complete);
   }
 
   /** Empties web-llm's cache for this backend. */

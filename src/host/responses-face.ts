@@ -18,7 +18,9 @@ import type { ChunkSink } from "./engine-host.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
 import { prefetchLookup } from "../store/lookup.js";
-import { BackgroundRun } from "./background-run.js";
+import { BackgroundRun, EventLogWriter } from "./background-run.js";
+import { idsFromEvents, outputFromEvents } from "./event-replay.js";
+import { ResponseOwner } from "../store/owner-lock.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family }> {
@@ -48,11 +50,13 @@ export class ResponsesFace<P extends { family: Family }> {
   constructor(
     private readonly pipeline: Pipeline<P>,
     readonly store: QueuedResponseStore,
+    private readonly owner = new ResponseOwner(),
   ) {}
 
   private async validate(body: unknown, client: string | undefined): Promise<ResponsesRequest> {
     const request = validateResponsesRequest(body, await prefetchLookup(body, this.store));
     request.normalized.client = client;
+    request.body = body;
     return request;
   }
 
@@ -95,16 +99,21 @@ export class ResponsesFace<P extends { family: Family }> {
     return truncatingRetries(request, (attempt) => this.streamOnce(attempt, sink, signal));
   }
 
-  /** A background response: stored `queued` at once, generated as a stream whose events its run keeps. */
-  private startBackground(request: ResponsesRequest): BackgroundRun {
+  /**
+   * A background response: stored `queued` at once, generated as a stream
+   * whose events its run keeps. `resume`: one whose worker stopped, started
+   * over from its request with the events it had sent (background-run.ts).
+   */
+  private startBackground(request: ResponsesRequest, resume?: { base: ResponseObject; sentBefore: ResponseStreamEvent[] }): BackgroundRun {
     request.normalized.stream = true;
-    const queued: ResponseObject = { ...baseResponse(request), status: "queued" };
-    const run = new BackgroundRun(queued.id, queued, this.store);
+    const queued: ResponseObject = resume ? resume.base : { ...baseResponse(request), status: "queued" };
+    const run = new BackgroundRun(queued.id, queued, this.store, resume?.sentBefore);
+    const ids = idsFromEvents(resume?.sentBefore ?? []);
     this.runs.set(run.id, run);
     this.live.set(run.id, () => structuredCloneLite(queued));
     void this.store.put(this.entry(request, queued));
     void run.whenDone.then(() => this.runs.delete(run.id));
-    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued })).catch((error) => {
+    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued, ...ids })).catch((error) => {
       // Ended before generation started: cancelled while queued, or refused (model, context window, ...).
       const cancelled = run.cancelled && isAbortError(error);
       const failure = cancelled ? null : ApiError.from(forInput(error));
@@ -115,23 +124,36 @@ export class ResponsesFace<P extends { family: Family }> {
       this.live.delete(run.id);
       run.current = () => structuredCloneLite(ended);
       if (failure) {
-        run.write([{ type: "response.failed", sequence_number: run.events.length, response: structuredCloneLite(ended) }]);
+        run.append([{ type: "response.failed", sequence_number: run.nextSequence, response: structuredCloneLite(ended) }]);
         run.fail(failure);
       } else run.end();
     });
     return run;
   }
 
-  private streamOnce(request: ResponsesRequest, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, background?: { run: BackgroundRun; base: ResponseObject }): Promise<void> {
+  private streamOnce(
+    request: ResponsesRequest,
+    sink: ChunkSink<ResponseStreamEvent>,
+    signal: AbortSignal | undefined,
+    background?: { run: BackgroundRun; base: ResponseObject; itemIds: string[]; callIds: string[] },
+  ): Promise<void> {
+    // A stored stream's events are logged too: if its worker stops, what it had sent is kept (recover()).
+    const log = request.store && !background ? new EventLogWriter(this.store, "") : null;
     return new Promise<void>((resolveStarted, rejectStarted) => {
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
       let base: ResponseObject | null = null;
       const run = this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
-        const b = new ResponseOutputBuilder({ emit: (events) => sink.write(events), summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
+        const emit = (events: ResponseStreamEvent[]) => {
+          log?.add(structuredCloneLite(events));
+          sink.write(events);
+        };
+        const callIds = [...(background?.callIds ?? [])];
+        const b = new ResponseOutputBuilder({ emit, summary: request.summary, logprobs: request.logprobs, newCallId: () => callIds.shift() ?? prepared.family.newToolCallId(), itemIds: [...(background?.itemIds ?? [])] });
         builder = b;
         const snapshot: ResponseObject = background ? { ...background.base, status: "in_progress" } : baseResponse(request);
         base = snapshot;
+        if (log) log.id = snapshot.id;
         const start = () => {
           if (started) return;
           started = true;
@@ -162,13 +184,20 @@ export class ResponsesFace<P extends { family: Family }> {
         this.end(request, response, background?.run);
         b.terminal(response);
       });
+      run.finally(() => log?.flush()).catch(() => {});
       run.then(
         () => sink.end(),
         (error) => {
           const b = builder as ResponseOutputBuilder | null;
           const snapshot = base as ResponseObject | null;
           if (!started) rejectStarted(forInput(error));
-          else if (isAbortError(error)) {
+          else if (background?.run.diverged && snapshot) {
+            const run = background.run;
+            const ended = interruptedResponse(snapshot, run.events, "resume_diverged", `The response could not resume after its worker stopped: ${run.diverged}. It ends with the output sent before.`);
+            this.end(request, ended, run);
+            run.append([{ type: "response.incomplete", sequence_number: run.nextSequence, response: structuredCloneLite(ended) }]);
+            sink.end();
+          } else if (isAbortError(error)) {
             if (background?.run.cancelled && snapshot && b) {
               this.end(request, { ...snapshot, status: "cancelled", output: b.outputSoFar() }, background.run);
             } else if (snapshot) {
@@ -305,7 +334,57 @@ export class ResponsesFace<P extends { family: Family }> {
 
   private entry(request: ResponsesRequest, response: ResponseObject): StoredResponse {
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
-    return { response: structuredCloneLite(response), inputItems: request.inputItems, history };
+    const entry: StoredResponse = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
+    if (UNFINISHED.has(response.status) && request.body !== undefined) entry.journal = { body: request.body, owner: this.owner.name, client: request.normalized.client };
+    return entry;
+  }
+
+  /**
+   * When a host starts: the stored responses whose worker stopped mid-way (a
+   * reload, the last tab of a shared worker closed; owner-lock.ts tells them
+   * from ones another live worker generates). A background one resumes where
+   * `canResume` allows (its model ready without a download); a stored stream,
+   * whose reader went with its page, and one that cannot resume end
+   * `incomplete` with the output they had sent. None stays `in_progress`.
+   */
+  async recover(canResume: (model: string) => Promise<boolean>): Promise<void> {
+    if (!ResponseOwner.available) return;
+    await this.owner.held;
+    const alive = await ResponseOwner.alive();
+    for (const response of await this.store.list()) {
+      if (!UNFINISHED.has(response.status)) continue;
+      const entry = await this.store.get(response.id).catch(() => undefined);
+      if (!entry?.journal || alive.has(entry.journal.owner)) continue;
+      void ResponseOwner.exclusively(response.id, () => this.resume(response.id, canResume)).catch((error) => {
+        console.warn(`webgpu-openai: could not recover response '${response.id}': ${(error as Error)?.message ?? error}`);
+      });
+    }
+  }
+
+  private async resume(id: string, canResume: (model: string) => Promise<boolean>): Promise<void> {
+    // Read again under the resume lock: another host may have resumed or ended it meanwhile.
+    const entry = await this.store.get(id);
+    if (!entry?.journal || !UNFINISHED.has(entry.response.status)) return;
+    if (entry.journal.owner !== this.owner.name && (await ResponseOwner.alive()).has(entry.journal.owner)) return;
+    const sent = await this.store.readEvents(id);
+    const stop = (code: string, message: string) => {
+      const ended = interruptedResponse(entry.response, sent, code, message);
+      void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: sent.length > 0 ? sent[sent.length - 1].sequence_number + 1 : 0, response: structuredCloneLite(ended) }]);
+      void this.store.put({ response: ended, inputItems: entry.inputItems, history: [...entry.history, ...itemsToMessages(ended.output, "output")] });
+    };
+    if (!entry.response.background) return stop("interrupted", "The stream's worker stopped (its page reloaded or closed) before the response was complete; it ends with the output sent before.");
+    let request: ResponsesRequest;
+    try {
+      request = await this.validate(entry.journal.body, entry.journal.client);
+    } catch (error) {
+      return stop("resume_impossible", `The response could not resume after its worker stopped: its request no longer validates (${(error as Error).message}).`);
+    }
+    if (!(await canResume(request.normalized.model).catch(() => false))) {
+      return stop("model_not_cached", `The response could not resume after its worker stopped: its model ${request.normalized.model} is not in the cache (resuming never downloads).`);
+    }
+    // The stored request as it was: its input items keep their ids.
+    request.inputItems = entry.inputItems;
+    await this.startBackground(request, { base: entry.response, sentBefore: sent }).whenDone;
   }
 
   /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
@@ -411,6 +490,18 @@ function baseResponse(request: ResponsesRequest): ResponseObject {
     safety_identifier: e.safety_identifier,
     prompt_cache_key: e.prompt_cache_key,
     user: e.user,
+  };
+}
+
+/** A response whose worker stopped and that could not go on: `incomplete`, with the output its events had sent. */
+function interruptedResponse(base: ResponseObject, sent: readonly ResponseStreamEvent[], code: string, message: string): ResponseObject {
+  return {
+    ...base,
+    status: "incomplete",
+    completed_at: Math.floor(Date.now() / 1000),
+    incomplete_details: { reason: "interrupted" },
+    error: { code, message },
+    output: outputFromEvents(sent),
   };
 }
 

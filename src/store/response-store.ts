@@ -18,6 +18,17 @@ export interface StoredResponse {
   inputItems: InputItem[];
   /** The conversation this response ends, without instructions: what `previous_response_id` continues. */
   history: NormalizedMessage[];
+  /** While it is generating: what resuming it takes (its request) and who generates it (owner-lock.ts). */
+  journal?: ResponseJournal;
+}
+
+export interface ResponseJournal {
+  /** The request body as received. */
+  body: unknown;
+  /** The Web Lock name of the host generating it. */
+  owner: string;
+  /** The client (a shared worker's tab) that sent it. */
+  client?: string;
 }
 
 /** How much the store keeps; beyond any bound the oldest responses (by creation) are dropped first. */

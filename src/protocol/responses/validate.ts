@@ -61,6 +61,8 @@ export interface ResponsesRequest {
   summary: boolean;
   /** `include: ["message.output_text.logprobs"]` or `top_logprobs` > 0. */
   logprobs: boolean;
+  /** The body as received (set by the Responses face: what a background response's journal keeps to resume it). */
+  body?: unknown;
 }
 
 
