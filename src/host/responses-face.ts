@@ -77,7 +77,8 @@ export class ResponsesFace<P extends { family: Family }> {
       builder.finish(result.finish);
       // The builder is this request's alone and emitted nothing: its items can be the response's.
       const response = finalResponse(base, builder.output, result);
-      this.save(request, response);
+      // Answered once stored: a response the app holds survives a reload right after (a failed write is reported, not thrown).
+      await this.save(request, response);
       return response;
     }).catch(rethrowForInput);
   }
@@ -120,7 +121,7 @@ export class ResponsesFace<P extends { family: Family }> {
       const ended: ResponseObject = cancelled
         ? { ...queued, status: "cancelled" }
         : { ...queued, status: "failed", error: { code: failure?.code ?? "server_error", message: failure?.message ?? "" } };
-      this.save(request, ended, true);
+      void this.save(request, ended, true);
       this.live.delete(run.id);
       run.current = () => structuredCloneLite(ended);
       if (failure) {
@@ -181,7 +182,8 @@ export class ResponsesFace<P extends { family: Family }> {
         b.finish(result.finish);
         // The delta events already sent share objects with the builder's items: the response gets its own copy.
         const response = finalResponse(snapshot, structuredCloneLite(b.output), result);
-        this.end(request, response, background?.run);
+        // The tokens never waited on storage; the terminal event does, so "completed" means stored (a failed write is reported, not thrown).
+        await this.end(request, response, background?.run);
         b.terminal(response);
       });
       run.finally(() => log?.flush()).catch(() => {});
@@ -194,12 +196,12 @@ export class ResponsesFace<P extends { family: Family }> {
           else if (background?.run.diverged && snapshot) {
             const run = background.run;
             const ended = interruptedResponse(snapshot, run.events, "resume_diverged", `The response could not resume after its worker stopped: ${run.diverged}. It ends with the output sent before.`);
-            this.end(request, ended, run);
+            void this.end(request, ended, run);
             run.append([{ type: "response.incomplete", sequence_number: run.nextSequence, response: structuredCloneLite(ended) }]);
             sink.end();
           } else if (isAbortError(error)) {
             if (background?.run.cancelled && snapshot && b) {
-              this.end(request, { ...snapshot, status: "cancelled", output: b.outputSoFar() }, background.run);
+              void this.end(request, { ...snapshot, status: "cancelled", output: b.outputSoFar() }, background.run);
             } else if (snapshot) {
               // A stream the app stopped is not kept.
               this.live.delete(snapshot.id);
@@ -210,7 +212,7 @@ export class ResponsesFace<P extends { family: Family }> {
             const failure = ApiError.from(forInput(error));
             if (b && snapshot) {
               const failed: ResponseObject = { ...snapshot, status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
-              this.end(request, failed, background?.run);
+              void this.end(request, failed, background?.run);
               b.terminal(failed);
             }
             sink.fail(failure);
@@ -221,10 +223,11 @@ export class ResponsesFace<P extends { family: Family }> {
   }
 
   /** A streamed response is done: its last state stored (in place of its entry, so a delete meanwhile wins), no longer live. */
-  private end(request: ResponsesRequest, response: ResponseObject, run: BackgroundRun | undefined): void {
-    this.save(request, response, true);
+  private end(request: ResponsesRequest, response: ResponseObject, run: BackgroundRun | undefined): Promise<boolean> {
+    const saved = this.save(request, response, true);
     this.live.delete(response.id);
     if (run) run.current = () => structuredCloneLite(response);
+    return saved;
   }
 
   async retrieve(id: string): Promise<ResponseObject> {
@@ -388,10 +391,10 @@ export class ResponsesFace<P extends { family: Family }> {
   }
 
   /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
-  private save(request: ResponsesRequest, response: ResponseObject, streamed = false): void {
-    if (!request.store) return;
+  private save(request: ResponsesRequest, response: ResponseObject, streamed = false): Promise<boolean> {
+    if (!request.store) return Promise.resolve(false);
     const entry = this.entry(request, response);
-    void (streamed ? this.store.replace(entry) : this.store.put(entry));
+    return streamed ? this.store.replace(entry) : this.store.put(entry);
   }
 }
 
