@@ -31,7 +31,7 @@ export class EventLogWriter {
 
   /** `events` must be this writer's own copies (the builder keeps changing the items its events name). */
   add(events: ResponseStreamEvent[]): void {
-    this.unlogged.push(...events);
+    for (const event of events) this.unlogged.push(event);
     this.timer ??= setTimeout(() => this.flush(), LOG_EVERY_MS);
   }
 
@@ -47,7 +47,7 @@ export class EventLogWriter {
 
 export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   readonly controller = new AbortController();
-  readonly events: ResponseStreamEvent[] = [];
+  readonly events: ResponseStreamEvent[];
   private readonly followers = new Set<ChunkSink<ResponseStreamEvent>>();
   private readonly log: EventLogWriter | null;
   /** Events up to this sequence number were sent before (a resumed run): regenerated ones are checked, not sent. */
@@ -71,7 +71,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   ) {
     this.current = () => structuredCloneLite(initial);
     this.log = store ? new EventLogWriter(store, id) : null;
-    this.events.push(...sentBefore);
+    this.events = [...sentBefore];
     this.replayedUntil = sentBefore.length > 0 ? sentBefore[sentBefore.length - 1].sequence_number : -1;
   }
 
@@ -96,7 +96,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
 
   /** Sends, keeps and logs `events` (this run's own copies), with no replay check: the face's closing event of a run that could not resume. */
   append(events: ResponseStreamEvent[]): void {
-    this.events.push(...events);
+    for (const event of events) this.events.push(event);
     for (const follower of this.followers) follower.write(events);
     this.log?.add(events);
   }

@@ -77,6 +77,15 @@ export class IdbResponseStore implements ResponseStore {
     this.retention = retentionOf(options);
   }
 
+  /** Whether the database opens here (false in contexts that refuse IndexedDB, e.g. some private modes); tried once. */
+  opens(): Promise<boolean> {
+    return (this.openCheck ??= this.db().then(
+      () => true,
+      () => false,
+    ));
+  }
+  private openCheck: Promise<boolean> | null = null;
+
   private db(): Promise<IDBDatabase> {
     if (!this.dbPromise) {
       const opening = openResponsesDatabase(this.databaseName).then((db) => {

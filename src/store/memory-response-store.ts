@@ -82,7 +82,7 @@ export class MemoryResponseStore implements ResponseStore {
 
   async appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void> {
     const log = this.events.get(id) ?? [];
-    log.push(...structuredClone(events));
+    for (const event of structuredClone(events)) log.push(event);
     this.events.set(id, log);
   }
 
