@@ -195,11 +195,18 @@ export class IdbResponseStore implements ResponseStore {
       await done;
       return false;
     }
-    const seq = existing?.seq ?? nextSeq();
-    tx.objectStore(RESPONSES).put({ id, seq, itemIds: itemIdsOf(entry), data: entry } satisfies ResponseRecord);
-    summaries.put({ id, seq, bytes } satisfies RecordSummary);
-    const all = (await promised(summaries.getAll())) as RecordSummary[];
-    for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
+    try {
+      const seq = existing?.seq ?? nextSeq();
+      tx.objectStore(RESPONSES).put({ id, seq, itemIds: itemIdsOf(entry), data: entry } satisfies ResponseRecord);
+      summaries.put({ id, seq, bytes } satisfies RecordSummary);
+      const all = (await promised(summaries.getAll())) as RecordSummary[];
+      for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
+    } catch (error) {
+      // Nothing of a write that failed half-way is kept (a put that throws, e.g. a value IndexedDB cannot clone).
+      done.catch(() => {});
+      tx.abort();
+      throw error;
+    }
     await done;
     return true;
   }

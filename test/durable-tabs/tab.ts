@@ -18,6 +18,13 @@ interface Log {
 let client: Client | null = null;
 let openai: OpenAI | null = null;
 const logs: Record<string, Log> = {};
+/** The page's console warnings (what the store reports a failed write with, from a dedicated worker's console too via the test). */
+const warnings: string[] = [];
+const originalWarn = console.warn.bind(console);
+console.warn = (...args: unknown[]) => {
+  warnings.push(args.map(String).join(" "));
+  originalWarn(...args);
+};
 
 const sdk = () => {
   if (!openai) throw new Error("connect first");
@@ -27,7 +34,8 @@ const sdk = () => {
 const api = {
   ready: true,
   logs,
-  connect(options: { worker: true | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
+  warnings,
+  connect(options: { worker: boolean | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
     client = createClient({ worker: options.worker, engine: createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName: options.databaseName } });
     openai = new OpenAI({ baseURL: "http://localhost.webgpu/v1", apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: (url: string | URL | Request, init?: RequestInit) => client!.fetch(url, init) });
     return true;
@@ -41,6 +49,33 @@ const api = {
   },
   async cancel(id: string) {
     return (await sdk().responses.cancel(id)) as unknown as { id: string; status: string; output_text: string };
+  },
+  /** Sends a request without waiting for it (the test reloads the page while it is being written). */
+  send(body: Record<string, unknown>) {
+    void sdk().responses.create({ model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", ...body } as never).catch(() => {});
+    return true;
+  },
+  async list() {
+    const list = (await client!.responses.list({ limit: 100 })).data;
+    return list.map((r) => ({ id: r.id, status: r.status }));
+  },
+  async inputLength(id: string) {
+    const items = await sdk().responses.inputItems.list(id);
+    return JSON.stringify(items.data).length;
+  },
+  async stream(body: Record<string, unknown>) {
+    const stream = await sdk().responses.create({ model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", stream: true, ...body } as never);
+    const types: string[] = [];
+    let id = "";
+    for await (const event of stream as unknown as AsyncIterable<{ type: string; response?: { id: string } }>) {
+      types.push(event.type);
+      if (event.response) id = event.response.id;
+    }
+    return { id, types };
+  },
+  async usage() {
+    const estimate = await navigator.storage.estimate();
+    return estimate.usage ?? 0;
   },
   /** Starts reading `GET /responses/{id}?stream=true&starting_after=N` into logs[name]. */
   follow(name: string, id: string, startingAfter?: number) {

@@ -33,6 +33,12 @@ type Tab = {
   cancel(id: string): Promise<{ id: string; status: string; output_text: string }>;
   follow(name: string, id: string, startingAfter?: number): boolean;
   logs: Record<string, Log>;
+  warnings: string[];
+  send(body: Record<string, unknown>): boolean;
+  list(): Promise<Array<{ id: string; status: string }>>;
+  inputLength(id: string): Promise<number>;
+  stream(body: Record<string, unknown>): Promise<{ id: string; types: string[] }>;
+  usage(): Promise<number>;
 };
 
 /** Ids are random: every id replaced by its place of first appearance, times zeroed. */
@@ -182,6 +188,43 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
     expect(logA.error).toBeNull();
     expect(logB.events).toEqual(logA.events);
     expect(logA.events.at(-1)!.type).toBe("response.completed");
+    await ctx.close();
+  });
+
+  it("faults: a reload during a response's write leaves it whole or absent; a quota error while persisting is reported and the stream completes", async () => {
+    const ctx = await browser.newContext();
+    const big = "x".repeat(4_000_000);
+    const options = { worker: true, replies: ["ok", "ok", "ok", "ok"], databaseName: "faults" };
+    const page = await tab(ctx, options);
+    await call(page, (t) => t.create({ input: "small" }));
+    // Reload while the big response is being generated and written.
+    await call(page, (t, text) => t.send({ input: text }), big);
+    await new Promise((r) => setTimeout(r, 150));
+    await reload(page, options);
+    const listed = await call(page, (t) => t.list());
+    expect(listed.length).toBeGreaterThanOrEqual(1);
+    for (const { id } of listed) expect(await call(page, (t, i) => t.inputLength(i), id)).toBeGreaterThan(0); // every record reads whole
+    for (const { status } of listed) expect(["completed", "incomplete"]).toContain(status);
+
+    // A quota error while persisting. Chromium gives no way to shrink an origin's quota for IndexedDB from a test
+    // (Storage.overrideQuotaForOrigin is not enforced on its writes), so a page whose host runs in it (worker: false)
+    // has IndexedDB refuse large records with the QuotaExceededError it throws when full.
+    const host = await tab(ctx, { worker: false, replies: ["all of it", "after"], databaseName: "faults" });
+    await host.evaluate(() => {
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function (value: unknown, key?: IDBValidKey) {
+        if (JSON.stringify(value ?? null).length > 1_000_000) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+        return put.call(this, value, key);
+      };
+    });
+    const streamed = await call(host, (t, text) => t.stream({ input: text }), "y".repeat(2_000_000));
+    expect(streamed.types.at(-1)).toBe("response.completed");
+    const warnings = await until(() => call(host, (t) => t.warnings), (w) => w.some((text) => text.includes(streamed.id)), 10_000);
+    expect(warnings.find((text) => text.includes(streamed.id))).toContain("QuotaExceededError");
+    // The store goes on: the next (small) response is stored.
+    const small = await call(host, (t) => t.stream({ input: "small" }));
+    expect(small.types.at(-1)).toBe("response.completed");
+    expect((await call(host, (t, i) => t.retrieve(i), small.id)).status).toBe("completed");
     await ctx.close();
   });
 });
