@@ -21,6 +21,7 @@ import { prefetchLookup } from "../store/lookup.js";
 import { BackgroundRun, EventLogWriter } from "./background-run.js";
 import { idsFromEvents, outputFromEvents } from "./event-replay.js";
 import { ResponseOwner } from "../store/owner-lock.js";
+import { CancelChannel } from "./cancel-channel.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family }> {
@@ -46,6 +47,8 @@ export class ResponsesFace<P extends { family: Family }> {
   private readonly live = new Map<string, () => ResponseObject>();
   /** Background responses still generating in this host. */
   private readonly runs = new Map<string, BackgroundRun>();
+  /** Cancels reaching the worker that runs a response (another tab's dedicated worker). */
+  private readonly cancels = new CancelChannel((id) => this.cancelHere(id));
 
   constructor(
     private readonly pipeline: Pipeline<P>,
@@ -285,21 +288,28 @@ export class ResponsesFace<P extends { family: Family }> {
 
   /** `POST /responses/{id}/cancel`: stops a background response (`status: "cancelled"`, its output so far kept). */
   async cancel(id: string): Promise<ResponseObject> {
-    const run = this.runs.get(id);
-    if (run && !run.done) {
-      run.cancelled = true;
-      run.controller.abort();
-      await run.whenDone;
-      return run.current();
-    }
+    const here = await this.cancelHere(id);
+    if (here) return here;
     const entry = await this.store.get(id);
     if (!entry) throw notFound(id);
     if (!entry.response.background) throw new ApiError({ status: 400, param: "response_id", message: `Response '${id}' was not created with \`background: true\`: only background responses can be cancelled.` });
     if (UNFINISHED.has(entry.response.status)) {
-      throw new ApiError({ status: 409, code: "response_running_elsewhere", param: "response_id", message: `Response '${id}' is generating in another tab's worker: cancel it from that tab (with worker: "shared" every tab reaches the same worker).` });
+      const there = await this.cancels.elsewhere(id);
+      if (there) return there;
+      throw new ApiError({ status: 409, code: "response_not_running", param: "response_id", message: `Response '${id}' is stored as ${entry.response.status}, but no live worker of this origin is generating it (its worker stopped; the next client to start resumes it or ends it incomplete). Retrieve it again shortly.` });
     }
     // Already done: cancelling changes nothing, as on the hosted API.
     return entry.response;
+  }
+
+  /** Cancels a run of this host: its final state, or null when it runs no such response. */
+  private async cancelHere(id: string): Promise<ResponseObject | null> {
+    const run = this.runs.get(id);
+    if (!run || run.done) return null;
+    run.cancelled = true;
+    run.controller.abort();
+    await run.whenDone;
+    return run.current();
   }
 
   async delete(id: string): Promise<ResponseDeleted> {

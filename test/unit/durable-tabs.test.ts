@@ -191,6 +191,19 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
     await ctx.close();
   });
 
+  it("another tab cancels a background response that this tab's dedicated worker generates", async () => {
+    const ctx = await browser.newContext();
+    const options = { worker: true, replies: [WORDS], tokenDelayMs: 20, databaseName: "cancel-elsewhere" };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
+    await until(() => call(b, (t, i) => t.retrieve(i), id), (r) => r.status === "in_progress");
+    const cancelled = await call(b, (t, i) => t.cancel(i), id);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await call(a, (t, i) => t.retrieve(i), id)).status).toBe("cancelled");
+    await ctx.close();
+  });
+
   it("faults: a reload during a response's write leaves it whole or absent; a quota error while persisting is reported and the stream completes", async () => {
     const ctx = await browser.newContext();
     const big = "x".repeat(4_000_000);
