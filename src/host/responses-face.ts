@@ -262,19 +262,22 @@ export class ResponsesFace<P extends { family: Family }> {
 
   private async followStored(id: string, after: number, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
     let last = after;
+    // After the first read every batch read was whole: the next ones start after the last event sent.
+    let fromBatch: number | undefined;
     try {
       for (;;) {
-        const events = (await this.store.readEvents(id)).filter((event) => event.sequence_number > last);
+        const events = (await this.store.readEvents(id, fromBatch)).filter((event) => event.sequence_number > last);
         if (events.length > 0) {
           sink.write(events);
           last = events[events.length - 1].sequence_number;
         }
+        fromBatch = last + 1;
         const run = this.runs.get(id);
         if (run) return run.follow(last, sink, signal);
         const entry = await this.store.get(id);
         if (!entry || !UNFINISHED.has(entry.response.status) || events.some((e) => e.type === "response.completed" || e.type === "response.failed" || e.type === "response.incomplete")) {
           // Events logged after the status changed are read once more, then the stream ends.
-          const rest = (await this.store.readEvents(id)).filter((event) => event.sequence_number > last);
+          const rest = (await this.store.readEvents(id, last + 1)).filter((event) => event.sequence_number > last);
           if (rest.length > 0) sink.write(rest);
           return sink.end();
         }

@@ -36,6 +36,6 @@ function withMemoryFallback(idb: IdbResponseStore, memory: () => MemoryResponseS
     list: async () => (await store()).list(),
     clear: async () => (await store()).clear(),
     appendEvents: async (id, events) => (await store()).appendEvents(id, events),
-    readEvents: async (id) => (await store()).readEvents(id),
+    readEvents: async (id, fromBatch) => (await store()).readEvents(id, fromBatch),
   };
 }

@@ -175,9 +175,9 @@ export class IdbResponseStore implements ResponseStore {
     await done;
   }
 
-  async readEvents(id: string): Promise<ResponseStreamEvent[]> {
+  async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {
     const db = await this.db();
-    const range = IDBKeyRange.bound([id, -Infinity], [id, Infinity]);
+    const range = IDBKeyRange.bound([id, fromBatch], [id, Infinity]);
     const batches = (await promised(db.transaction(EVENTS, "readonly").objectStore(EVENTS).getAll(range))) as Array<{ events: ResponseStreamEvent[] }>;
     return batches.flatMap((batch) => batch.events);
   }

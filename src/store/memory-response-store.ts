@@ -86,8 +86,9 @@ export class MemoryResponseStore implements ResponseStore {
     this.events.set(id, log);
   }
 
-  async readEvents(id: string): Promise<ResponseStreamEvent[]> {
-    return structuredClone(this.events.get(id) ?? []);
+  async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {
+    // Events are kept one by one here: from `fromBatch` on is a superset of the batches from there, as callers filter anyway.
+    return structuredClone((this.events.get(id) ?? []).filter((event) => event.sequence_number >= fromBatch));
   }
 
   /** Tests only: replaces a record's stored value as a damaged disk would. */

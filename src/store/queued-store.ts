@@ -56,7 +56,7 @@ export class QueuedResponseStore {
   get = (id: string) => this.queued(() => this.store.get(id));
   item = (itemId: string) => this.queued(() => this.store.item(itemId));
   list = () => this.queued(() => this.store.list());
-  readEvents = (id: string) => this.queued(() => this.store.readEvents(id));
+  readEvents = (id: string, fromBatch?: number) => this.queued(() => this.store.readEvents(id, fromBatch));
   delete = (id: string) => this.queued(() => this.store.delete(id));
   clear = () => this.queued(() => this.store.clear());
 

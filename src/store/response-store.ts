@@ -103,8 +103,8 @@ export interface ResponseStore {
   clear(): Promise<number>;
   /** Adds events (in sequence order) to a background response's log; dropped with the response. */
   appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void>;
-  /** A background response's logged events, in order. */
-  readEvents(id: string): Promise<ResponseStreamEvent[]>;
+  /** A response's logged events, in order; `fromBatch`: only the batches logged from that sequence number on. */
+  readEvents(id: string, fromBatch?: number): Promise<ResponseStreamEvent[]>;
 }
 
 let counter = 0;

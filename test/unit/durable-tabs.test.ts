@@ -198,9 +198,15 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
     const b = await tab(ctx, options);
     const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
     await until(() => call(b, (t, i) => t.retrieve(i), id), (r) => r.status === "in_progress");
+    // Tab B follows the run of tab A's worker through its stored event log.
+    await call(b, (t, i) => t.follow("b", i), id);
+    await until(() => logOf(b, "b"), (log) => (log?.events.length ?? 0) >= 10);
     const cancelled = await call(b, (t, i) => t.cancel(i), id);
     expect(cancelled.status).toBe("cancelled");
     expect((await call(a, (t, i) => t.retrieve(i), id)).status).toBe("cancelled");
+    const followed = await finished(b, "b");
+    expect(followed.error).toBeNull();
+    expect(followed.events.map((e) => e.sequence_number)).toEqual(followed.events.map((_, i) => i));
     await ctx.close();
   });
 
