@@ -179,6 +179,25 @@ describe("a background response whose worker stopped", () => {
     expect((await second.responses.retrieve(created.id)).output_text).toBe(WORDS);
   });
 
+  it("whose regeneration differs from what it had sent (sampling does not repeat itself) ends incomplete with the output it sent", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    const sent = await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 20);
+    await sleep(250);
+    first.terminate();
+    // The next worker's generation of the same request differs from its first token on.
+    const second = client(name, [WORDS.replace("w0", "v0")], { tokenDelayMs: 1 });
+    const ended = await until(() => second.responses.retrieve(created.id), (r) => r.status !== "in_progress" && r.status !== "queued");
+    expect(ended).toMatchObject({ status: "incomplete", incomplete_details: { reason: "interrupted" }, error: { code: "resume_diverged" } });
+    expect(ended.output_text!.startsWith(sent.output_text!)).toBe(true);
+    expect(WORDS.startsWith(ended.output_text!)).toBe(true);
+    const events: ResponseStreamEvent[] = [];
+    for await (const event of await second.responses.retrieve(created.id, { stream: true })) events.push(event);
+    expect(events.at(-1)).toMatchObject({ type: "response.incomplete" });
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  });
+
   it("a stored stream interrupted by its worker's end ends incomplete with its text so far, never in_progress", async () => {
     const name = database();
     const first = client(name, [WORDS], { tokenDelayMs: 15 });
