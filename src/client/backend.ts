@@ -20,6 +20,8 @@ import { WORKER_START_TIMEOUT_MS, describeStartFailure } from "./worker-start.js
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { unpackEvents } from "../worker/event-wire.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
+import type { ResponseList, ResponseListQuery } from "../store/response-store.js";
+import type { ResponsesCleared } from "../host/responses-face.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
 import type { Transcription, TranscriptionRequestBody, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
@@ -31,6 +33,10 @@ export interface Backend {
   retrieveResponse(id: string): Promise<ResponseObject>;
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  retrieveResponseStream(id: string, startingAfter: number | undefined, queue: ChunkQueue<ResponseStreamEvent>, signal: AbortSignal): Promise<void>;
+  cancelResponse(id: string): Promise<ResponseObject>;
+  listResponses(query?: ResponseListQuery): Promise<ResponseList>;
+  clearResponses(): Promise<ResponsesCleared>;
   compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
   createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
   streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
@@ -66,6 +72,10 @@ export function inProcessBackend(options: EngineHostOptions): Backend {
     retrieveResponse: async (id) => (await host()).retrieveResponse(id),
     deleteResponse: async (id) => (await host()).deleteResponse(id),
     listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
+    retrieveResponseStream: async (id, startingAfter, queue, signal) => (await host()).retrieveResponseStream(id, startingAfter, queue, { signal }),
+    cancelResponse: async (id) => (await host()).cancelResponse(id),
+    listResponses: async (query) => (await host()).listResponses(query),
+    clearResponses: async () => (await host()).clearResponses(),
     compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
     createCompletion: async (body, signal) => (await host()).createCompletion(body, { signal }),
     streamCompletion: async (body, queue, signal) => (await host()).streamCompletion(body, queue, { signal }),
@@ -296,6 +306,10 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     retrieveResponse: async (id) => (await started()).retrieveResponse(id),
     deleteResponse: async (id) => (await started()).deleteResponse(id),
     listResponseInputItems: async (id, query) => (await started()).listResponseInputItems(id, query),
+    retrieveResponseStream: (id, startingAfter, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.retrieveResponseStream(id, startingAfter, port)),
+    cancelResponse: async (id) => (await started()).cancelResponse(id),
+    listResponses: async (query) => (await started()).listResponses(query),
+    clearResponses: async () => (await started()).clearResponses(),
     listModels: async () => (await started()).listModels(),
     retrieveModel: async (id) => (await started()).retrieveModel(id),
     gpuInfo: async () => (await started()).gpuInfo(),

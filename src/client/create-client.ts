@@ -16,6 +16,8 @@ import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
+import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
+import type { ResponsesCleared } from "../host/responses-face.js";
 import { Stream } from "./stream.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFallback, type FallbackOptions } from "./fallback.js";
@@ -58,12 +60,14 @@ export interface ClientOptions {
    */
   fallback?: FallbackOptions;
   /**
-   * The Responses API's store (`store: true`, the default): responses kept in
-   * memory, never on disk, for previous_response_id, retrieve, delete and
-   * input_items. Beyond `maxResponses` (default 100) the least recently used
-   * is evicted.
+   * The Responses API's store (`store: true`, the default): what
+   * previous_response_id, item_reference, retrieve, delete, input_items, list
+   * and background responses read. In IndexedDB where it exists (surviving a
+   * reload, shared by the origin's tabs), else in memory; `kind` chooses.
+   * Retention: `maxResponses` (default 100), `maxBytes` (default 64 MiB),
+   * `maxAgeMs` (default none), the oldest dropped first (docs/durable-responses.md).
    */
-  responsesStore?: { maxResponses?: number };
+  responsesStore?: ResponsesStoreOptions;
   /**
    * Prompt caching (default on): the engine keeps the KV cache of recent
    * prompts and prefills only what no cached prefix holds. `false` turns it
@@ -99,8 +103,20 @@ export interface Client {
     create(body: ResponseCreateParams & { stream: true }, options?: RequestOptions): Promise<Stream<ResponseStreamEvent>>;
     create(body: ResponseCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ResponseObject>;
     create(body: ResponseCreateParams, options?: RequestOptions): Promise<ResponseObject | Stream<ResponseStreamEvent>>;
-    retrieve(id: string): Promise<ResponseObject>;
+    /**
+     * A stored response (a running one as it stands). With `{ stream: true }`:
+     * a background response's events after `starting_after` (a sequence
+     * number), then the live ones, as the openai SDK's background streaming reads them.
+     */
+    retrieve(id: string, query: { stream: true; starting_after?: number }, options?: RequestOptions): Promise<Stream<ResponseStreamEvent>>;
+    retrieve(id: string, query?: { stream?: false | null; starting_after?: number }, options?: RequestOptions): Promise<ResponseObject>;
     delete(id: string): Promise<ResponseDeleted>;
+    /** Stops a background response: `status: "cancelled"`, its output so far kept. */
+    cancel(id: string): Promise<ResponseObject>;
+    /** The stored responses, newest first by default (`{ limit, order, after }` as input_items.list). Not in the hosted API. */
+    list(query?: ResponseListQuery): Promise<ResponseList>;
+    /** Deletes every stored response of this origin's store (running background ones are cancelled). Not in the hosted API. */
+    clear(): Promise<ResponsesCleared>;
     inputItems: { list(id: string, query?: InputItemListQuery): Promise<InputItemList> };
     /** `POST /responses/compact`: older turns summarised by the model into one compaction item, accepted back as input. */
     compact(body: CompactResponseParams, options?: RequestOptions): Promise<CompactResource>;
@@ -197,12 +213,25 @@ export function createClient(options: ClientOptions = {}): Client {
     return backend.createCompletion(body, external ?? new AbortController().signal);
   }
 
+  async function retrieveResponse(id: string, query: { stream?: boolean | null; starting_after?: number } = {}, requestOptions: RequestOptions = {}): Promise<ResponseObject | Stream<ResponseStreamEvent>> {
+    if (query?.stream === true) {
+      return openStream<ResponseStreamEvent>(requestOptions.signal, (queue, signal) => backend.retrieveResponseStream(id, query.starting_after, queue, signal));
+    }
+    return withOutputText(await backend.retrieveResponse(id));
+  }
+
   const client: Client = {
     chat: { completions: { create: create as Client["chat"]["completions"]["create"] } },
     responses: {
       create: createResponse as Client["responses"]["create"],
-      retrieve: async (id) => withOutputText(await backend.retrieveResponse(id)),
+      retrieve: retrieveResponse as Client["responses"]["retrieve"],
       delete: (id) => backend.deleteResponse(id),
+      cancel: async (id) => withOutputText(await backend.cancelResponse(id)),
+      list: async (query) => {
+        const list = await backend.listResponses(query);
+        return { ...list, data: list.data.map(withOutputText) };
+      },
+      clear: () => backend.clearResponses(),
       inputItems: { list: (id, query) => backend.listResponseInputItems(id, query) },
       compact: (body, requestOptions = {}) => backend.compactResponse(body, requestOptions.signal ?? new AbortController().signal),
     },

@@ -1,8 +1,11 @@
 /**
  * The Responses routes of `client.fetch` (any base URL):
  *   POST   …/responses                    JSON, or SSE (`event: <type>` + `data: <json>`) when `stream: true`
- *   GET    …/responses/{id}
+ *   GET    …/responses/{id}               ?stream=true&starting_after=N: a background response's events as SSE
  *   DELETE …/responses/{id}
+ *   POST   …/responses/{id}/cancel
+ *   GET    …/responses                    ?limit=&order=&after= (the stored responses; not in the hosted API)
+ *   DELETE …/responses                    every stored response (not in the hosted API)
  *   GET    …/responses/{id}/input_items   ?limit=&order=&after=
  *   POST   …/responses/compact            JSON CompactResource (see protocol/responses/compact.ts)
  * An error after a stream started arrives as the `response.failed` event the
@@ -47,16 +50,27 @@ export async function responsesRoute(
     const stream = await client.responses.create(body as ResponseCreateParams & { stream: true }, { signal });
     return sseResponse(stream, signal, requestId, responsesSse());
   }
+  if (method === "GET" && path.endsWith("/responses")) return json(await client.responses.list(listQuery(url)), requestId);
+  if (method === "DELETE" && path.endsWith("/responses")) return json(await client.responses.clear(), requestId);
+  const cancel = /\/responses\/([^/]+)\/cancel$/.exec(path);
+  if (cancel && method === "POST") return json(await client.responses.cancel(safeDecode(cancel[1])), requestId);
   const items = /\/responses\/([^/]+)\/input_items$/.exec(path);
   if (items && method === "GET") return json(await client.responses.inputItems.list(safeDecode(items[1]), listQuery(url)), requestId);
   const one = /\/responses\/([^/]+)$/.exec(path);
   if (one && one[1] !== "compact") {
+    if (method === "GET" && url.searchParams.get("stream") === "true") {
+      const after = url.searchParams.get("starting_after");
+      // Checked by the host: a value that is not a sequence number is a 400 naming starting_after.
+      const stream = await client.responses.retrieve(safeDecode(one[1]), { stream: true, starting_after: after === null ? undefined : Number(after) }, { signal });
+      return sseResponse(stream, signal, requestId, responsesSse());
+    }
     if (method === "GET") return json(await client.responses.retrieve(safeDecode(one[1])), requestId);
     if (method === "DELETE") return json(await client.responses.delete(safeDecode(one[1])), requestId);
   }
   return null;
 }
 
+/** `limit`, `order`, `after` of a list route (input_items, responses). */
 function listQuery(url: URL): InputItemListQuery {
   const query: InputItemListQuery = {};
   const limit = url.searchParams.get("limit");

@@ -19,7 +19,11 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { Pipeline, type ChunkSink, type PipelineOptions, type Prepared, type RequestOptions } from "./pipeline-core.js";
 import { ChatCompletionsFace } from "./chat-face.js";
 import { ResponsesFace } from "./responses-face.js";
-import { DEFAULT_MAX_RESPONSES, ResponseStore } from "./response-store.js";
+import { createResponseStore } from "../store/create-response-store.js";
+import { QueuedResponseStore } from "../store/queued-store.js";
+import type { ResponseList, ResponseListQuery, ResponseStore, ResponsesStoreOptions } from "../store/response-store.js";
+import type { ResponsesCleared } from "./responses-face.js";
+import type { ApiError } from "../protocol/api-error.js";
 import { compactConversation } from "./responses-compact.js";
 import { createEmbeddings, embeddingsContextOf } from "./embeddings.js";
 import { createTranscription, streamTranscription, type ChatFace } from "./transcriptions.js";
@@ -32,8 +36,12 @@ import { countTokens, modelStatus, type ModelStatus, type PromptSupportContext, 
 export type { ChunkSink, Prepared, RequestOptions } from "./pipeline-core.js";
 
 export interface EngineHostOptions extends PipelineOptions {
-  /** Responses kept in memory for previous_response_id / retrieve (least recently used evicted). Default 100. */
-  responsesStore?: { maxResponses?: number };
+  /** Where stored responses live and how many are kept (store/response-store.ts). Default: IndexedDB where it exists, 100 responses. */
+  responsesStore?: ResponsesStoreOptions;
+  /** A response store of the app's own (a custom worker's host, tests), in place of the one `responsesStore` describes. */
+  responseStore?: ResponseStore;
+  /** Called when writing a stored response fails (a quota error): the response itself is unaffected. */
+  onResponseStoreError?: (error: ApiError) => void;
 }
 
 export class EngineHost {
@@ -52,7 +60,7 @@ export class EngineHost {
     this.chat = new ChatCompletionsFace(core);
     this.responses = new ResponsesFace<Prepared>(
       { run: (request, signal, work) => core.withSlot(request, signal, work), generate: (prepared, output, signal) => core.generate(prepared, output, signal) },
-      new ResponseStore(options.responsesStore?.maxResponses ?? DEFAULT_MAX_RESPONSES),
+      new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
     );
     this.models = new ModelsFace(core);
     this.cache = new CacheFace(core);
@@ -61,6 +69,8 @@ export class EngineHost {
       complete: (body, signal) => this.chat.create(body, { signal }),
       stream: (body, sink, signal) => this.chat.stream(body, sink, { signal }),
     };
+    // Responses whose worker stopped mid-way (a reload) resume or end `incomplete` (responses-face.ts recover).
+    void this.responses.recover((model) => this.modelReady(model));
   }
 
   // ── responses (host/responses-face.ts) ───────────────────────────────────
@@ -84,6 +94,23 @@ export class EngineHost {
 
   async listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList> {
     return this.responses.inputItems(id, query);
+  }
+
+  /** `GET /responses/{id}?stream=true&starting_after=N`: a background response's events after N, then live ones. */
+  retrieveResponseStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, options: RequestOptions = {}): Promise<void> {
+    return this.responses.retrieveStream(id, startingAfter, sink, options.signal);
+  }
+
+  cancelResponse(id: string): Promise<ResponseObject> {
+    return this.responses.cancel(id);
+  }
+
+  listResponses(query?: ResponseListQuery): Promise<ResponseList> {
+    return this.responses.list(query);
+  }
+
+  clearResponses(): Promise<ResponsesCleared> {
+    return this.responses.clear();
   }
 
   /** `POST /responses/compact`: the model summarises the older turns into one compaction item. */
@@ -132,6 +159,15 @@ export class EngineHost {
   /** Resolves once generation has started; `transcript.text.*` events then go to `sink`. */
   streamTranscription(body: unknown, sink: ChunkSink<TranscriptionStreamEvent>, options: RequestOptions = {}): Promise<void> {
     return streamTranscription(this.transcriptionChat, body, sink, options.signal);
+  }
+
+  /** Whether `model` loads without a download (a resumed response never downloads). */
+  private async modelReady(model: string): Promise<boolean> {
+    const catalog = await this.core.catalog();
+    const record = catalog.find(model) ?? (await this.core.resolve(model).catch(() => undefined));
+    if (!record) return false;
+    if (!(await this.core.engineFor(record)).requiresGpu) return true;
+    return (await this.cache.list()).some((cached) => cached.id === record.model_id && cached.complete);
   }
 
   // ── Prompt API support (host/prompt-support.ts) ──────────────────────────

@@ -2,7 +2,9 @@
  * The Responses API face of the EngineHost: the same pipeline as chat
  * (validation into a NormalizedRequest, queue, load, family shaping, the
  * shared generation loop, KV-reuse memory), with the Responses output builder
- * in place of the chat ChoiceBuilder, and the in-memory response store.
+ * in place of the chat ChoiceBuilder, the response store (store/), and
+ * background responses (background-run.ts): started at once, polled,
+ * cancelled, and followed by any number of streams from any event on.
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { randomId } from "../protocol/ids.js";
@@ -13,7 +15,13 @@ import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject
 import type { Family } from "../families/types.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import type { ChunkSink } from "./engine-host.js";
-import { ResponseStore } from "./response-store.js";
+import type { QueuedResponseStore } from "../store/queued-store.js";
+import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
+import { prefetchLookup } from "../store/lookup.js";
+import { BackgroundRun, EventLogWriter } from "./background-run.js";
+import { idsFromEvents, outputFromEvents } from "./event-replay.js";
+import { ResponseOwner } from "../store/owner-lock.js";
+import { CancelChannel } from "./cancel-channel.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family }> {
@@ -23,18 +31,44 @@ export interface Pipeline<P extends { family: Family }> {
 
 export const newResponseId = () => `resp_${randomId(32)}`;
 
+/** A stored response that is not done: retrieve answers its live state, cancel and streams reach its run. */
+const UNFINISHED = new Set(["queued", "in_progress"]);
+
+/** How often a stream follows a background response running in another worker (its events read from the store). */
+const FOLLOW_STORED_MS = 200;
+
+export interface ResponsesCleared {
+  object: "response.cleared";
+  deleted: number;
+}
+
 export class ResponsesFace<P extends { family: Family }> {
+  /** Responses streaming or in the background, by id: their state as it stands (the store holds the last write). */
+  private readonly live = new Map<string, () => ResponseObject>();
+  /** Background responses still generating in this host. */
+  private readonly runs = new Map<string, BackgroundRun>();
+  /** Cancels reaching the worker that runs a response (another tab's dedicated worker). */
+  private readonly cancels = new CancelChannel((id) => this.cancelHere(id));
+
   constructor(
     private readonly pipeline: Pipeline<P>,
-    readonly store: ResponseStore,
+    readonly store: QueuedResponseStore,
+    private readonly owner = new ResponseOwner(),
   ) {}
 
-  async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
-    const request = validateResponsesRequest(body, this.store);
+  private async validate(body: unknown, client: string | undefined): Promise<ResponsesRequest> {
+    const request = validateResponsesRequest(body, await prefetchLookup(body, this.store));
     request.normalized.client = client;
+    request.body = body;
+    return request;
+  }
+
+  async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
+    const request = await this.validate(body, client);
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
+    if (request.echo.background) return this.startBackground(request).current();
     return truncatingRetries(request, (attempt) => this.createOnce(attempt, signal));
   }
 
@@ -46,7 +80,8 @@ export class ResponsesFace<P extends { family: Family }> {
       builder.finish(result.finish);
       // The builder is this request's alone and emitted nothing: its items can be the response's.
       const response = finalResponse(base, builder.output, result);
-      this.save(request, response);
+      // Answered once stored: a response the app holds survives a reload right after (a failed write is reported, not thrown).
+      await this.save(request, response);
       return response;
     }).catch(rethrowForInput);
   }
@@ -55,29 +90,86 @@ export class ResponsesFace<P extends { family: Family }> {
    * Starts a streamed response. Resolves once generation has started (errors
    * before that reject, as chat's do); from then on events go to `sink`.
    * An error after the start sends `response.failed`, then fails the sink.
+   * A background response resolves at once: `sink` follows its run, and
+   * closing it (`signal`) leaves the run going.
    */
   async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, client?: string): Promise<void> {
-    const request = validateResponsesRequest(body, this.store);
+    const request = await this.validate(body, client);
     request.normalized.stream = true;
-    request.normalized.client = client;
+    if (request.echo.background) {
+      this.startBackground(request).follow(-1, sink, signal);
+      return;
+    }
     return truncatingRetries(request, (attempt) => this.streamOnce(attempt, sink, signal));
   }
 
-  private streamOnce(request: ResponsesRequest, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * A background response: stored `queued` at once, generated as a stream
+   * whose events its run keeps. `resume`: one whose worker stopped, started
+   * over from its request with the events it had sent (background-run.ts).
+   */
+  private startBackground(request: ResponsesRequest, resume?: { base: ResponseObject; sentBefore: ResponseStreamEvent[] }): BackgroundRun {
+    request.normalized.stream = true;
+    const queued: ResponseObject = resume ? resume.base : { ...baseResponse(request), status: "queued" };
+    const run = new BackgroundRun(queued.id, queued, this.store, resume?.sentBefore);
+    const ids = idsFromEvents(resume?.sentBefore ?? []);
+    this.runs.set(run.id, run);
+    this.live.set(run.id, () => structuredCloneLite(queued));
+    void this.store.put(this.entry(request, queued));
+    void run.whenDone.then(() => this.runs.delete(run.id));
+    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued, ...ids })).catch((error) => {
+      // Ended before generation started: cancelled while queued, or refused (model, context window, ...).
+      const cancelled = run.cancelled && isAbortError(error);
+      const failure = cancelled ? null : ApiError.from(forInput(error));
+      const ended: ResponseObject = cancelled
+        ? { ...queued, status: "cancelled" }
+        : { ...queued, status: "failed", error: { code: failure?.code ?? "server_error", message: failure?.message ?? "" } };
+      void this.save(request, ended, true);
+      this.live.delete(run.id);
+      run.current = () => structuredCloneLite(ended);
+      if (failure) {
+        run.append([{ type: "response.failed", sequence_number: run.nextSequence, response: structuredCloneLite(ended) }]);
+        run.fail(failure);
+      } else run.end();
+    });
+    return run;
+  }
+
+  private streamOnce(
+    request: ResponsesRequest,
+    sink: ChunkSink<ResponseStreamEvent>,
+    signal: AbortSignal | undefined,
+    background?: { run: BackgroundRun; base: ResponseObject; itemIds: string[]; callIds: string[] },
+  ): Promise<void> {
+    // A stored stream's events are logged too: if its worker stops, what it had sent is kept (recover()).
+    const log = request.store && !background ? new EventLogWriter(this.store, "") : null;
     return new Promise<void>((resolveStarted, rejectStarted) => {
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
       let base: ResponseObject | null = null;
       const run = this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
-        const b = new ResponseOutputBuilder({ emit: (events) => sink.write(events), summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
+        const emit = (events: ResponseStreamEvent[]) => {
+          log?.add(structuredCloneLite(events));
+          sink.write(events);
+        };
+        const callIds = [...(background?.callIds ?? [])];
+        const b = new ResponseOutputBuilder({ emit, summary: request.summary, logprobs: request.logprobs, newCallId: () => callIds.shift() ?? prepared.family.newToolCallId(), itemIds: [...(background?.itemIds ?? [])] });
         builder = b;
-        const snapshot = baseResponse(request);
+        const snapshot: ResponseObject = background ? { ...background.base, status: "in_progress" } : baseResponse(request);
         base = snapshot;
+        if (log) log.id = snapshot.id;
         const start = () => {
           if (started) return;
           started = true;
           // Stored from its creation, as on the hosted API: retrievable while it streams (the output so far).
-          if (request.store) this.store.put({ response: { ...snapshot, output: b.output }, inputItems: request.inputItems, history: request.history });
+          if (request.store) {
+            const view = () => ({ ...structuredCloneLite(snapshot), output: b.outputSoFar() });
+            this.live.set(snapshot.id, view);
+            if (background) {
+              background.run.current = view;
+              void this.store.replace(this.entry(request, snapshot));
+            } else void this.store.put(this.entry(request, snapshot));
+          }
           b.opening(structuredCloneLite(snapshot));
           resolveStarted();
         };
@@ -93,23 +185,37 @@ export class ResponsesFace<P extends { family: Family }> {
         b.finish(result.finish);
         // The delta events already sent share objects with the builder's items: the response gets its own copy.
         const response = finalResponse(snapshot, structuredCloneLite(b.output), result);
-        this.save(request, response, true);
+        // The tokens never waited on storage; the terminal event does, so "completed" means stored (a failed write is reported, not thrown).
+        await this.end(request, response, background?.run);
         b.terminal(response);
       });
+      run.finally(() => log?.flush()).catch(() => {});
       run.then(
         () => sink.end(),
         (error) => {
+          const b = builder as ResponseOutputBuilder | null;
+          const snapshot = base as ResponseObject | null;
           if (!started) rejectStarted(forInput(error));
-          else if (isAbortError(error)) {
-            // A stream the app stopped is not kept.
-            if (base) this.store.delete((base as ResponseObject).id);
+          else if (background?.run.diverged && snapshot) {
+            const run = background.run;
+            const ended = interruptedResponse(snapshot, run.events, "resume_diverged", `The response could not resume after its worker stopped: ${run.diverged}. It ends with the output sent before.`);
+            void this.end(request, ended, run);
+            run.append([{ type: "response.incomplete", sequence_number: run.nextSequence, response: structuredCloneLite(ended) }]);
+            sink.end();
+          } else if (isAbortError(error)) {
+            if (background?.run.cancelled && snapshot && b) {
+              void this.end(request, { ...snapshot, status: "cancelled", output: b.outputSoFar() }, background.run);
+            } else if (snapshot) {
+              // A stream the app stopped is not kept.
+              this.live.delete(snapshot.id);
+              void this.store.delete(snapshot.id);
+            }
             sink.end();
           } else {
             const failure = ApiError.from(forInput(error));
-            const b = builder as ResponseOutputBuilder | null;
-            if (b && base) {
-              const failed: ResponseObject = { ...(base as ResponseObject), status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
-              this.save(request, failed, true);
+            if (b && snapshot) {
+              const failed: ResponseObject = { ...snapshot, status: "failed", output: structuredCloneLite(b.output), error: { code: failure.code ?? "server_error", message: failure.message } };
+              void this.end(request, failed, background?.run);
               b.terminal(failed);
             }
             sink.fail(failure);
@@ -119,42 +225,206 @@ export class ResponsesFace<P extends { family: Family }> {
     });
   }
 
-  retrieve(id: string): ResponseObject {
-    const entry = this.store.get(id);
-    if (!entry) throw notFound(id);
-    return structuredCloneLite(entry.response);
+  /** A streamed response is done: its last state stored (in place of its entry, so a delete meanwhile wins), no longer live. */
+  private end(request: ResponsesRequest, response: ResponseObject, run: BackgroundRun | undefined): Promise<boolean> {
+    const saved = this.save(request, response, true);
+    this.live.delete(response.id);
+    if (run) run.current = () => structuredCloneLite(response);
+    return saved;
   }
 
-  delete(id: string): ResponseDeleted {
-    if (!this.store.delete(id)) throw notFound(id);
+  async retrieve(id: string): Promise<ResponseObject> {
+    const live = this.live.get(id);
+    if (live) return live();
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    return entry.response;
+  }
+
+  /**
+   * `retrieve(id, { stream: true, starting_after })`: the events of a
+   * background response after `startingAfter`, then the live ones. A run in
+   * this host is followed directly; one in another worker (another tab's
+   * dedicated worker) through its event log in the store.
+   */
+  async retrieveStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    const after = startingAfter ?? -1;
+    if (!Number.isInteger(after) || after < -1) throw new ApiError({ status: 400, param: "starting_after", message: "`starting_after` must be a sequence number (an integer ≥ 0)." });
+    const run = this.runs.get(id);
+    if (run) return run.follow(after, sink, signal);
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    if (!entry.response.background) {
+      throw new ApiError({ status: 400, param: "stream", message: `Response '${id}' was not created with \`background: true\`: only background responses can be streamed again.` });
+    }
+    void this.followStored(id, after, sink, signal);
+  }
+
+  private async followStored(id: string, after: number, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    let last = after;
+    // After the first read every batch read was whole: the next ones start after the last event sent.
+    let fromBatch: number | undefined;
+    try {
+      for (;;) {
+        const events = (await this.store.readEvents(id, fromBatch)).filter((event) => event.sequence_number > last);
+        if (events.length > 0) {
+          sink.write(events);
+          last = events[events.length - 1].sequence_number;
+        }
+        fromBatch = last + 1;
+        const run = this.runs.get(id);
+        if (run) return run.follow(last, sink, signal);
+        const entry = await this.store.get(id);
+        if (!entry || !UNFINISHED.has(entry.response.status) || events.some((e) => e.type === "response.completed" || e.type === "response.failed" || e.type === "response.incomplete")) {
+          // Events logged after the status changed are read once more, then the stream ends.
+          const rest = (await this.store.readEvents(id, last + 1)).filter((event) => event.sequence_number > last);
+          if (rest.length > 0) sink.write(rest);
+          return sink.end();
+        }
+        if (signal?.aborted) return sink.end();
+        await new Promise((resolve) => setTimeout(resolve, FOLLOW_STORED_MS));
+      }
+    } catch (error) {
+      sink.fail(ApiError.from(error));
+    }
+  }
+
+  /** `POST /responses/{id}/cancel`: stops a background response (`status: "cancelled"`, its output so far kept). */
+  async cancel(id: string): Promise<ResponseObject> {
+    const here = await this.cancelHere(id);
+    if (here) return here;
+    const entry = await this.store.get(id);
+    if (!entry) throw notFound(id);
+    if (!entry.response.background) throw new ApiError({ status: 400, param: "response_id", message: `Response '${id}' was not created with \`background: true\`: only background responses can be cancelled.` });
+    if (UNFINISHED.has(entry.response.status)) {
+      const there = await this.cancels.elsewhere(id);
+      if (there) return there;
+      throw new ApiError({ status: 409, code: "response_not_running", param: "response_id", message: `Response '${id}' is stored as ${entry.response.status}, but no live worker of this origin is generating it (its worker stopped; the next client to start resumes it or ends it incomplete). Retrieve it again shortly.` });
+    }
+    // Already done: cancelling changes nothing, as on the hosted API.
+    return entry.response;
+  }
+
+  /** Cancels a run of this host: its final state, or null when it runs no such response. */
+  private async cancelHere(id: string): Promise<ResponseObject | null> {
+    const run = this.runs.get(id);
+    if (!run || run.done) return null;
+    run.cancelled = true;
+    run.controller.abort();
+    await run.whenDone;
+    return run.current();
+  }
+
+  async delete(id: string): Promise<ResponseDeleted> {
+    const wasLive = this.live.delete(id);
+    const run = this.runs.get(id);
+    if (run && !run.done) {
+      run.cancelled = true;
+      run.controller.abort();
+    }
+    if (!(await this.store.delete(id)) && !wasLive) throw notFound(id);
     return { id, object: "response", deleted: true };
   }
 
-  inputItems(id: string, query: InputItemListQuery = {}): InputItemList {
-    const entry = this.store.get(id);
+  async inputItems(id: string, query: InputItemListQuery = {}): Promise<InputItemList> {
+    const entry = await this.store.get(id);
     if (!entry) throw notFound(id);
-    const limit = query.limit ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError({ status: 400, param: "limit", message: "`limit` must be an integer between 1 and 100." });
-    const order = query.order ?? "desc";
-    if (order !== "asc" && order !== "desc") throw new ApiError({ status: 400, param: "order", message: "`order` must be \"asc\" or \"desc\"." });
-    let items = order === "asc" ? [...entry.inputItems] : [...entry.inputItems].reverse();
-    if (query.after !== undefined) {
-      const at = items.findIndex((item) => item.id === query.after);
-      if (at < 0) throw new ApiError({ status: 400, param: "after", message: `\`after\` names no input item of response '${id}'.` });
-      items = items.slice(at + 1);
+    return page(entry.inputItems, query, () => `\`after\` names no input item of response '${id}'.`);
+  }
+
+  /** `client.responses.list()`: the stored responses, newest first by default (live ones as they stand). */
+  async list(query: ResponseListQuery = {}): Promise<ResponseList> {
+    const stored = await this.store.list();
+    return page(stored.map((response) => this.live.get(response.id)?.() ?? response), query, () => "`after` names no stored response.");
+  }
+
+  /** `client.responses.clear()`: deletes every stored response (background ones still running are cancelled). */
+  async clear(): Promise<ResponsesCleared> {
+    for (const run of this.runs.values()) {
+      run.cancelled = true;
+      run.controller.abort();
     }
-    const data = structuredCloneLite(items.slice(0, limit));
-    return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: items.length > limit };
+    this.live.clear();
+    return { object: "response.cleared", deleted: await this.store.clear() };
+  }
+
+  private entry(request: ResponsesRequest, response: ResponseObject): StoredResponse {
+    const history = [...request.history, ...itemsToMessages(response.output, "output")];
+    const entry: StoredResponse = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
+    if (UNFINISHED.has(response.status) && request.body !== undefined) entry.journal = { body: request.body, owner: this.owner.name, client: request.normalized.client };
+    return entry;
+  }
+
+  /**
+   * When a host starts: the stored responses whose worker stopped mid-way (a
+   * reload, the last tab of a shared worker closed; owner-lock.ts tells them
+   * from ones another live worker generates). A background one resumes where
+   * `canResume` allows (its model ready without a download); a stored stream,
+   * whose reader went with its page, and one that cannot resume end
+   * `incomplete` with the output they had sent. None stays `in_progress`.
+   */
+  async recover(canResume: (model: string) => Promise<boolean>): Promise<void> {
+    if (!ResponseOwner.available) return;
+    await this.owner.held;
+    const alive = await ResponseOwner.alive();
+    for (const response of await this.store.list()) {
+      if (!UNFINISHED.has(response.status)) continue;
+      const entry = await this.store.get(response.id).catch(() => undefined);
+      if (!entry?.journal || alive.has(entry.journal.owner)) continue;
+      void ResponseOwner.exclusively(response.id, () => this.resume(response.id, canResume)).catch((error) => {
+        console.warn(`webgpu-openai: could not recover response '${response.id}': ${(error as Error)?.message ?? error}`);
+      });
+    }
+  }
+
+  private async resume(id: string, canResume: (model: string) => Promise<boolean>): Promise<void> {
+    // Read again under the resume lock: another host may have resumed or ended it meanwhile.
+    const entry = await this.store.get(id);
+    if (!entry?.journal || !UNFINISHED.has(entry.response.status)) return;
+    if (entry.journal.owner !== this.owner.name && (await ResponseOwner.alive()).has(entry.journal.owner)) return;
+    const sent = await this.store.readEvents(id);
+    const stop = (code: string, message: string) => {
+      const ended = interruptedResponse(entry.response, sent, code, message);
+      void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: sent.length > 0 ? sent[sent.length - 1].sequence_number + 1 : 0, response: structuredCloneLite(ended) }]);
+      void this.store.put({ response: ended, inputItems: entry.inputItems, history: [...entry.history, ...itemsToMessages(ended.output, "output")] });
+    };
+    if (!entry.response.background) return stop("interrupted", "The stream's worker stopped (its page reloaded or closed) before the response was complete; it ends with the output sent before.");
+    let request: ResponsesRequest;
+    try {
+      request = await this.validate(entry.journal.body, entry.journal.client);
+    } catch (error) {
+      return stop("resume_impossible", `The response could not resume after its worker stopped: its request no longer validates (${(error as Error).message}).`);
+    }
+    if (!(await canResume(request.normalized.model).catch(() => false))) {
+      return stop("model_not_cached", `The response could not resume after its worker stopped: its model ${request.normalized.model} is not in the cache (resuming never downloads).`);
+    }
+    // The stored request as it was: its input items keep their ids.
+    request.inputItems = entry.inputItems;
+    await this.startBackground(request, { base: entry.response, sentBefore: sent }).whenDone;
   }
 
   /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
-  private save(request: ResponsesRequest, response: ResponseObject, streamed = false): void {
-    if (!request.store) return;
-    const history = [...request.history, ...itemsToMessages(response.output, "output")];
-    const entry = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
-    if (streamed) this.store.replace(entry);
-    else this.store.put(entry);
+  private save(request: ResponsesRequest, response: ResponseObject, streamed = false): Promise<boolean> {
+    if (!request.store) return Promise.resolve(false);
+    const entry = this.entry(request, response);
+    return streamed ? this.store.replace(entry) : this.store.put(entry);
   }
+}
+
+/** One page of `items` (stored oldest first) by `limit`, `order` (default newest first) and `after` (an id). */
+function page<T extends { id?: string }>(items: T[], query: { limit?: number; order?: "asc" | "desc"; after?: string }, noAfter: () => string) {
+  const limit = query.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError({ status: 400, param: "limit", message: "`limit` must be an integer between 1 and 100." });
+  const order = query.order ?? "desc";
+  if (order !== "asc" && order !== "desc") throw new ApiError({ status: 400, param: "order", message: "`order` must be \"asc\" or \"desc\"." });
+  let ordered = order === "asc" ? [...items] : [...items].reverse();
+  if (query.after !== undefined) {
+    const at = ordered.findIndex((item) => item.id === query.after);
+    if (at < 0) throw new ApiError({ status: 400, param: "after", message: noAfter() });
+    ordered = ordered.slice(at + 1);
+  }
+  const data = structuredCloneLite(ordered.slice(0, limit));
+  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: ordered.length > limit };
 }
 
 /** Runs `attempt`, again with the oldest turn dropped while `truncation: "auto"` allows it (truncatedOnOverflow). */
@@ -198,7 +468,7 @@ function rethrowForInput(error: unknown): never {
 }
 
 function notFound(id: string): ApiError {
-  return new ApiError({ status: 404, code: "response_not_found", param: "response_id", message: `Response with id '${id}' not found. Responses live in this client's memory only, up to responsesStore.maxResponses (least recently used evicted).` });
+  return new ApiError({ status: 404, code: "response_not_found", param: "response_id", message: `Response with id '${id}' not found. It was deleted, dropped by the response store's retention (oldest first), stored with \`store: false\`, or kept in another client's memory store.` });
 }
 
 function baseResponse(request: ResponsesRequest): ResponseObject {
@@ -236,6 +506,18 @@ function baseResponse(request: ResponsesRequest): ResponseObject {
     safety_identifier: e.safety_identifier,
     prompt_cache_key: e.prompt_cache_key,
     user: e.user,
+  };
+}
+
+/** A response whose worker stopped and that could not go on: `incomplete`, with the output its events had sent. */
+function interruptedResponse(base: ResponseObject, sent: readonly ResponseStreamEvent[], code: string, message: string): ResponseObject {
+  return {
+    ...base,
+    status: "incomplete",
+    completed_at: Math.floor(Date.now() / 1000),
+    incomplete_details: { reason: "interrupted" },
+    error: { code, message },
+    output: outputFromEvents(sent),
   };
 }
 

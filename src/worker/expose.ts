@@ -107,6 +107,13 @@ export function exposeEngineHost(
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
+    retrieveResponseStream(id, startingAfter, port) {
+      const signal = abortSignalOf(port);
+      return ready().retrieveResponseStream(id, startingAfter, new EventPortSink(port), { signal });
+    },
+    cancelResponse: (id) => ready().cancelResponse(id),
+    listResponses: (query) => ready().listResponses(query),
+    clearResponses: () => ready().clearResponses(),
     compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
     createCompletion: (body, port) => withPort(port, (host, signal) => host.createCompletion(body, { signal, client })),
     streamCompletion(body, port) {

@@ -9,6 +9,8 @@ import type { PackedChunks } from "./chunk-wire.js";
 import type { PackedEvents } from "./event-wire.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject } from "../protocol/responses/types.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
+import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
+import type { ResponsesCleared } from "../host/responses-face.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
@@ -41,7 +43,7 @@ export interface WorkerHostConfig {
   maxQueue?: number;
   timeoutMs?: number;
   cache?: "indexeddb" | "cache" | "opfs";
-  responsesStore?: { maxResponses?: number };
+  responsesStore?: ResponsesStoreOptions;
   promptCache?: PromptCacheOption;
   speculative?: boolean;
 }
@@ -84,6 +86,11 @@ export interface WorkerApi {
   retrieveResponse(id: string): Promise<ResponseObject>;
   deleteResponse(id: string): Promise<ResponseDeleted>;
   listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
+  /** A background response's events after `startingAfter`, then the live ones, on `port` (abort arrives on it). */
+  retrieveResponseStream(id: string, startingAfter: number | undefined, port: MessagePort): Promise<void>;
+  cancelResponse(id: string): Promise<ResponseObject>;
+  listResponses(query?: ResponseListQuery): Promise<ResponseList>;
+  clearResponses(): Promise<ResponsesCleared>;
   compactResponse(body: unknown, port: MessagePort): Promise<CompactResource>;
   /** Raw-prompt completions (`/completions`). Abort arrives on `port`. */
   createCompletion(body: unknown, port: MessagePort): Promise<Completion>;

@@ -43,7 +43,7 @@ describe("Responses through the worker", () => {
 
   it("keeps error fields and aborts across the worker", async () => {
     const words = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(" ");
-    const client = createClient({ engine: createScriptedEngine({ replies: [words, "after"], tokenDelayMs: 1 }), responsesStore: { maxResponses: 1 } });
+    const client = createClient({ engine: createScriptedEngine({ replies: [words, "after"], tokenDelayMs: 1 }), responsesStore: { maxResponses: 1, databaseName: "responses-worker-test" } }); // its own database: retention of 1 would drop other files' responses
     const invalid = await client.responses.create({ model: MODEL, input: "x", previous_response_id: "resp_none" }).catch((e) => e);
     expect(invalid).toMatchObject({ status: 400, code: "previous_response_not_found", param: "previous_response_id" });
     const stream = await client.responses.create({ model: MODEL, input: "x", stream: true });

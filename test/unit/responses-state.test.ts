@@ -153,17 +153,17 @@ describe("retrieve, delete, input_items, item_reference", () => {
 });
 
 describe("store bound", () => {
-  it("keeps at most responsesStore.maxResponses, evicting the least recently used", async () => {
+  it("keeps at most responsesStore.maxResponses, dropping the oldest first (reading one does not keep it)", async () => {
     const engine = createScriptedEngine({ replies: () => "ok" });
     const client = createClient({ engine, worker: false, responsesStore: { maxResponses: 2 } });
     const a = await client.responses.create({ model: QWEN25, input: "a" });
     const b = await client.responses.create({ model: QWEN25, input: "b" });
-    await client.responses.retrieve(a.id); // a is now the most recently used
+    await client.responses.retrieve(a.id);
     const c = await client.responses.create({ model: QWEN25, input: "c" });
-    await expect(client.responses.retrieve(b.id)).rejects.toMatchObject({ status: 404 });
-    expect((await client.responses.retrieve(a.id)).id).toBe(a.id);
+    await expect(client.responses.retrieve(a.id)).rejects.toMatchObject({ status: 404 });
+    expect((await client.responses.retrieve(b.id)).id).toBe(b.id);
     expect((await client.responses.retrieve(c.id)).id).toBe(c.id);
-    await expect(client.responses.create({ model: QWEN25, input: "d", previous_response_id: b.id })).rejects.toMatchObject({ code: "previous_response_not_found" });
+    await expect(client.responses.create({ model: QWEN25, input: "d", previous_response_id: a.id })).rejects.toMatchObject({ code: "previous_response_not_found" });
   });
 
   it("defaults to 100", async () => {

@@ -31,6 +31,8 @@ export interface OutputBuilderOptions {
   summary: boolean;
   logprobs: boolean;
   newCallId: () => string;
+  /** Ids for the items, in the order they open, before new ones are made (a resumed response keeps its items' ids). */
+  itemIds?: string[];
 }
 
 type Open =
@@ -55,6 +57,15 @@ export class ResponseOutputBuilder {
 
   get output(): OutputItem[] {
     return this.items;
+  }
+
+  /** A copy of the output so far, the open item with its text so far (what retrieve shows of a running response). */
+  outputSoFar(): OutputItem[] {
+    const items = structuredCloneLite(this.items);
+    const open = this.open;
+    if (open?.kind === "message") (items[open.index] as OutputMessageItem).content = [this.textPart(open.text, [...open.logprobs])];
+    if (open?.kind === "reasoning") (items[open.index] as ReasoningItem).content = [{ type: "reasoning_text", text: open.text }];
+    return items;
   }
 
   /** Events that open a stream: `response.created`, `response.in_progress`. */
@@ -137,7 +148,7 @@ export class ResponseOutputBuilder {
 
   private openReasoning(): Extract<Open, { kind: "reasoning" }> {
     this.close("completed");
-    const item: ReasoningItem = { type: "reasoning", id: itemId("rs"), summary: [], content: [] };
+    const item: ReasoningItem = { type: "reasoning", id: this.nextId("rs"), summary: [], content: [] };
     const open = { kind: "reasoning" as const, item, index: this.items.length, text: "" };
     this.items.push(item);
     this.open = open;
@@ -151,7 +162,7 @@ export class ResponseOutputBuilder {
 
   private openMessage(): Extract<Open, { kind: "message" }> {
     this.close("completed");
-    const item: OutputMessageItem = { type: "message", id: itemId("msg"), status: "in_progress", role: "assistant", content: [] };
+    const item: OutputMessageItem = { type: "message", id: this.nextId("msg"), status: "in_progress", role: "assistant", content: [] };
     const open = { kind: "message" as const, item, index: this.items.length, text: "", logprobs: [] as TokenLogprob[] };
     this.items.push(item);
     this.open = open;
@@ -164,12 +175,16 @@ export class ResponseOutputBuilder {
 
   private openCall(parserIndex: number, name: string): void {
     this.close("completed");
-    const item: FunctionCallItem = { type: "function_call", id: itemId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" };
+    const item: FunctionCallItem = { type: "function_call", id: this.nextId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" };
     const open = { kind: "call" as const, item, index: this.items.length };
     this.items.push(item);
     this.calls.set(parserIndex, open);
     this.open = open;
     if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
+  }
+
+  private nextId(prefix: string): string {
+    return this.options.itemIds?.shift() ?? itemId(prefix);
   }
 
   /** OutputTextContent requires `logprobs` (as the hosted API sends it): empty when not asked for. */

@@ -103,7 +103,7 @@ export interface ResponseUsage {
   total_tokens: number;
 }
 
-export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 
 /** The Response object (the spec's ResponseResource). */
 export interface ResponseObject {

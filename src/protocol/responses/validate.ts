@@ -62,11 +62,13 @@ export interface ResponsesRequest {
   summary: boolean;
   /** `include: ["message.output_text.logprobs"]` or `top_logprobs` > 0. */
   logprobs: boolean;
+  /** The body as received (set by the Responses face: what a background response's journal keeps to resume it). */
+  body?: unknown;
 }
 
 
 const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|mcp|local_shell|shell|apply_patch)$/;
-const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond the in-memory response store.";
+const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond its response store.";
 const hosted = (param: string, what: string) => new ApiError({ status: 400, param, code: "unsupported_on_local_model", message: `${what} ${LOCAL}` });
 
 /** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
@@ -87,7 +89,6 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   }
 
   // Hosted-only features first: the clearest answer for a request that cannot work here at all.
-  if (body.background === true) throw hosted("background", "`background: true`");
   if (!isAbsent(body.background) && typeof body.background !== "boolean") throw invalidParam("background", "`background` must be a boolean.", "invalid_type");
   if (!isAbsent(body.conversation)) throw hosted("conversation", "`conversation` (server-side conversation objects)");
   if (!isAbsent(body.prompt)) throw hosted("prompt", "`prompt` (stored prompt templates)");
@@ -95,6 +96,8 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   const stream = optionalBoolean(body, "stream") ?? false;
   validateStreamOptions(body, stream);
   const store = optionalBoolean(body, "store") ?? true;
+  const background = optionalBoolean(body, "background") ?? false;
+  if (background && !store) throw invalidParam("background", "`background: true` needs `store: true` (the default): a background response is read back with retrieve, so it must be stored.");
   const instructions = optionalString(body, "instructions") ?? null;
   const previousId = optionalString(body, "previous_response_id") ?? null;
   const include = validateInclude(body.include);
@@ -123,7 +126,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   if (previousId !== null) {
     const found = lookup.history(previousId);
     if (!found) {
-      throw new ApiError({ status: 400, param: "previous_response_id", code: "previous_response_not_found", message: `Previous response with id '${previousId}' not found. Responses live in this client's memory only (never on disk), up to its responsesStore.maxResponses; one that was deleted, evicted, stored with \`store: false\` or made by another client cannot be continued.` });
+      throw new ApiError({ status: 400, param: "previous_response_id", code: "previous_response_not_found", message: `Previous response with id '${previousId}' not found: it was deleted, dropped by the response store's retention (responsesStore: maxResponses, maxBytes, maxAgeMs; oldest first), stored with \`store: false\`, or kept in another client's memory store.` });
     }
     prior = found;
   }
@@ -188,7 +191,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
       max_output_tokens: maxOutputTokens,
       max_tool_calls: maxToolCalls,
       store,
-      background: false,
+      background,
       service_tier: serviceTier ?? "default",
       metadata,
       safety_identifier: safetyIdentifier,

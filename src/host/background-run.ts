@@ -1,0 +1,140 @@
+/**
+ * One response generating in the background (`background: true`): the events
+ * it emitted so far (for a stream reattached with `starting_after`), the
+ * streams following it live (several tabs of a shared worker can follow one
+ * run), its abort for `cancel`, and its event log in the response store,
+ * written in batches so the stream never waits on storage.
+ *
+ * A run resumed after its worker died starts over from the same request and
+ * is given the events already logged: the events it regenerates up to there
+ * must be the same ones (a greedy or scripted generation is), and are not
+ * sent again; the first that differs stops the run (`diverged`).
+ */
+import type { ApiError } from "../protocol/api-error.js";
+import { structuredCloneLite } from "../protocol/responses/output-builder.js";
+import type { ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { QueuedResponseStore } from "../store/queued-store.js";
+import type { ChunkSink } from "./engine-host.js";
+
+/** Events are logged at most this often (ms), and at the end. */
+const LOG_EVERY_MS = 100;
+
+/** Appends a response's events to its log in the store, in batches. */
+export class EventLogWriter {
+  private unlogged: ResponseStreamEvent[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly store: QueuedResponseStore,
+    public id: string,
+  ) {}
+
+  /** `events` must be this writer's own copies (the builder keeps changing the items its events name). */
+  add(events: ResponseStreamEvent[]): void {
+    for (const event of events) this.unlogged.push(event);
+    this.timer ??= setTimeout(() => this.flush(), LOG_EVERY_MS);
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.unlogged.length === 0) return;
+    const batch = this.unlogged;
+    this.unlogged = [];
+    void this.store.appendEvents(this.id, batch);
+  }
+}
+
+export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
+  readonly controller = new AbortController();
+  readonly events: ResponseStreamEvent[];
+  private readonly followers = new Set<ChunkSink<ResponseStreamEvent>>();
+  private readonly log: EventLogWriter | null;
+  /** Events up to this sequence number were sent before (a resumed run): regenerated ones are checked, not sent. */
+  private readonly replayedUntil: number;
+  done = false;
+  /** Set by `cancel`: the abort that follows is a cancellation, kept as `status: "cancelled"`. */
+  cancelled = false;
+  /** Set when a resumed run regenerated an event other than the one sent before: it cannot continue what was sent. */
+  diverged: string | null = null;
+  private markDone!: () => void;
+  /** Resolves once the run has ended (its last store writes queued) and every follower was closed. */
+  readonly whenDone = new Promise<void>((resolve) => (this.markDone = resolve));
+  /** The response as it stands (status, output so far); replaced by the face as it changes. */
+  current: () => ResponseObject;
+
+  constructor(
+    readonly id: string,
+    initial: ResponseObject,
+    store: QueuedResponseStore | null,
+    sentBefore: ResponseStreamEvent[] = [],
+  ) {
+    this.current = () => structuredCloneLite(initial);
+    this.log = store ? new EventLogWriter(store, id) : null;
+    this.events = [...sentBefore];
+    this.replayedUntil = sentBefore.length > 0 ? sentBefore[sentBefore.length - 1].sequence_number : -1;
+  }
+
+  write(events: ResponseStreamEvent[]): void {
+    if (this.diverged) return;
+    // The builder keeps changing the items its events name: the log keeps them as they were sent.
+    let copies = structuredCloneLite(events);
+    if (this.replayedUntil >= 0 && copies[0]?.sequence_number <= this.replayedUntil) {
+      for (const event of copies) {
+        if (event.sequence_number > this.replayedUntil) break;
+        if (JSON.stringify(event) !== JSON.stringify(this.events[event.sequence_number])) {
+          this.diverged = `the regenerated event ${event.sequence_number} (${event.type}) differs from the one sent before the worker stopped (sampling with temperature > 0 does not repeat itself)`;
+          this.controller.abort();
+          return;
+        }
+      }
+      copies = copies.filter((event) => event.sequence_number > this.replayedUntil);
+      if (copies.length === 0) return;
+    }
+    this.append(copies);
+  }
+
+  /** Sends, keeps and logs `events` (this run's own copies), with no replay check: the face's closing event of a run that could not resume. */
+  append(events: ResponseStreamEvent[]): void {
+    for (const event of events) this.events.push(event);
+    for (const follower of this.followers) follower.write(events);
+    this.log?.add(events);
+  }
+
+  /** The next sequence number. */
+  get nextSequence(): number {
+    return this.events.length > 0 ? this.events[this.events.length - 1].sequence_number + 1 : 0;
+  }
+
+  end(): void {
+    this.finish((follower) => follower.end());
+  }
+
+  fail(error: ApiError): void {
+    this.finish((follower) => follower.fail(error));
+  }
+
+  /** Sends the events after `startingAfter` to `sink`, then the live ones until the run ends. */
+  follow(startingAfter: number, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): void {
+    const past = this.events.filter((event) => event.sequence_number > startingAfter);
+    if (past.length > 0) sink.write(past);
+    if (this.done) {
+      sink.end();
+      return;
+    }
+    this.followers.add(sink);
+    // A follower that goes away (its tab, its fetch) stops following; the run goes on.
+    signal?.addEventListener("abort", () => {
+      if (this.followers.delete(sink)) sink.end();
+    }, { once: true });
+  }
+
+  private finish(close: (follower: ChunkSink<ResponseStreamEvent>) => void): void {
+    if (this.done) return;
+    this.done = true;
+    this.log?.flush();
+    for (const follower of this.followers) close(follower);
+    this.followers.clear();
+    this.markDone();
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * The response store in an IndexedDB database of ours (default
+ * "webgpu-openai-responses"), beside web-llm's weight databases: stored
+ * responses survive a reload and are the origin's, shared by every tab and
+ * worker. Raw IndexedDB rather than a key-value wrapper (idb-keyval): the
+ * store needs an index (item id → responses holding it) and one transaction
+ * over several object stores (the record, its summary, and the records
+ * retention drops), which a key-value API does not give.
+ *
+ *   responses  {id, seq, itemIds, data: StoredResponse}   index itemIds (multiEntry)
+ *   summaries  {id, seq, bytes}                            small: what retention and list order read
+ *   events     {id, first, events}                         a background response's event log, in batches
+ *
+ * Each put is one readwrite transaction over responses + summaries: a reload
+ * mid-write leaves the old state or the new one, never half a record.
+ */
+import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import { checkRecord, DEFAULT_DATABASE, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+
+const VERSION = 1;
+const RESPONSES = "responses";
+const SUMMARIES = "summaries";
+const EVENTS = "events";
+
+interface ResponseRecord {
+  id: string;
+  seq: number;
+  itemIds: string[];
+  data: unknown;
+}
+
+function promised<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** Resolves when the transaction commits (a quota error aborts at commit, after every request succeeded). */
+function committed(transaction: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error);
+    transaction.onabort = () => reject(transaction.error ?? new DOMException("The IndexedDB transaction was aborted.", "AbortError"));
+  });
+}
+
+export function openResponsesDatabase(name: string): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(name, VERSION);
+    request.onupgradeneeded = () => {
+      const db = request.result;
+      if (!db.objectStoreNames.contains(RESPONSES)) db.createObjectStore(RESPONSES, { keyPath: "id" }).createIndex("itemIds", "itemIds", { multiEntry: true });
+      if (!db.objectStoreNames.contains(SUMMARIES)) db.createObjectStore(SUMMARIES, { keyPath: "id" });
+      if (!db.objectStoreNames.contains(EVENTS)) db.createObjectStore(EVENTS, { keyPath: ["id", "first"] });
+    };
+    request.onsuccess = () => {
+      const db = request.result;
+      // Let another context delete or upgrade the database instead of blocking it.
+      db.onversionchange = () => db.close();
+      resolve(db);
+    };
+    request.onerror = () => reject(request.error);
+    request.onblocked = () => reject(new Error(`IndexedDB database ${name} is blocked by another connection.`));
+  });
+}
+
+export class IdbResponseStore implements ResponseStore {
+  readonly kind = "indexeddb" as const;
+  private dbPromise: Promise<IDBDatabase> | null = null;
+  private readonly retention;
+
+  constructor(
+    readonly databaseName = DEFAULT_DATABASE,
+    options: RetentionOptions = {},
+  ) {
+    this.retention = retentionOf(options);
+  }
+
+  /** Whether the database opens here (false in contexts that refuse IndexedDB, e.g. some private modes); tried once. */
+  opens(): Promise<boolean> {
+    return (this.openCheck ??= this.db().then(
+      () => true,
+      () => false,
+    ));
+  }
+  private openCheck: Promise<boolean> | null = null;
+
+  private db(): Promise<IDBDatabase> {
+    if (!this.dbPromise) {
+      const opening = openResponsesDatabase(this.databaseName).then((db) => {
+        db.addEventListener("close", () => (this.dbPromise = null));
+        return db;
+      });
+      opening.catch(() => (this.dbPromise = null));
+      this.dbPromise = opening;
+    }
+    return this.dbPromise;
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    const db = await this.db();
+    const record = (await promised(db.transaction(RESPONSES, "readonly").objectStore(RESPONSES).get(id))) as ResponseRecord | undefined;
+    return record === undefined ? undefined : checkRecord(id, record?.data);
+  }
+
+  put(entry: StoredResponse): Promise<void> {
+    return this.write(entry, false).then(() => undefined);
+  }
+
+  replace(entry: StoredResponse): Promise<boolean> {
+    return this.write(entry, true);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const db = await this.db();
+    const tx = db.transaction([RESPONSES, SUMMARIES, EVENTS], "readwrite");
+    const done = committed(tx);
+    const found = (await promised(tx.objectStore(SUMMARIES).getKey(id))) !== undefined || (await promised(tx.objectStore(RESPONSES).getKey(id))) !== undefined;
+    this.dropIn(tx, id);
+    await done;
+    return found;
+  }
+
+  async item(itemId: string): Promise<InputItem | OutputItem | undefined> {
+    const db = await this.db();
+    const records = (await promised(db.transaction(RESPONSES, "readonly").objectStore(RESPONSES).index("itemIds").getAll(itemId))) as ResponseRecord[];
+    records.sort((a, b) => a.seq - b.seq);
+    for (const record of records) {
+      let entry: StoredResponse;
+      try {
+        entry = checkRecord(record.id, record.data);
+      } catch {
+        continue;
+      }
+      const found = [...entry.inputItems, ...entry.response.output].find((item) => item.id === itemId);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  async list(): Promise<ResponseObject[]> {
+    const db = await this.db();
+    const records = (await promised(db.transaction(RESPONSES, "readonly").objectStore(RESPONSES).getAll())) as ResponseRecord[];
+    records.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    const out: ResponseObject[] = [];
+    for (const record of records) {
+      try {
+        out.push(checkRecord(record.id, record.data).response);
+      } catch {
+        // A damaged record is left out of the list; retrieving it names the damage.
+      }
+    }
+    return out;
+  }
+
+  async clear(): Promise<number> {
+    const db = await this.db();
+    const tx = db.transaction([RESPONSES, SUMMARIES, EVENTS], "readwrite");
+    const done = committed(tx);
+    const n = await promised(tx.objectStore(RESPONSES).count());
+    for (const name of [RESPONSES, SUMMARIES, EVENTS]) tx.objectStore(name).clear();
+    await done;
+    return n;
+  }
+
+  // ── a background response's event log ──
+
+  async appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const db = await this.db();
+    const tx = db.transaction(EVENTS, "readwrite");
+    const done = committed(tx);
+    tx.objectStore(EVENTS).put({ id, first: events[0].sequence_number, events });
+    await done;
+  }
+
+  async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {
+    const db = await this.db();
+    const range = IDBKeyRange.bound([id, fromBatch], [id, Infinity]);
+    const batches = (await promised(db.transaction(EVENTS, "readonly").objectStore(EVENTS).getAll(range))) as Array<{ events: ResponseStreamEvent[] }>;
+    return batches.flatMap((batch) => batch.events);
+  }
+
+  /** One transaction: the record, its summary, and the records retention drops. `onlyIfHeld`: not when the id was deleted meanwhile. */
+  private async write(entry: StoredResponse, onlyIfHeld: boolean): Promise<boolean> {
+    const id = entry.response.id;
+    const bytes = recordBytes(entry);
+    const db = await this.db();
+    const tx = db.transaction([RESPONSES, SUMMARIES, EVENTS], "readwrite");
+    const done = committed(tx);
+    const summaries = tx.objectStore(SUMMARIES);
+    const existing = (await promised(summaries.get(id))) as RecordSummary | undefined;
+    if (onlyIfHeld && !existing) {
+      await done;
+      return false;
+    }
+    try {
+      const seq = existing?.seq ?? nextSeq();
+      tx.objectStore(RESPONSES).put({ id, seq, itemIds: itemIdsOf(entry), data: entry } satisfies ResponseRecord);
+      summaries.put({ id, seq, bytes } satisfies RecordSummary);
+      const all = (await promised(summaries.getAll())) as RecordSummary[];
+      for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
+    } catch (error) {
+      // Nothing of a write that failed half-way is kept (a put that throws, e.g. a value IndexedDB cannot clone).
+      done.catch(() => {});
+      tx.abort();
+      throw error;
+    }
+    await done;
+    return true;
+  }
+
+  private dropIn(tx: IDBTransaction, id: string): void {
+    tx.objectStore(RESPONSES).delete(id);
+    tx.objectStore(SUMMARIES).delete(id);
+    tx.objectStore(EVENTS).delete(IDBKeyRange.bound([id, -Infinity], [id, Infinity]));
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The response store in memory, for the life of its host: Node, and browsers
+ * that ask for it (`responsesStore: { kind: "memory" }`). Same semantics as
+ * the IndexedDB form (copies in and out, oldest dropped first, the oldest
+ * holder of an item id answers `item`), so tests of one hold for the other.
+ */
+import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import { checkRecord, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+
+interface Held {
+  summary: RecordSummary;
+  itemIds: string[];
+  /** Kept as written (a structured clone), so a record can be damaged in tests as one on disk can. */
+  value: unknown;
+}
+
+export class MemoryResponseStore implements ResponseStore {
+  readonly kind = "memory" as const;
+  private readonly records = new Map<string, Held>();
+  private readonly events = new Map<string, ResponseStreamEvent[]>();
+  /** Item id → the responses holding it, oldest first. */
+  private readonly holders = new Map<string, string[]>();
+  private readonly retention;
+
+  constructor(options: RetentionOptions = {}) {
+    this.retention = retentionOf(options);
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    const held = this.records.get(id);
+    return held ? structuredClone(checkRecord(id, held.value)) : undefined;
+  }
+
+  async put(entry: StoredResponse): Promise<void> {
+    this.write(entry, this.records.get(entry.response.id)?.summary.seq ?? nextSeq());
+  }
+
+  async replace(entry: StoredResponse): Promise<boolean> {
+    const held = this.records.get(entry.response.id);
+    if (!held) return false;
+    this.write(entry, held.summary.seq);
+    return true;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.drop(id);
+  }
+
+  async item(itemId: string): Promise<InputItem | OutputItem | undefined> {
+    for (const owner of this.holders.get(itemId) ?? []) {
+      const entry = await this.get(owner).catch(() => undefined);
+      const found = entry && [...entry.inputItems, ...entry.response.output].find((item) => item.id === itemId);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  async list(): Promise<ResponseObject[]> {
+    const ordered = [...this.records.values()].sort((a, b) => a.summary.seq - b.summary.seq);
+    const out: ResponseObject[] = [];
+    for (const held of ordered) {
+      try {
+        out.push(structuredClone(checkRecord(held.summary.id, held.value).response));
+      } catch {
+        // A damaged record is left out of the list; retrieving it names the damage.
+      }
+    }
+    return out;
+  }
+
+  async clear(): Promise<number> {
+    const n = this.records.size;
+    this.records.clear();
+    this.holders.clear();
+    this.events.clear();
+    return n;
+  }
+
+  async appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void> {
+    const log = this.events.get(id) ?? [];
+    for (const event of structuredClone(events)) log.push(event);
+    this.events.set(id, log);
+  }
+
+  async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {
+    // Events are kept one by one here: from `fromBatch` on is a superset of the batches from there, as callers filter anyway.
+    return structuredClone((this.events.get(id) ?? []).filter((event) => event.sequence_number >= fromBatch));
+  }
+
+  /** Tests only: replaces a record's stored value as a damaged disk would. */
+  damage(id: string, value: unknown): void {
+    const held = this.records.get(id);
+    if (held) held.value = value;
+  }
+
+  private write(entry: StoredResponse, seq: number): void {
+    const id = entry.response.id;
+    this.unindex(id);
+    const value = structuredClone(entry);
+    const held: Held = { summary: { id, seq, bytes: recordBytes(entry) }, itemIds: itemIdsOf(entry), value };
+    this.records.set(id, held);
+    for (const itemId of held.itemIds) {
+      const owners = this.holders.get(itemId) ?? [];
+      owners.push(id);
+      owners.sort((a, b) => (this.records.get(a)?.summary.seq ?? 0) - (this.records.get(b)?.summary.seq ?? 0));
+      this.holders.set(itemId, owners);
+    }
+    for (const old of overRetention([...this.records.values()].map((h) => h.summary), this.retention)) this.drop(old);
+  }
+
+  private drop(id: string): boolean {
+    this.events.delete(id);
+    return this.unindex(id);
+  }
+
+  /** Forgets the record and its items (its event log stays: a rewrite of the record keeps it). */
+  private unindex(id: string): boolean {
+    const held = this.records.get(id);
+    if (!held) return false;
+    this.records.delete(id);
+    for (const itemId of held.itemIds) {
+      const owners = (this.holders.get(itemId) ?? []).filter((owner) => owner !== id);
+      if (owners.length > 0) this.holders.set(itemId, owners);
+      else this.holders.delete(itemId);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Stored responses (`store: true`, the default): what `previous_response_id`,
+ * `item_reference`, retrieve, delete, input_items and list read. One interface,
+ * two homes: memory (Node, `worker: false` without IndexedDB, or asked for) and
+ * an IndexedDB database of ours (browsers), so a response outlives a reload.
+ *
+ * Every record stands alone: it holds its whole conversation (`history`), so
+ * dropping an older response never breaks continuing a newer one, and a write
+ * is one record (atomic). Retention drops the oldest first (by creation).
+ */
+import { ApiError } from "../protocol/api-error.js";
+import type { NormalizedMessage } from "../protocol/validate.js";
+import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+
+export interface StoredResponse {
+  response: ResponseObject;
+  /** This request's own input items (what input_items lists). */
+  inputItems: InputItem[];
+  /** The conversation this response ends, without instructions: what `previous_response_id` continues. */
+  history: NormalizedMessage[];
+  /** While it is generating: what resuming it takes (its request) and who generates it (owner-lock.ts). */
+  journal?: ResponseJournal;
+}
+
+export interface ResponseJournal {
+  /** The request body as received. */
+  body: unknown;
+  /** The Web Lock name of the host generating it. */
+  owner: string;
+  /** The client (a shared worker's tab) that sent it. */
+  client?: string;
+}
+
+/** How much the store keeps; beyond any bound the oldest responses (by creation) are dropped first. */
+export interface RetentionOptions {
+  /** At most this many responses. Default 100. */
+  maxResponses?: number;
+  /** At most this many bytes of records (each counted as its JSON length). Default 64 MiB. */
+  maxBytes?: number;
+  /** Responses older than this (milliseconds since creation) are dropped. Default: no age limit. */
+  maxAgeMs?: number;
+}
+
+/** The `responsesStore` option of createClient. */
+export interface ResponsesStoreOptions extends RetentionOptions {
+  /**
+   * Where stored responses live: `"indexeddb"` (the default where IndexedDB
+   * exists: they survive a reload and are shared by the origin's tabs) or
+   * `"memory"` (for the life of the client only).
+   */
+  kind?: "indexeddb" | "memory";
+  /** The IndexedDB database's name. Default "webgpu-openai-responses". */
+  databaseName?: string;
+}
+
+export const DEFAULT_MAX_RESPONSES = 100;
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_DATABASE = "webgpu-openai-responses";
+
+export interface ResponseListQuery {
+  limit?: number;
+  order?: "asc" | "desc";
+  /** A response id: the page starts after it. */
+  after?: string;
+}
+
+export interface ResponseList {
+  object: "list";
+  data: ResponseObject[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+/** What a store keeps per response besides the entry: for ordering and retention. */
+export interface RecordSummary {
+  id: string;
+  /** Creation order (milliseconds, with a fraction that orders responses of one millisecond). */
+  seq: number;
+  /** The record's size as JSON. */
+  bytes: number;
+}
+
+/** The store interface: every operation is asynchronous (IndexedDB); the memory form answers at once. */
+export interface ResponseStore {
+  readonly kind: "indexeddb" | "memory";
+  /** The entry; throws a 500 `stored_response_corrupt` for a record that cannot be read. */
+  get(id: string): Promise<StoredResponse | undefined>;
+  /** Writes the entry (one transaction) and applies retention. */
+  put(entry: StoredResponse): Promise<void>;
+  /** Puts `entry` in place of the one with its id, if that is still held (not deleted or dropped); false otherwise. */
+  replace(entry: StoredResponse): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+  /**
+   * A stored input or output item by id. When several responses hold an item
+   * with that id (ids an app chose itself), the oldest holder answers: a later
+   * request re-using an id never takes over another response's item.
+   */
+  item(itemId: string): Promise<InputItem | OutputItem | undefined>;
+  /** Responses oldest first, corrupt records left out. */
+  list(): Promise<ResponseObject[]>;
+  /** Deletes every stored response; how many there were. */
+  clear(): Promise<number>;
+  /** Adds events (in sequence order) to a background response's log; dropped with the response. */
+  appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void>;
+  /** A response's logged events, in order; `fromBatch`: only the batches logged from that sequence number on. */
+  readEvents(id: string, fromBatch?: number): Promise<ResponseStreamEvent[]>;
+}
+
+let counter = 0;
+/** Creation order for a new record: time, then order within this context's millisecond. */
+export function nextSeq(): number {
+  counter = (counter + 1) % 1000;
+  return Date.now() + counter / 1000;
+}
+
+export function recordBytes(entry: StoredResponse): number {
+  return JSON.stringify(entry).length;
+}
+
+export function itemIdsOf(entry: StoredResponse): string[] {
+  return [...new Set([...entry.inputItems, ...entry.response.output].map((item) => item.id).filter((id): id is string => typeof id === "string"))];
+}
+
+/** Throws the clear error for a record that is not a stored response (damaged on disk, or written by something else). */
+export function checkRecord(id: string, value: unknown): StoredResponse {
+  const entry = value as Partial<StoredResponse> | null;
+  const ok =
+    typeof entry === "object" && entry !== null &&
+    typeof entry.response === "object" && entry.response !== null && entry.response.id === id && typeof entry.response.status === "string" && Array.isArray(entry.response.output) &&
+    Array.isArray(entry.inputItems) && Array.isArray(entry.history);
+  if (!ok) {
+    throw new ApiError({
+      status: 500,
+      code: "stored_response_corrupt",
+      message: `The stored response '${id}' cannot be read: its record is damaged. Delete it (client.responses.delete) or store it again; the other stored responses are intact.`,
+    });
+  }
+  return entry as StoredResponse;
+}
+
+/** Which summaries retention drops, oldest first: beyond the age, then the count, then the bytes. */
+export function overRetention(summaries: RecordSummary[], retention: Required<Pick<RetentionOptions, "maxResponses" | "maxBytes">> & RetentionOptions, now = Date.now()): string[] {
+  const ordered = [...summaries].sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : 1));
+  const dropped: string[] = [];
+  let count = ordered.length;
+  let bytes = ordered.reduce((n, s) => n + s.bytes, 0);
+  for (const s of ordered) {
+    const tooOld = retention.maxAgeMs !== undefined && now - s.seq > retention.maxAgeMs;
+    if (!tooOld && count <= retention.maxResponses && bytes <= retention.maxBytes) break;
+    dropped.push(s.id);
+    count--;
+    bytes -= s.bytes;
+  }
+  return dropped;
+}
+
+export function retentionOf(options: RetentionOptions = {}): Required<Pick<RetentionOptions, "maxResponses" | "maxBytes">> & RetentionOptions {
+  const maxResponses = options.maxResponses ?? DEFAULT_MAX_RESPONSES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (!Number.isInteger(maxResponses) || maxResponses < 1) throw new RangeError("responsesStore.maxResponses must be an integer ≥ 1.");
+  if (!(maxBytes > 0)) throw new RangeError("responsesStore.maxBytes must be a number > 0.");
+  if (options.maxAgeMs !== undefined && !(options.maxAgeMs > 0)) throw new RangeError("responsesStore.maxAgeMs must be a number > 0.");
+  return { maxResponses, maxBytes, maxAgeMs: options.maxAgeMs };
+}

@@ -1,0 +1,237 @@
+/**
+ * Stored responses in IndexedDB, in real Chromium: the store's own semantics
+ * (one transaction per response, the oldest holder of an item id, retention,
+ * a damaged record), a previous_response_id chain across worker restarts
+ * (what a reload does to a dedicated worker) with the unchanged openai SDK v7
+ * on client.fetch, and a background response whose worker stopped mid-way,
+ * resumed by the next worker: a stream reattached with starting_after gets the
+ * events after the cut once each, in order, ending with the response.completed
+ * an uninterrupted run gives. Each test uses a database of its own.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import OpenAI from "openai-v7";
+import { createClient, type Client, type ResponseObject, type ResponseStreamEvent } from "../../src/index.js";
+import { createScriptedEngine } from "../../src/testing.js";
+import { IdbResponseStore, openResponsesDatabase } from "../../src/store/idb-response-store.js";
+import type { StoredResponse } from "../../src/store/response-store.js";
+
+const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
+const BASE = "http://localhost.webgpu/v1";
+const WORDS = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let databases: string[] = [];
+let clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients) client.terminate();
+  clients = [];
+  await sleep(50);
+  for (const name of databases) indexedDB.deleteDatabase(name);
+  databases = [];
+});
+
+function database(): string {
+  const name = `responses-test-${Math.random().toString(36).slice(2)}`;
+  databases.push(name);
+  return name;
+}
+
+function client(databaseName: string, replies: string[], options: { tokenDelayMs?: number; worker?: boolean | "shared" } = {}): Client {
+  const made = createClient({ engine: createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName }, worker: options.worker });
+  clients.push(made);
+  return made;
+}
+
+const sdk = (c: Client) => new OpenAI({ baseURL: BASE, apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: (url: string | URL | Request, init?: RequestInit) => c.fetch(url, init) });
+
+function entry(id: string, text: string, itemId = `msg_${id}`): StoredResponse {
+  const response = { id, object: "response", status: "completed", output: [{ type: "message", id: `out_${id}`, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }] } as unknown as ResponseObject;
+  return { response, inputItems: [{ type: "message", id: itemId, status: "completed", role: "user", content: [{ type: "input_text", text }] }], history: [] };
+}
+
+async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out; last value: ${JSON.stringify(value).slice(0, 300)}`);
+    await sleep(20);
+  }
+}
+
+/** Ids are random: every id replaced by its place of first appearance, times zeroed. */
+function canon(value: unknown): string {
+  const ids = new Map<string, string>();
+  return JSON.stringify(value)
+    .replace(/"(resp|msg|rs|fc|call)_[A-Za-z0-9]+"/g, (m) => (ids.has(m) ? ids.get(m)! : (ids.set(m, `"id${ids.size}"`), `"id${ids.size - 1}"`)))
+    .replace(/"(created_at|completed_at)":\d+/g, '"$1":0');
+}
+
+describe("the IndexedDB response store", () => {
+  it("keeps responses across instances; the oldest holder of an item id answers; retention drops the oldest; a damaged record is a clear error", async () => {
+    const name = database();
+    const first = new IdbResponseStore(name, { maxResponses: 3 });
+    await first.put(entry("resp_a", "mine", "msg_shared"));
+    await first.put(entry("resp_b", "theirs", "msg_shared"));
+    // Another context (a reloaded page's worker) opens the same database.
+    const second = new IdbResponseStore(name, { maxResponses: 3 });
+    expect((await second.get("resp_a"))?.response.output).toEqual(entry("resp_a", "mine").response.output);
+    expect(await second.item("msg_shared")).toMatchObject({ content: [{ text: "mine" }] });
+    await second.put(entry("resp_c", "c"));
+    await second.put(entry("resp_d", "d"));
+    expect((await second.list()).map((r) => r.id)).toEqual(["resp_b", "resp_c", "resp_d"]);
+    expect(await second.get("resp_a")).toBeUndefined();
+    // With resp_a dropped, the item id's next holder answers.
+    expect(await second.item("msg_shared")).toMatchObject({ content: [{ text: "theirs" }] });
+
+    // A record damaged on disk.
+    const db = await openResponsesDatabase(name);
+    await new Promise<void>((resolve, reject) => {
+      const tx = db.transaction("responses", "readwrite");
+      tx.objectStore("responses").put({ id: "resp_c", seq: 1, itemIds: [], data: { response: 42 } });
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+    });
+    db.close();
+    await expect(second.get("resp_c")).rejects.toMatchObject({ status: 500, code: "stored_response_corrupt" });
+    expect((await second.list()).map((r) => r.id)).toEqual(["resp_b", "resp_d"]);
+    expect(await second.delete("resp_c")).toBe(true);
+    await second.appendEvents("resp_d", [{ type: "response.created", sequence_number: 0, response: entry("resp_d", "d").response }]);
+    expect((await second.readEvents("resp_d")).map((e) => e.sequence_number)).toEqual([0]);
+    expect(await second.clear()).toBe(2);
+    expect(await second.readEvents("resp_d")).toEqual([]);
+  });
+});
+
+describe("a previous_response_id chain across worker restarts (the openai SDK v7 on client.fetch)", () => {
+  // Dedicated: each client's worker ends with it (as on a reload). Shared: the clients of this page join one worker
+  // (its end on a real tab close is the shared-tabs tests' business); the store is the same database either way.
+  for (const worker of [true, "shared"] as const) {
+    it(`4 turns over 3 clients (${worker === true ? "dedicated workers" : "the shared worker"})`, async () => {
+      const name = database();
+      const all = ["r1", "r2", "r3", "r4"];
+      const ask = async (c: Client, input: string, previous?: string) => (await sdk(c).responses.create({ model: MODEL, input, ...(previous ? { previous_response_id: previous } : {}) })).id;
+      const one = client(name, worker === "shared" ? all : ["r1", "r2"], { worker });
+      const t1 = await ask(one, "turn one");
+      const t2 = await ask(one, "turn two", t1);
+      one.terminate();
+      await sleep(100);
+      const two = client(name, worker === "shared" ? all : ["r3"], { worker });
+      const t3 = await ask(two, "turn three", t2);
+      two.terminate();
+      await sleep(100);
+      const three = client(name, worker === "shared" ? all : ["r4"], { worker });
+      const t4 = await ask(three, "turn four", t3);
+      const openai = sdk(three);
+      expect((await openai.responses.retrieve(t1)).output_text).toBe("r1");
+      expect((await openai.responses.inputItems.list(t2)).data[0]).toMatchObject({ type: "message", content: [{ type: "input_text", text: "turn two" }] });
+      const last = await openai.responses.retrieve(t4);
+      expect(last).toMatchObject({ previous_response_id: t3, output_text: "r4" });
+      // The fourth turn's prompt held every turn: its input tokens grew with the chain.
+      const firstUsage = (await openai.responses.retrieve(t1)).usage!.input_tokens;
+      expect(last.usage!.input_tokens).toBeGreaterThan(firstUsage * 2);
+    });
+  }
+
+  it("in this thread (worker: false): the engine sees every turn of the chain", async () => {
+    const name = database();
+    const engine = createScriptedEngine({ replies: ["r1"] });
+    const first = createClient({ engine, worker: false, responsesStore: { databaseName: name } });
+    const t1 = await first.responses.create({ model: MODEL, input: "remember the word kiwi" });
+    const engine2 = createScriptedEngine({ replies: ["r2"] });
+    const second = createClient({ engine: engine2, worker: false, responsesStore: { databaseName: name } });
+    await second.responses.create({ model: MODEL, input: "which word?", previous_response_id: t1.id });
+    expect(JSON.stringify(engine2.requests[0].messages)).toContain("remember the word kiwi");
+  });
+});
+
+describe("a background response whose worker stopped", () => {
+  it("resumes in the next worker: a stream reattached after the cut gets each later event once, in order, and the response.completed of an uninterrupted run", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    const seen: ResponseStreamEvent[] = [];
+    for await (const event of await first.responses.retrieve(created.id, { stream: true })) {
+      seen.push(event);
+      if (seen.length === 20) break;
+    }
+    await sleep(250); // the event log is written in batches
+    first.terminate(); // the worker dies mid-generation, as on a reload
+    const cut = seen.at(-1)!.sequence_number;
+
+    const second = client(name, [WORDS], { tokenDelayMs: 1 });
+    // The next worker starts with the client's first request, and resumes what was interrupted.
+    await second.responses.retrieve(created.id);
+    const rest: ResponseStreamEvent[] = [];
+    for await (const event of await second.responses.retrieve(created.id, { stream: true, starting_after: cut })) rest.push(event);
+    const all = [...seen, ...rest];
+    expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
+    const completed = rest.at(-1) as { type: string; response: ResponseObject };
+    expect(completed.type).toBe("response.completed");
+    expect(completed.response.id).toBe(created.id);
+
+    // The same request run without interruption.
+    const third = client(database(), [WORDS], { tokenDelayMs: 1 });
+    const other = await third.responses.create({ model: MODEL, input: "count", background: true });
+    const uninterrupted: ResponseStreamEvent[] = [];
+    for await (const event of await third.responses.retrieve(other.id, { stream: true })) uninterrupted.push(event);
+    expect(canon(all)).toBe(canon(uninterrupted));
+    expect((await second.responses.retrieve(created.id)).output_text).toBe(WORDS);
+  });
+
+  it("whose regeneration differs from what it had sent (sampling does not repeat itself) ends incomplete with the output it sent", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    const sent = await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 20);
+    await sleep(250);
+    first.terminate();
+    // The next worker's generation of the same request differs from its first token on.
+    const second = client(name, [WORDS.replace("w0", "v0")], { tokenDelayMs: 1 });
+    const ended = await until(() => second.responses.retrieve(created.id), (r) => r.status !== "in_progress" && r.status !== "queued");
+    expect(ended).toMatchObject({ status: "incomplete", incomplete_details: { reason: "interrupted" }, error: { code: "resume_diverged" } });
+    expect(ended.output_text!.startsWith(sent.output_text!)).toBe(true);
+    expect(WORDS.startsWith(ended.output_text!)).toBe(true);
+    const events: ResponseStreamEvent[] = [];
+    for await (const event of await second.responses.retrieve(created.id, { stream: true })) events.push(event);
+    expect(events.at(-1)).toMatchObject({ type: "response.incomplete" });
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  });
+
+  it("a stored stream interrupted by its worker's end ends incomplete with its text so far, never in_progress", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const stream = await first.responses.create({ model: MODEL, input: "count", stream: true });
+    let id = "";
+    let text = "";
+    // Read without leaving the stream (leaving it would abort the request, and an aborted stream is not kept).
+    const events = stream[Symbol.asyncIterator]();
+    while (text.split(" ").length <= 10) {
+      const { value: event } = await events.next();
+      if (event.type === "response.created") id = event.response.id;
+      if (event.type === "response.output_text.delta") text += event.delta;
+    }
+    await sleep(250); // the event log is written in batches (every 100 ms)
+    first.terminate();
+    const second = client(name, [], {});
+    const ended = await until(() => second.responses.retrieve(id), (r) => r.status !== "in_progress");
+    expect(ended).toMatchObject({ status: "incomplete", incomplete_details: { reason: "interrupted" }, error: { code: "interrupted" } });
+    expect(WORDS.startsWith(ended.output_text ?? "-")).toBe(true);
+    expect((ended.output_text ?? "").length).toBeGreaterThanOrEqual(text.length);
+  });
+
+  it("whose model is not in the cache ends incomplete (model_not_cached), never downloading", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 10);
+    await sleep(250);
+    first.terminate();
+    // The real engine (web-llm), whose cache holds no model in this browser.
+    const second = createClient({ responsesStore: { databaseName: name } });
+    clients.push(second);
+    const ended = await until(() => second.responses.retrieve(created.id), (r) => r.status !== "in_progress" && r.status !== "queued");
+    expect(ended).toMatchObject({ status: "incomplete", incomplete_details: { reason: "interrupted" }, error: { code: "model_not_cached" } });
+    expect(WORDS.startsWith(ended.output_text ?? "-")).toBe(true);
+  });
+});

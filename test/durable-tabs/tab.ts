@@ -1,0 +1,97 @@
+/**
+ * One page of the durable-responses tests (test/unit/durable-tabs.test.ts):
+ * a client (dedicated or shared worker, scripted engine) and the unchanged
+ * openai SDK v7 on its `fetch`, driven with page.evaluate across reloads.
+ * Streams are read into `window.tab.logs`, so the test can reload a page in
+ * the middle of one and read what it had received.
+ */
+import OpenAI from "openai-v7";
+import { createClient, type Client } from "../../src/index.js";
+import { createScriptedEngine } from "../../src/testing.js";
+
+interface Log {
+  events: Array<{ type: string; sequence_number: number; [key: string]: unknown }>;
+  done: boolean;
+  error: string | null;
+}
+
+let client: Client | null = null;
+let openai: OpenAI | null = null;
+const logs: Record<string, Log> = {};
+/** The page's console warnings (what the store reports a failed write with, from a dedicated worker's console too via the test). */
+const warnings: string[] = [];
+const originalWarn = console.warn.bind(console);
+console.warn = (...args: unknown[]) => {
+  warnings.push(args.map(String).join(" "));
+  originalWarn(...args);
+};
+
+const sdk = () => {
+  if (!openai) throw new Error("connect first");
+  return openai;
+};
+
+const api = {
+  ready: true,
+  logs,
+  warnings,
+  connect(options: { worker: boolean | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
+    client = createClient({ worker: options.worker, engine: createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName: options.databaseName } });
+    openai = new OpenAI({ baseURL: "http://localhost.webgpu/v1", apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: (url: string | URL | Request, init?: RequestInit) => client!.fetch(url, init) });
+    return true;
+  },
+  async create(body: Record<string, unknown>) {
+    const response = await sdk().responses.create({ model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", ...body } as never);
+    return response as unknown as { id: string; status: string; output_text: string };
+  },
+  async retrieve(id: string) {
+    return (await sdk().responses.retrieve(id)) as unknown as { id: string; status: string; output_text: string; incomplete_details: unknown; error: unknown };
+  },
+  async cancel(id: string) {
+    return (await sdk().responses.cancel(id)) as unknown as { id: string; status: string; output_text: string };
+  },
+  /** Sends a request without waiting for it (the test reloads the page while it is being written). */
+  send(body: Record<string, unknown>) {
+    void sdk().responses.create({ model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", ...body } as never).catch(() => {});
+    return true;
+  },
+  async list() {
+    const list = (await client!.responses.list({ limit: 100 })).data;
+    return list.map((r) => ({ id: r.id, status: r.status }));
+  },
+  async inputLength(id: string) {
+    const items = await sdk().responses.inputItems.list(id);
+    return JSON.stringify(items.data).length;
+  },
+  async stream(body: Record<string, unknown>) {
+    const stream = await sdk().responses.create({ model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", stream: true, ...body } as never);
+    const types: string[] = [];
+    let id = "";
+    for await (const event of stream as unknown as AsyncIterable<{ type: string; response?: { id: string } }>) {
+      types.push(event.type);
+      if (event.response) id = event.response.id;
+    }
+    return { id, types };
+  },
+  async usage() {
+    const estimate = await navigator.storage.estimate();
+    return estimate.usage ?? 0;
+  },
+  /** Starts reading `GET /responses/{id}?stream=true&starting_after=N` into logs[name]. */
+  follow(name: string, id: string, startingAfter?: number) {
+    const log: Log = { events: [], done: false, error: null };
+    logs[name] = log;
+    void (async () => {
+      try {
+        const stream = await sdk().responses.retrieve(id, { stream: true, ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) });
+        for await (const event of stream) log.events.push(event as never);
+      } catch (error) {
+        log.error = String(error);
+      }
+      log.done = true;
+    })();
+    return true;
+  },
+};
+
+(window as unknown as { tab: typeof api }).tab = api;

@@ -1,0 +1,249 @@
+/**
+ * Stored responses and background generation across real page reloads, in
+ * headless Chromium driven with playwright, for both worker kinds: the
+ * unchanged openai SDK v7 on client.fetch continues a previous_response_id
+ * chain across two reloads; a background response keeps going (or resumes in
+ * the next worker) and a stream reattached after the reload with
+ * starting_after gets every later event once, in order, ending with the
+ * response.completed an uninterrupted run gives; polling and cancel; two tabs
+ * following one background response on the shared worker. The pages are
+ * test/durable-tabs/index.html on a Vite dev server; each test has its own
+ * browser context (so its own shared worker) and its own database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
+import { createServer, type ViteDevServer } from "vite";
+import { chromiumArgs } from "../../vite.config.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`durable-responses tab tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium).`);
+
+const repo = resolve(import.meta.dirname, "../..");
+const WORDS = Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ");
+
+type Event = { type: string; sequence_number: number; response?: { id: string; status: string } };
+type Log = { events: Event[]; done: boolean; error: string | null };
+type Tab = {
+  connect(options: Record<string, unknown>): boolean;
+  create(body: Record<string, unknown>): Promise<{ id: string; status: string; output_text: string }>;
+  retrieve(id: string): Promise<{ id: string; status: string; output_text: string; incomplete_details: unknown; error: unknown }>;
+  cancel(id: string): Promise<{ id: string; status: string; output_text: string }>;
+  follow(name: string, id: string, startingAfter?: number): boolean;
+  logs: Record<string, Log>;
+  warnings: string[];
+  send(body: Record<string, unknown>): boolean;
+  list(): Promise<Array<{ id: string; status: string }>>;
+  inputLength(id: string): Promise<number>;
+  stream(body: Record<string, unknown>): Promise<{ id: string; types: string[] }>;
+  usage(): Promise<number>;
+};
+
+/** Ids are random: every id replaced by its place of first appearance, times zeroed. */
+function canon(value: unknown): string {
+  const ids = new Map<string, string>();
+  return JSON.stringify(value)
+    .replace(/"(resp|msg|rs|fc|call)_[A-Za-z0-9]+"/g, (m) => (ids.has(m) ? ids.get(m)! : (ids.set(m, `"id${ids.size}"`), `"id${ids.size - 1}"`)))
+    .replace(/"(created_at|completed_at)":\d+/g, '"$1":0');
+}
+
+describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout: 120_000 }, () => {
+  let server: ViteDevServer;
+  let base: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    server = await createServer({
+      root: repo,
+      configFile: resolve(repo, "vite.config.ts"),
+      cacheDir: resolve(repo, "node_modules/.vite-durable-tabs"),
+      logLevel: "warn",
+      clearScreen: false,
+      server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+      optimizeDeps: { entries: ["test/durable-tabs/*.ts"], include: ["comlink", "idb-keyval", "openai-v7"] },
+    });
+    await server.listen();
+    base = server.resolvedUrls!.local[0].replace(/\/$/, "");
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: chromiumArgs });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const call = <T>(page: Page, fn: (tab: Tab, arg: any) => T | Promise<T>, arg?: unknown): Promise<T> =>
+    page.evaluate(([source, a]) => new Function("tab", "arg", `return (${source})(tab, arg)`)((window as unknown as { tab: Tab }).tab, a), [fn.toString(), arg] as const) as Promise<T>;
+
+  async function open(page: Page, options: Record<string, unknown>): Promise<Page> {
+    await page.goto(`${base}/test/durable-tabs/index.html`);
+    await page.waitForFunction(() => (window as unknown as { tab?: { ready: boolean } }).tab?.ready === true, null, { timeout: 60_000 });
+    await call(page, (t, o) => t.connect(o), options);
+    return page;
+  }
+
+  async function tab(ctx: BrowserContext, options: Record<string, unknown>): Promise<Page> {
+    const page = await ctx.newPage();
+    page.on("pageerror", (error) => console.error("page error:", error.message));
+    return open(page, options);
+  }
+
+  async function reload(page: Page, options: Record<string, unknown>): Promise<Page> {
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { tab?: { ready: boolean } }).tab?.ready === true, null, { timeout: 60_000 });
+    await call(page, (t, o) => t.connect(o), options);
+    return page;
+  }
+
+  async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+    const started = Date.now();
+    for (;;) {
+      const value = await read();
+      if (ok(value)) return value;
+      if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting; last value: ${JSON.stringify(value).slice(0, 400)}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  const logOf = (page: Page, name: string) => call(page, (t, n) => t.logs[n] ?? null, name) as Promise<Log | null>;
+  const finished = (page: Page, name: string) => until(() => logOf(page, name), (log) => log?.done === true) as Promise<Log>;
+
+  /** The events of the same background request run without interruption (its own context and database). */
+  async function uninterrupted(worker: true | "shared"): Promise<Event[]> {
+    const ctx = await browser.newContext();
+    const page = await tab(ctx, { worker, replies: [WORDS], tokenDelayMs: 1, databaseName: "reference" });
+    const { id } = await call(page, (t) => t.create({ input: "count", background: true }));
+    await call(page, (t, i) => t.follow("all", i), id);
+    const log = await finished(page, "all");
+    await ctx.close();
+    return log.events;
+  }
+
+  for (const worker of [true, "shared"] as const) {
+    const kind = worker === true ? "dedicated worker" : "shared worker";
+
+    it(`a 4-turn previous_response_id chain across two page reloads (${kind})`, async () => {
+      const ctx = await browser.newContext();
+      const options = (replies: string[]) => ({ worker, replies, databaseName: "chain" });
+      const page = await tab(ctx, options(["r1", "r2"]));
+      const t1 = await call(page, (t) => t.create({ input: "turn one" }));
+      const t2 = await call(page, (t, prev) => t.create({ input: "turn two", previous_response_id: prev }), t1.id);
+      await reload(page, options(["r3"]));
+      const t3 = await call(page, (t, prev) => t.create({ input: "turn three", previous_response_id: prev }), t2.id);
+      await reload(page, options(["r4"]));
+      const t4 = await call(page, (t, prev) => t.create({ input: "turn four", previous_response_id: prev }), t3.id);
+      expect([t1, t2, t3, t4].map((r) => r.output_text)).toEqual(["r1", "r2", "r3", "r4"]);
+      expect((await call(page, (t, id) => t.retrieve(id), t1.id)).output_text).toBe("r1");
+      await ctx.close();
+    });
+
+    it(`a background stream reattached after a reload with starting_after: each later event once, in order; completed as an uninterrupted run (${kind})`, async () => {
+      const ctx = await browser.newContext();
+      const options = { worker, replies: [WORDS], tokenDelayMs: 20, databaseName: "background" };
+      const page = await tab(ctx, options);
+      const { id, status } = await call(page, (t) => t.create({ input: "count", background: true }));
+      expect(status).toBe("queued");
+      await call(page, (t, i) => t.follow("before", i), id);
+      const before = (await until(() => logOf(page, "before"), (log) => (log?.events.length ?? 0) >= 25))!.events;
+      await new Promise((r) => setTimeout(r, 250)); // the event log is written in batches (every 100 ms)
+      await reload(page, { ...options, tokenDelayMs: 1 });
+      const cut = before.at(-1)!.sequence_number;
+      await call(page, (t, a) => t.follow("after", a.id, a.cut), { id, cut });
+      const after = (await finished(page, "after")).events;
+      expect(after[0].sequence_number).toBe(cut + 1);
+      const all = [...before, ...after];
+      expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
+      expect(after.at(-1)!.type).toBe("response.completed");
+      expect(canon(all)).toBe(canon(await uninterrupted(worker)));
+      expect((await call(page, (t, i) => t.retrieve(i), id)).output_text).toBe(WORDS);
+      await ctx.close();
+    });
+
+    it(`background + polling + cancel (${kind})`, async () => {
+      const ctx = await browser.newContext();
+      const page = await tab(ctx, { worker, replies: [WORDS, "after"], tokenDelayMs: 20, databaseName: "cancel" });
+      const { id } = await call(page, (t) => t.create({ input: "count", background: true }));
+      const running = await until(() => call(page, (t, i) => t.retrieve(i), id), (r) => r.status === "in_progress" && (r.output_text ?? "").length > 10);
+      expect(WORDS.startsWith(running.output_text)).toBe(true);
+      const cancelled = await call(page, (t, i) => t.cancel(i), id);
+      expect(cancelled.status).toBe("cancelled");
+      expect(cancelled.output_text.length).toBeLessThan(WORDS.length);
+      expect((await call(page, (t, i) => t.retrieve(i), id)).status).toBe("cancelled");
+      expect((await call(page, (t) => t.create({ input: "next" }))).output_text).toBe("after");
+      await ctx.close();
+    });
+  }
+
+  it("two tabs reattach to one background response on the shared worker: both get every event, the same ones", async () => {
+    const ctx = await browser.newContext();
+    const options = { worker: "shared", replies: [WORDS], tokenDelayMs: 10, databaseName: "two-tabs" };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
+    await call(a, (t, i) => t.follow("a", i), id);
+    await until(() => logOf(a, "a"), (log) => (log?.events.length ?? 0) >= 10);
+    await call(b, (t, i) => t.follow("b", i), id);
+    const [logA, logB] = [await finished(a, "a"), await finished(b, "b")];
+    expect(logA.error).toBeNull();
+    expect(logB.events).toEqual(logA.events);
+    expect(logA.events.at(-1)!.type).toBe("response.completed");
+    await ctx.close();
+  });
+
+  it("another tab cancels a background response that this tab's dedicated worker generates", async () => {
+    const ctx = await browser.newContext();
+    const options = { worker: true, replies: [WORDS], tokenDelayMs: 20, databaseName: "cancel-elsewhere" };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
+    await until(() => call(b, (t, i) => t.retrieve(i), id), (r) => r.status === "in_progress");
+    // Tab B follows the run of tab A's worker through its stored event log.
+    await call(b, (t, i) => t.follow("b", i), id);
+    await until(() => logOf(b, "b"), (log) => (log?.events.length ?? 0) >= 10);
+    const cancelled = await call(b, (t, i) => t.cancel(i), id);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await call(a, (t, i) => t.retrieve(i), id)).status).toBe("cancelled");
+    const followed = await finished(b, "b");
+    expect(followed.error).toBeNull();
+    expect(followed.events.map((e) => e.sequence_number)).toEqual(followed.events.map((_, i) => i));
+    await ctx.close();
+  });
+
+  it("faults: a reload during a response's write leaves it whole or absent; a quota error while persisting is reported and the stream completes", async () => {
+    const ctx = await browser.newContext();
+    const big = "x".repeat(4_000_000);
+    const options = { worker: true, replies: ["ok", "ok", "ok", "ok"], databaseName: "faults" };
+    const page = await tab(ctx, options);
+    await call(page, (t) => t.create({ input: "small" }));
+    // Reload while the big response is being generated and written.
+    await call(page, (t, text) => t.send({ input: text }), big);
+    await new Promise((r) => setTimeout(r, 150));
+    await reload(page, options);
+    const listed = await call(page, (t) => t.list());
+    expect(listed.length).toBeGreaterThanOrEqual(1);
+    for (const { id } of listed) expect(await call(page, (t, i) => t.inputLength(i), id)).toBeGreaterThan(0); // every record reads whole
+    for (const { status } of listed) expect(["completed", "incomplete"]).toContain(status);
+
+    // A quota error while persisting. Chromium gives no way to shrink an origin's quota for IndexedDB from a test
+    // (Storage.overrideQuotaForOrigin is not enforced on its writes), so a page whose host runs in it (worker: false)
+    // has IndexedDB refuse large records with the QuotaExceededError it throws when full.
+    const host = await tab(ctx, { worker: false, replies: ["all of it", "after"], databaseName: "faults" });
+    await host.evaluate(() => {
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function (value: unknown, key?: IDBValidKey) {
+        if (JSON.stringify(value ?? null).length > 1_000_000) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+        return put.call(this, value, key);
+      };
+    });
+    const streamed = await call(host, (t, text) => t.stream({ input: text }), "y".repeat(2_000_000));
+    expect(streamed.types.at(-1)).toBe("response.completed");
+    const warnings = await until(() => call(host, (t) => t.warnings), (w) => w.some((text) => text.includes(streamed.id)), 10_000);
+    expect(warnings.find((text) => text.includes(streamed.id))).toContain("QuotaExceededError");
+    // The store goes on: the next (small) response is stored.
+    const small = await call(host, (t) => t.stream({ input: "small" }));
+    expect(small.types.at(-1)).toBe("response.completed");
+    expect((await call(host, (t, i) => t.retrieve(i), small.id)).status).toBe("completed");
+    await ctx.close();
+  });
+});
