@@ -17,6 +17,7 @@ import type {
 } from "./types.js";
 import type { EngineResponseFormat } from "../engine/types.js";
 import { checkToolPairing } from "./tool-pairing.js";
+import { checkSchemaGrammar } from "../grammar/refusal.js";
 
 export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 export const MAX_TOP_LOGPROBS = 30;
@@ -292,6 +293,7 @@ function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
       if (isAbsent(schema)) return { type: "json_object", schema: ANY_OBJECT_SCHEMA };
       if (!isObject(schema)) throw invalidParam("response_format.json_schema.schema", "`response_format.json_schema.schema` must be a JSON Schema object.", "invalid_type");
       checkSchemaDepth(schema, "response_format.json_schema.schema");
+      checkSchemaGrammar(schema, "response_format.json_schema.schema");
       return { type: "json_object", schema: JSON.stringify(schema) };
     }
     default:

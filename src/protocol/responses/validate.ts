@@ -18,6 +18,7 @@ import type { ContentPart, FunctionTool, InputAudioPart, ReasoningEffort, ToolCa
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
 import { noToolCallFound } from "../tool-pairing.js";
+import { checkSchemaGrammar } from "../../grammar/refusal.js";
 import type {
   FunctionCallItem,
   FunctionCallOutputItem,
@@ -322,6 +323,7 @@ function validateText(v: unknown): { format: TextFormat; responseFormat: EngineR
       }
       if (!isObject(f.schema)) throw invalidParam("text.format.schema", "`text.format.schema` must be a JSON Schema object.", isAbsent(f.schema) ? "missing_required_parameter" : "invalid_type");
       checkSchemaDepth(f.schema, "text.format.schema");
+      checkSchemaGrammar(f.schema, "text.format.schema");
       if (!isAbsent(f.strict) && typeof f.strict !== "boolean") throw invalidParam("text.format.strict", "`text.format.strict` must be a boolean.", "invalid_type");
       if (!isAbsent(f.description) && typeof f.description !== "string") throw invalidParam("text.format.description", "`text.format.description` must be a string.", "invalid_type");
       const format: TextFormat = {

@@ -1,0 +1,410 @@
+/**
+ * Grammar (ir.ts) → xgrammar EBNF with root rule `root`, in the dialect both
+ * web-xgrammar builds take (the one web-llm 0.2.79 bundles and the one in
+ * 0.2.86):
+ *
+ * - no `{m,n}` (0.2.79 has none): bounded repetition is written out, nested
+ *   optionals for the optional part;
+ * - nothing that can match the empty string under `*`, `+` or `?`, and no
+ *   left recursion: 0.2.79 aborts its whole wasm module on either, so the
+ *   repeated item is rewritten to its non-empty part (the language is the
+ *   same) and left recursion is refused;
+ * - `jsonString`: the same language, written as the inside of a JSON string
+ *   (`"` as `\"`, a newline as `\n`, … the escapes JSON.stringify writes), for
+ *   a custom tool's `input` inside a JSON call.
+ *
+ * The output is bounded (MAX_GRAMMAR_CHARS): past it, a GrammarError naming the bound.
+ */
+import { complement, GrammarError, withoutSurrogates, type Grammar, type Node, type Ranges } from "./ir.js";
+import { MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
+
+export interface EmitOptions {
+  /** Write the language as the content of a JSON string (between its quotes). */
+  jsonString?: boolean;
+  /** Default MAX_GRAMMAR_CHARS. */
+  maxChars?: number;
+}
+
+/** A code point inside an EBNF string or class. */
+function escapeCodePoint(cp: number): string {
+  if (cp === 0x0a) return "\\n";
+  if (cp === 0x0d) return "\\r";
+  if (cp === 0x09) return "\\t";
+  if (cp < 0x20 || cp === 0x7f) return "\\x" + cp.toString(16).padStart(2, "0");
+  if (cp < 0x7f) return String.fromCharCode(cp);
+  if (cp <= 0xffff) return "\\u" + cp.toString(16).padStart(4, "0");
+  return "\\U" + cp.toString(16).padStart(8, "0");
+}
+
+/** An EBNF string literal. */
+export function ebnfString(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    out += ch === '"' ? '\\"' : ch === "\\" ? "\\\\" : escapeCodePoint(cp);
+  }
+  return out + '"';
+}
+
+function classChar(cp: number): string {
+  switch (cp) {
+    case 0x5c:
+      return "\\\\";
+    case 0x5d:
+      return "\\]";
+    case 0x2d:
+      return "\\-";
+    // xgrammar rejects `\[` and `\^` in a class: hex escapes.
+    case 0x5b:
+      return "\\x5b";
+    case 0x5e:
+      return "\\x5e";
+    default:
+      return escapeCodePoint(cp);
+  }
+}
+
+/**
+ * The widest range above U+00FF written into a class, as that many single
+ * characters: web-xgrammar 0.1.27 (web-llm 0.2.86) matches a class *range*
+ * whose bounds lie above U+00FF as if only their low bytes counted
+ * (`[\u0100-\u0161]` accepts `a`), while single characters match right. So
+ * such ranges are written as their characters, and a wider one is refused.
+ */
+const MAX_HIGH_RANGE = 256;
+
+function classBody(ranges: Ranges): string {
+  let out = "";
+  for (const [a, b] of ranges) {
+    const lowEnd = Math.min(b, 0xff);
+    if (a <= lowEnd) out += a === lowEnd ? classChar(a) : lowEnd === a + 1 ? classChar(a) + classChar(lowEnd) : `${classChar(a)}-${classChar(lowEnd)}`;
+    for (let cp = Math.max(a, 0x100); cp <= b; cp++) out += classChar(cp);
+  }
+  return out;
+}
+
+/** Characters above U+00FF a class body would list one by one. */
+function highCount(ranges: Ranges): number {
+  let n = 0;
+  for (const [a, b] of ranges) if (b > 0xff) n += b - Math.max(a, 0x100) + 1;
+  return n;
+}
+
+const hex = (cp: number) => "U+" + cp.toString(16).toUpperCase().padStart(4, "0");
+
+/** An EBNF class for non-empty ranges: positive or negated, whichever lists fewer characters above U+00FF. */
+function ebnfClass(ranges: Ranges): string {
+  const rest = withoutSurrogates(complement(ranges));
+  // Every character: a negated class of a character no text can hold.
+  if (rest.length === 0) return "[^\\ud800]";
+  const positive = highCount(ranges);
+  const negated = highCount(rest);
+  if (Math.min(positive, negated) > MAX_HIGH_RANGE) {
+    const wide = ranges.find(([a, b]) => b > 0xff && b - a >= MAX_HIGH_RANGE) ?? ranges[ranges.length - 1];
+    throw new GrammarError(`a character class with a range above U+00FF wider than ${MAX_HIGH_RANGE} characters (${hex(wide[0])}–${hex(wide[1])}), which web-llm's grammar engine does not match exactly`);
+  }
+  if (negated < positive || (negated === positive && rest.length < ranges.length)) return `[^${classBody(rest)}]`;
+  return `[${classBody(ranges)}]`;
+}
+
+/** What JSON.stringify writes for one code point (between the quotes). */
+const jsonEscape = (text: string): string => JSON.stringify(text).slice(1, -1);
+
+/** Code points JSON escapes: controls, `"` and `\`. */
+const JSON_SPECIAL: Ranges = [
+  [0x00, 0x1f],
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+];
+
+const intersect = (a: Ranges, b: Ranges): Ranges => withoutSurrogates(complement([...complement(a), ...complement(b)]));
+
+class Emitter {
+  private readonly lines: string[] = [];
+  private size = 0;
+  private readonly names = new Map<string, string>();
+  private readonly nonEmptyNames = new Map<string, string>();
+  private readonly pending: Array<() => void> = [];
+  private readonly nullable = new Map<string, boolean>();
+  private readonly producesText = new Map<string, boolean>();
+  private readonly classRules = new Map<string, string>();
+  private readonly hoisted = new Map<string, string>();
+  private next = 0;
+
+  constructor(
+    private readonly grammar: Grammar,
+    private readonly options: EmitOptions,
+  ) {
+    for (const [name, body] of grammar.rules) this.checkRefs(name, body);
+    if (!grammar.rules.has(grammar.root)) throw new GrammarError(`the start rule \`${grammar.root}\` is not defined`, "invalid");
+    this.fixpoint(this.nullable, (n) => this.isNullable(n));
+    this.fixpoint(this.producesText, (n) => this.canProduceText(n));
+    this.refuseLeftRecursion();
+  }
+
+  emit(): string {
+    this.push(`root ::= ${this.ruleName(this.grammar.root)}`);
+    while (this.pending.length > 0) this.pending.shift()!();
+    return this.lines.join("\n");
+  }
+
+  private push(line: string): void {
+    const max = this.options.maxChars ?? MAX_GRAMMAR_CHARS;
+    this.size += line.length + 1;
+    if (this.size > max) throw new GrammarError(`the compiled grammar exceeds the bound of ${max} characters`, "too_large");
+    this.lines.push(line);
+  }
+
+  private checkRefs(rule: string, node: Node): void {
+    switch (node.k) {
+      case "ref":
+        if (!this.grammar.rules.has(node.name)) throw new GrammarError(`rule \`${rule}\` uses \`${node.name}\`, which is not defined`, "invalid");
+        return;
+      case "seq":
+      case "alt":
+        for (const item of node.items) this.checkRefs(rule, item);
+        return;
+      case "rep":
+        this.checkRefs(rule, node.item);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private fixpoint(map: Map<string, boolean>, of: (node: Node) => boolean): void {
+    for (const name of this.grammar.rules.keys()) map.set(name, false);
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const [name, body] of this.grammar.rules) {
+        if (!map.get(name) && of(body)) {
+          map.set(name, true);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  private isNullable(node: Node): boolean {
+    switch (node.k) {
+      case "lit":
+        return node.text === "";
+      case "class":
+        return false;
+      case "seq":
+        return node.items.every((i) => this.isNullable(i));
+      case "alt":
+        return node.items.some((i) => this.isNullable(i));
+      case "rep":
+        return node.min === 0 || this.isNullable(node.item);
+      case "ref":
+        return this.nullable.get(node.name) ?? false;
+    }
+  }
+
+  /** Whether the node matches some non-empty text (and matches anything at all). */
+  private canProduceText(node: Node): boolean {
+    switch (node.k) {
+      case "lit":
+        return node.text !== "";
+      case "class":
+        return node.ranges.length > 0;
+      case "seq":
+        return node.items.every((i) => this.matchesSomething(i)) && node.items.some((i) => this.canProduceText(i));
+      case "alt":
+        return node.items.some((i) => this.canProduceText(i));
+      case "rep":
+        return (node.max ?? 1) > 0 && this.canProduceText(node.item);
+      case "ref":
+        return this.producesText.get(node.name) ?? false;
+    }
+  }
+
+  private matchesSomething(node: Node): boolean {
+    return this.isNullable(node) || this.canProduceText(node);
+  }
+
+  /** The rules that can come first in `node`, and whether it can be empty. */
+  private leftmost(node: Node, out: Set<string>): boolean {
+    switch (node.k) {
+      case "lit":
+        return node.text === "";
+      case "class":
+        return false;
+      case "seq":
+        for (const item of node.items) if (!this.leftmost(item, out)) return false;
+        return true;
+      case "alt": {
+        let empty = false;
+        for (const item of node.items) empty = this.leftmost(item, out) || empty;
+        return empty;
+      }
+      case "rep":
+        return this.leftmost(node.item, out) || node.min === 0;
+      case "ref":
+        out.add(node.name);
+        return this.nullable.get(node.name) ?? false;
+    }
+  }
+
+  private refuseLeftRecursion(): void {
+    const edges = new Map<string, Set<string>>();
+    for (const [name, body] of this.grammar.rules) {
+      const first = new Set<string>();
+      this.leftmost(body, first);
+      edges.set(name, first);
+    }
+    const state = new Map<string, 1 | 2>();
+    const visit = (start: string): void => {
+      // Iterative DFS: a long chain of rules must not overflow the stack.
+      const stack: Array<[string, Iterator<string>]> = [[start, edges.get(start)!.values()]];
+      state.set(start, 1);
+      while (stack.length > 0) {
+        const [name, it] = stack[stack.length - 1];
+        const next = it.next();
+        if (next.done) {
+          state.set(name, 2);
+          stack.pop();
+          continue;
+        }
+        const s = state.get(next.value);
+        if (s === 1) throw new GrammarError(`left recursion (rule \`${next.value}\` can begin with itself); write the repetition with \`*\` or \`+\` instead`);
+        if (s === undefined) {
+          state.set(next.value, 1);
+          stack.push([next.value, edges.get(next.value)!.values()]);
+        }
+      }
+    };
+    for (const name of edges.keys()) if (!state.has(name)) visit(name);
+  }
+
+  private ruleName(name: string, nonEmpty = false): string {
+    const map = nonEmpty ? this.nonEmptyNames : this.names;
+    let ebnf = map.get(name);
+    if (ebnf !== undefined) return ebnf;
+    const base = `r${this.next++}_${name.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 40)}`;
+    ebnf = nonEmpty ? base + "_ne" : base;
+    map.set(name, ebnf);
+    const body = this.grammar.rules.get(name)!;
+    this.pending.push(() => {
+      const node = nonEmpty ? this.nonEmpty(body) : body;
+      this.push(`${ebnf} ::= ${node === null ? '""' : this.expr(node)}`);
+    });
+    return ebnf;
+  }
+
+  /** The node's language less the empty string; null when that is empty. */
+  private nonEmpty(node: Node): Node | null {
+    if (!this.isNullable(node)) return node;
+    switch (node.k) {
+      case "lit":
+        return null;
+      case "class":
+        return node;
+      case "seq": {
+        const [first, ...rest] = node.items;
+        if (rest.length === 0) return this.nonEmpty(first);
+        const tail: Node = rest.length === 1 ? rest[0] : { k: "seq", items: rest };
+        const alts: Node[] = [];
+        const head = this.nonEmpty(first);
+        if (head) alts.push({ k: "seq", items: [head, tail] });
+        const tailNe = this.nonEmpty(tail);
+        if (tailNe) alts.push(tailNe);
+        return alts.length === 0 ? null : alts.length === 1 ? alts[0] : { k: "alt", items: alts };
+      }
+      case "alt": {
+        const alts = node.items.map((i) => this.nonEmpty(i)).filter((n): n is Node => n !== null);
+        return alts.length === 0 ? null : alts.length === 1 ? alts[0] : { k: "alt", items: alts };
+      }
+      case "rep": {
+        const item = this.nonEmpty(node.item);
+        if (item === null || node.max === 0) return null;
+        return { k: "rep", item, min: 1, max: node.max };
+      }
+      case "ref":
+        return this.producesText.get(node.name) ? { k: "ref", name: "\0ne:" + node.name } : null;
+    }
+  }
+
+  private expr(node: Node): string {
+    switch (node.k) {
+      case "lit": {
+        const text = this.options.jsonString ? jsonEscape(node.text) : node.text;
+        if (text === "") return '""';
+        // xgrammar reads "\x00" in a string as its end: NUL goes in a class.
+        const parts = text.split("\0").map((piece) => (piece === "" ? "" : ebnfString(piece)));
+        return parts.length === 1 ? parts[0] : "(" + parts.join(" [\\x00] ").trim() + ")";
+      }
+      case "class":
+        return this.classExpr(node.ranges);
+      case "seq": {
+        const parts = node.items.filter((i) => !(i.k === "lit" && i.text === "")).map((i) => this.expr(i));
+        return parts.length === 0 ? '""' : parts.length === 1 ? parts[0] : `(${parts.join(" ")})`;
+      }
+      case "alt":
+        return node.items.length === 1 ? this.expr(node.items[0]) : `(${node.items.map((i) => this.expr(i)).join(" | ")})`;
+      case "rep":
+        return this.repetition(node.item, node.min, node.max);
+      case "ref":
+        return node.name.startsWith("\0ne:") ? this.ruleName(node.name.slice(4), true) : this.ruleName(node.name);
+    }
+  }
+
+  private classExpr(ranges: Ranges): string {
+    if (ranges.length === 0) throw new GrammarError("a character class that matches nothing");
+    if (!this.options.jsonString) return ebnfClass(ranges);
+    const special = intersect(ranges, JSON_SPECIAL);
+    const plain = intersect(ranges, complement(JSON_SPECIAL));
+    if (special.length === 0) return ebnfClass(plain);
+    const key = JSON.stringify(ranges);
+    const cached = this.classRules.get(key);
+    if (cached) return cached;
+    const alts: string[] = plain.length > 0 ? [ebnfClass(plain)] : [];
+    for (const [a, b] of special) for (let cp = a; cp <= b; cp++) alts.push(ebnfString(jsonEscape(String.fromCodePoint(cp))));
+    const name = `c${this.next++}`;
+    this.classRules.set(key, name);
+    this.push(`${name} ::= ${alts.join(" | ")}`);
+    return name;
+  }
+
+  private repetition(item: Node, min: number, max: number | undefined): string {
+    if (max !== undefined && max < min) throw new GrammarError(`a repetition whose maximum (${max}) is below its minimum (${min})`, "invalid");
+    if (min > MAX_REPEAT || (max ?? 0) > MAX_REPEAT) throw new GrammarError(`a repetition count above the bound of ${MAX_REPEAT}`, "too_large");
+    if (max === 0) return '""';
+    let body: Node | null = item;
+    let lo = min;
+    if (this.isNullable(item)) {
+      body = this.nonEmpty(item);
+      lo = 0;
+    }
+    if (body === null) return '""';
+    let x = this.expr(body);
+    const copies = lo + (max === undefined ? 1 : max - lo);
+    if (copies > 1 && x.length > 32) x = this.hoist(x);
+    const parts: string[] = Array.from({ length: lo }, () => x);
+    if (max === undefined) {
+      parts.push(`${x}*`);
+    } else if (max > lo) {
+      let tail = `${x}?`;
+      for (let i = 1; i < max - lo; i++) tail = `(${x} ${tail})?`;
+      parts.push(tail);
+    }
+    return parts.length === 1 ? parts[0] : `(${parts.join(" ")})`;
+  }
+
+  /** An expression used several times, as a rule of its own (written once). */
+  private hoist(expr: string): string {
+    const cached = this.hoisted.get(expr);
+    if (cached) return cached;
+    const name = `h${this.next++}`;
+    this.hoisted.set(expr, name);
+    this.push(`${name} ::= ${expr}`);
+    return name;
+  }
+}
+
+/** The grammar as xgrammar EBNF (root rule `root`). */
+export function toEbnf(grammar: Grammar, options: EmitOptions = {}): string {
+  return new Emitter(grammar, options).emit();
+}
+

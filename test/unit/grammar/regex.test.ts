@@ -1,0 +1,84 @@
+/**
+ * Regex → EBNF: each pattern is compiled to EBNF and run through the
+ * web-xgrammar builds web-llm 0.2.79 and 0.2.86 bundle; on every sample the
+ * grammar must agree with JavaScript's own RegExp matching the whole text
+ * (exact, never looser). Refused constructs are named.
+ */
+import { describe, expect, it } from "vitest";
+import { regexToGrammar } from "../../../src/grammar/regex.js";
+import { toEbnf } from "../../../src/grammar/emit.js";
+import { GrammarError } from "../../../src/grammar/ir.js";
+import { compileEbnf079 } from "../families/xgrammar-0279.js";
+import { compileEbnf086 } from "../families/xgrammar.js";
+
+const ebnf = (source: string, flags = "") => toEbnf(regexToGrammar(source, { flags }));
+
+/** [pattern, flags, samples]: the grammar must accept exactly the samples the RegExp matches whole. */
+const VECTORS: Array<[string, string, string[]]> = [
+  ["abc", "", ["abc", "ab", "abcd", ""]],
+  ["^\\d{3}-\\d{4}$", "", ["555-1234", "5551234", "55-1234", "555-12345"]],
+  ["[a-z]+@[a-z]+\\.(com|org)", "", ["me@example.com", "me@example.net", "@x.com", "a@b.org"]],
+  ["(?:ab)*c?", "", ["", "ab", "abab", "ababc", "c", "abc", "aba", "cc"]],
+  ["(a|)*b", "", ["b", "ab", "aaab", "a", ""]],
+  ["(a?b?)+", "", ["", "a", "ab", "ba", "abba", "c"]],
+  ["x{2,4}y{0,2}z{1,}", "", ["xxz", "xxxxyyzzz", "xz", "xxxxxz", "xxyyyz"]],
+  ["[^\"\\\\\\n]*", "", ["plain", 'with "quote', "back\\slash", "new\nline", ""]],
+  ["\\w+\\s\\W", "", ["ab_9 !", "ab ab", "a\tx", "a  !"]],
+  [".+", "", ["any thing", "two\nlines", "x"]],
+  [".+", "s", ["any thing", "two\nlines"]],
+  ["[\\d-x]+", "", ["1-x", "x", "-", "y"]],
+  ["a.c", "u", ["abc", "a\u00e9c", "a\u{1F600}c", "a\nc"]],
+  ["\\u{1F600}|\\x41\\u0042\\cJ", "u", ["\u{1F600}", "AB\n", "AB"]],
+  ["(?<year>\\d{4})-(\\d\\d)", "", ["2024-01", "24-01"]],
+  ["a+?b*?", "g", ["a", "aab", "b"]],
+  ["[^]b|c", "", ["xb", "\nb", "b", "c"]],
+  ["\\{\\}\\[\\]\\(\\)\\.\\*\\+\\?\\^\\$\\|\\/", "", ["{}[]().*+?^$|/"]],
+  ["{x}", "", ["{x}", "x"]],
+  // Ranges above U+00FF (\s holds U+2000–U+200A) must not let ASCII through on web-llm 0.2.86's xgrammar.
+  ["\\s", "", ["(", "\n", " ", "a", "\x0b"]],
+  ["[\\u0100-\\u0161]|\\S", "", ["(", "a", " "]],
+];
+
+describe.each([
+  ["web-llm 0.2.79", compileEbnf079],
+  ["web-llm 0.2.86", compileEbnf086],
+])("regex → EBNF through the xgrammar bundled in %s", (_, compile) => {
+  it.each(VECTORS)("/%s/%s agrees with RegExp on every sample", async (source, flags, samples) => {
+    const accepts = await compile(ebnf(source, flags));
+    const whole = new RegExp(`^(?:${source})$`, flags.replace("g", ""));
+    for (const sample of samples) {
+      if ([...sample].some((ch) => ch.charCodeAt(0) >= 128)) continue; // the toy vocabulary is ASCII
+      expect(await accepts(sample), JSON.stringify(sample)).toBe(whole.test(sample));
+    }
+  });
+});
+
+describe("regex constructs that cannot be expressed exactly are refused by name", () => {
+  it.each([
+    ["a(?=b)", "lookahead"],
+    ["a(?!b)", "lookahead"],
+    ["(?<=a)b", "lookbehind"],
+    ["(?<!a)b", "lookbehind"],
+    ["(a)\\1", "backreference"],
+    ["(?<n>a)\\k<n>", "backreference"],
+    ["\\bword", "word-boundary"],
+    ["a^b", "`^` anchor"],
+    ["a$b", "`$` anchor"],
+    ["\\p{L}", "Unicode property"],
+    ["(?i)a", "group modifier"],
+    ["a{1001}", "bound of 1000"],
+    ["[]a", "matches nothing"],
+    ["[\u4e00-\u9fff]", "wider than 256"],
+  ])("/%s/ → %s", (source, named) => {
+    expect(() => ebnf(source)).toThrow(GrammarError);
+    expect(() => ebnf(source)).toThrow(named);
+  });
+
+  it.each([
+    ["i", "case-insensitive"],
+    ["m", "multiline"],
+    ["v", "set notation"],
+  ])("flag %s → %s", (flags, named) => {
+    expect(() => ebnf("a", flags)).toThrow(named);
+  });
+});
