@@ -65,46 +65,50 @@ function classChar(cp: number): string {
 }
 
 /**
- * The widest range above U+00FF written into a class, as that many single
- * characters: web-xgrammar 0.1.27 (web-llm 0.2.86) matches a class *range*
- * whose bounds lie above U+00FF as if only their low bytes counted
- * (`[\u0100-\u0161]` accepts `a`), while single characters match right. So
- * such ranges are written as their characters, and a wider one is refused.
+ * Characters above U+00FF listed one by one at most. web-xgrammar 0.1.27
+ * (web-llm 0.2.86) mis-matches a class with more than one element when any
+ * element lies above U+00FF: single-byte characters are checked against the
+ * elements' low bytes (`[\u2028\u2029]` accepts `(`, `[^\n\u2028]` refuses
+ * it). What it matches exactly: classes of U+0000–U+00FF only (negated ones
+ * take every character above), and one character alone. So a set is written
+ * as its low part in a class, plus either every character above U+00FF (the
+ * negated form), or its few characters above U+00FF one by one.
  */
-const MAX_HIGH_RANGE = 256;
+const MAX_HIGH_CHARS = 256;
+
+const LOW: Ranges = [[0, 0xff]];
+const HIGH: Ranges = withoutSurrogates([[0x100, 0x10ffff]]);
 
 function classBody(ranges: Ranges): string {
-  let out = "";
-  for (const [a, b] of ranges) {
-    const lowEnd = Math.min(b, 0xff);
-    if (a <= lowEnd) out += a === lowEnd ? classChar(a) : lowEnd === a + 1 ? classChar(a) + classChar(lowEnd) : `${classChar(a)}-${classChar(lowEnd)}`;
-    for (let cp = Math.max(a, 0x100); cp <= b; cp++) out += classChar(cp);
-  }
-  return out;
+  return ranges.map(([a, b]) => (a === b ? classChar(a) : b === a + 1 ? classChar(a) + classChar(b) : `${classChar(a)}-${classChar(b)}`)).join("");
 }
 
-/** Characters above U+00FF a class body would list one by one. */
-function highCount(ranges: Ranges): number {
-  let n = 0;
-  for (const [a, b] of ranges) if (b > 0xff) n += b - Math.max(a, 0x100) + 1;
-  return n;
-}
-
+const count = (ranges: Ranges) => ranges.reduce((n, [a, b]) => n + b - a + 1, 0);
 const hex = (cp: number) => "U+" + cp.toString(16).toUpperCase().padStart(4, "0");
 
-/** An EBNF class for non-empty ranges: positive or negated, whichever lists fewer characters above U+00FF. */
+/**
+ * An EBNF expression for a non-empty set. Where the set holds all characters
+ * above U+00FF but a few (`.` without the `s` flag leaves out U+2028 and
+ * U+2029; `\S` the Unicode spaces), that part cannot be written exactly
+ * for web-llm 0.2.86 and is left out: tighter, never looser.
+ */
 function ebnfClass(ranges: Ranges): string {
-  const rest = withoutSurrogates(complement(ranges));
-  // Every character: a negated class of a character no text can hold.
-  if (rest.length === 0) return "[^\\ud800]";
-  const positive = highCount(ranges);
-  const negated = highCount(rest);
-  if (Math.min(positive, negated) > MAX_HIGH_RANGE) {
-    const wide = ranges.find(([a, b]) => b > 0xff && b - a >= MAX_HIGH_RANGE) ?? ranges[ranges.length - 1];
-    throw new GrammarError(`a character class with a range above U+00FF wider than ${MAX_HIGH_RANGE} characters (${hex(wide[0])}–${hex(wide[1])}), which web-llm's grammar engine does not match exactly`);
+  const low = intersect(ranges, LOW);
+  const high = intersect(ranges, HIGH);
+  const missingHigh = intersect(complement(high), HIGH);
+  if (missingHigh.length === 0) {
+    const lowMissing = intersect(complement(low), LOW);
+    return lowMissing.length === 0 ? "[^\\ud800]" : `[^${classBody(lowMissing)}]`;
   }
-  if (negated < positive || (negated === positive && rest.length < ranges.length)) return `[^${classBody(rest)}]`;
-  return `[${classBody(ranges)}]`;
+  const alts: string[] = low.length > 0 ? [`[${classBody(low)}]`] : [];
+  if (count(high) <= MAX_HIGH_CHARS) {
+    for (const [a, b] of high) for (let cp = a; cp <= b; cp++) alts.push(ebnfString(String.fromCodePoint(cp)));
+  } else if (count(missingHigh) > MAX_HIGH_CHARS) {
+    const wide = high.find(([a, b]) => b - a >= MAX_HIGH_CHARS) ?? high[0];
+    throw new GrammarError(`a character class with more than ${MAX_HIGH_CHARS} characters above U+00FF (${hex(wide[0])}–${hex(wide[1])}), which web-llm's grammar engine does not match exactly`);
+  }
+  if (alts.length === 0) throw new GrammarError("a character class with no character web-llm's grammar engine can match exactly");
+  return alts.length === 1 ? alts[0] : `(${alts.join(" | ")})`;
 }
 
 /** What JSON.stringify writes for one code point (between the quotes). */
@@ -117,7 +121,9 @@ const JSON_SPECIAL: Ranges = [
   [0x5c, 0x5c],
 ];
 
-const intersect = (a: Ranges, b: Ranges): Ranges => withoutSurrogates(complement([...complement(a), ...complement(b)]));
+function intersect(a: Ranges, b: Ranges): Ranges {
+  return withoutSurrogates(complement([...complement(a), ...complement(b)]));
+}
 
 class Emitter {
   private readonly lines: string[] = [];

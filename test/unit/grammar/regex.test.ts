@@ -68,7 +68,7 @@ describe("regex constructs that cannot be expressed exactly are refused by name"
     ["(?i)a", "group modifier"],
     ["a{1001}", "bound of 1000"],
     ["[]a", "matches nothing"],
-    ["[\u4e00-\u9fff]", "wider than 256"],
+    ["[\u4e00-\u9fff]", "more than 256 characters above U+00FF"],
   ])("/%s/ → %s", (source, named) => {
     expect(() => ebnf(source)).toThrow(GrammarError);
     expect(() => ebnf(source)).toThrow(named);
