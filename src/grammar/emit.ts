@@ -23,6 +23,8 @@ export interface EmitOptions {
   jsonString?: boolean;
   /** Default MAX_GRAMMAR_CHARS. */
   maxChars?: number;
+  /** Text the root rule writes before and after the language (as is, not escaped): a custom tool's `{"input": "` and `"}`. */
+  wrap?: { before: string; after: string };
 }
 
 /** A code point inside an EBNF string or class. */
@@ -149,7 +151,9 @@ class Emitter {
   }
 
   emit(): string {
-    this.push(`root ::= ${this.ruleName(this.grammar.root)}`);
+    const root = this.ruleName(this.grammar.root);
+    const wrap = this.options.wrap;
+    this.push(`root ::= ${wrap ? [wrap.before, root, wrap.after].map((part) => (part === root ? part : part === "" ? "" : ebnfString(part))).filter(Boolean).join(" ") : root}`);
     while (this.pending.length > 0) this.pending.shift()!();
     return this.lines.join("\n");
   }

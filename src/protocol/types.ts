@@ -159,7 +159,9 @@ export type ResponseFormat =
   | {
       type: "json_schema";
       json_schema: { name?: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string };
-    };
+    }
+  /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string };
 
 /** Requirements on the local GPU (the local meaning of the hosted `provider` field). */
 export interface ProviderPreferences {

@@ -18,6 +18,7 @@ import type {
 import type { EngineResponseFormat } from "../engine/types.js";
 import { checkToolPairing } from "./tool-pairing.js";
 import { checkSchemaGrammar } from "../grammar/refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "../grammar/app-grammar.js";
 
 export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 export const MAX_TOP_LOGPROBS = 30;
@@ -296,8 +297,11 @@ function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
       checkSchemaGrammar(schema, "response_format.json_schema.schema");
       return { type: "json_object", schema: JSON.stringify(schema) };
     }
+    case "grammar":
+      // A library extension: the app's own regex or Lark grammar (docs/grammars.md).
+      return { type: "grammar", grammar: appGrammarEbnf(readAppGrammar(v, "response_format"), "response_format") };
     default:
-      throw invalidParam("response_format.type", "`response_format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+      throw invalidParam("response_format.type", "`response_format.type` must be \"text\", \"json_object\", \"json_schema\" or \"grammar\".");
   }
 }
 

@@ -93,7 +93,9 @@ export type ResponsesToolChoice =
 export type TextFormat =
   | { type: "text" }
   | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean | null; description?: string | null };
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean | null; description?: string | null }
+  /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string };
 
 export interface ResponseUsage {
   input_tokens: number;

@@ -19,6 +19,7 @@ import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
 import { noToolCallFound } from "../tool-pairing.js";
 import { checkSchemaGrammar } from "../../grammar/refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "../../grammar/app-grammar.js";
 import type {
   FunctionCallItem,
   FunctionCallOutputItem,
@@ -335,8 +336,13 @@ function validateText(v: unknown): { format: TextFormat; responseFormat: EngineR
       };
       return { format, responseFormat: { type: "json_object", schema: JSON.stringify(f.schema) } };
     }
+    case "grammar": {
+      // A library extension: the app's own regex or Lark grammar (docs/grammars.md).
+      const grammar = readAppGrammar(f, "text.format");
+      return { format: { type: "grammar", ...grammar }, responseFormat: { type: "grammar", grammar: appGrammarEbnf(grammar, "text.format") } };
+    }
     default:
-      throw invalidParam("text.format.type", "`text.format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+      throw invalidParam("text.format.type", "`text.format.type` must be \"text\", \"json_object\", \"json_schema\" or \"grammar\".");
   }
 }
 
