@@ -397,6 +397,7 @@ export class EngineHost {
       toolChoice: request.toolChoice,
       parallelToolCalls: request.parallelToolCalls,
       thinking: thinking.enabled,
+      customTools: request.customTools,
       rawAssistantText: (message) => {
         const at = messages.indexOf(message);
         return this.memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey, request.client), message);
