@@ -12,6 +12,7 @@ import { MAX_GRAMMAR_CHARS } from "../../../src/grammar/limits.js";
 import { createClient } from "../../../src/index.js";
 import { createScriptedEngine } from "../../../src/testing.js";
 import { compileEbnf079 } from "../families/xgrammar-0279.js";
+import { responseFormatFor } from "../../../src/engine/webllm-request.js";
 
 function nestedArrays(depth: number): Record<string, unknown> {
   let schema: Record<string, unknown> = { type: "string" };
@@ -113,5 +114,19 @@ describe("an oversized schema is a 400 naming the bound, before the request queu
     expect(format).toMatchObject({ status: 400, code: "grammar_too_large", param: "text.format.schema" });
     const tools = await client.responses.create({ model, input: "hi", tools: [{ type: "function", name: "big", parameters: schema, strict: true }] }).catch((e: unknown) => e);
     expect(tools).toMatchObject({ status: 400, code: "grammar_too_large", param: "tools[0].parameters" });
+  });
+});
+
+describe("tools that pass the bound one by one but not together", () => {
+  it("the EBNF web-llm 0.2.79 would get is a 400 naming the bound, not a crash", () => {
+    const tag = (name: string) => ({ begin: `<tool_call>{"name": "${name}", "arguments": `, content: { type: "json_schema", json_schema: optionalProperties(1_000) }, end: "}</tool_call>" });
+    const format = { type: "structural_tag" as const, structural_tag: { type: "structural_tag", format: { type: "triggered_tags", triggers: ["<tool_call>"], tags: [tag("a"), tag("b")], at_least_one: true, stop_after_first: false } } };
+    let error: unknown;
+    try {
+      responseFormatFor(format, false);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ status: 400, code: "grammar_too_large", param: "tools" });
   });
 });
