@@ -18,6 +18,8 @@ export type GrammarSyntax = "regex" | "lark";
 export interface AppGrammar {
   syntax: GrammarSyntax;
   definition: string;
+  /** `regex` only, optional (a library extension): a RegExp's `flags`, so `i` or `m` is refused rather than dropped. */
+  flags?: string;
 }
 
 /**
@@ -34,12 +36,15 @@ export function readAppGrammar(v: unknown, param: string): AppGrammar {
   if (v.definition.length > MAX_DEFINITION_CHARS) {
     throw invalidParam(`${param}.definition`, `\`${param}.definition\` is too large: ${v.definition.length} characters, over the bound of ${MAX_DEFINITION_CHARS}.`, "grammar_too_large");
   }
-  return { syntax: v.syntax, definition: v.definition };
+  if (v.flags !== undefined && (v.syntax !== "regex" || typeof v.flags !== "string")) {
+    throw invalidParam(`${param}.flags`, `\`${param}.flags\` is a regex's flags (a string such as "u"), for \`syntax: "regex"\` only.`, "invalid_type");
+  }
+  return { syntax: v.syntax, definition: v.definition, ...(typeof v.flags === "string" ? { flags: v.flags } : {}) };
 }
 
 /** The grammar form of an app grammar; a GrammarError names what it cannot take. */
 export function appGrammar(grammar: AppGrammar): Grammar {
-  return grammar.syntax === "regex" ? regexToGrammar(grammar.definition) : larkToGrammar(grammar.definition);
+  return grammar.syntax === "regex" ? regexToGrammar(grammar.definition, { flags: grammar.flags }) : larkToGrammar(grammar.definition);
 }
 
 /** The app grammar as xgrammar EBNF (root rule `root`), or a 400 for `${param}.definition`. */

@@ -163,7 +163,7 @@ export type ResponseFormat =
       json_schema: { name?: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string };
     }
   /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
-  | { type: "grammar"; syntax: "regex" | "lark"; definition: string };
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string; /** `regex` only: a RegExp's flags (`u`, `s`; `i`, `m`, `v` are refused). */ flags?: string };
 
 /** Requirements on the local GPU (the local meaning of the hosted `provider` field). */
 export interface ProviderPreferences {

@@ -117,7 +117,7 @@ export type TextFormat =
   | { type: "json_object" }
   | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean | null; description?: string | null }
   /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
-  | { type: "grammar"; syntax: "regex" | "lark"; definition: string };
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string; flags?: string };
 
 export interface ResponseUsage {
   input_tokens: number;

@@ -113,6 +113,16 @@ describe("chat custom tools", () => {
     expect(await accepts('<tool_call>\n{"name": "say", "arguments": {"input": ""hi"\n"}}\n</tool_call>')).toEqual([false, false]);
   }, 30_000);
 
+  it("format text: free input, still a custom call; the constraint only requires a call with a string input", async () => {
+    const tool = { type: "custom" as const, custom: { name: "note", format: { type: "text" as const } } };
+    const { engine, client } = setup([hermesCall("note", 'Buy "milk"\nand eggs')]);
+    const completion = await client.chat.completions.create({ model: QWEN3, messages: [{ role: "user", content: "x" }], reasoning_effort: "none", tools: [tool], tool_choice: "required" });
+    expect(completion.choices[0].message.tool_calls).toEqual([{ id: expect.any(String), type: "custom", custom: { name: "note", input: 'Buy "milk"\nand eggs' } }]);
+    const accepts = await constraints(engine.requests[0].responseFormat);
+    expect(await accepts(hermesCall("note", "anything at all"))).toEqual([true, true]);
+    expect(await accepts('<tool_call>\n{"name": "note", "arguments": {"input": 3}}\n</tool_call>')).toEqual([false, false]);
+  }, 30_000);
+
   it("refusals name the construct and the param", async () => {
     const { client } = setup(["x"]);
     const error = await client.chat.completions

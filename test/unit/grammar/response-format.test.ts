@@ -63,6 +63,20 @@ describe("response_format / text.format {type: grammar}", () => {
     expect((responses as Error).message).toContain("case-insensitive");
   });
 
+  it("a RegExp's flags travel with it: `s` is honoured, `i` refused rather than dropped", async () => {
+    const { engine, client } = setup("a\nb");
+    const re = /a.b/s;
+    await client.chat.completions.create({ model, messages: [{ role: "user", content: "x" }], reasoning_effort: "none", response_format: { type: "grammar", syntax: "regex", definition: re.source, flags: re.flags } });
+    const accepts = await grammarSent(engine);
+    expect(await accepts("a\nb")).toBe(true);
+    const insensitive = /yes/i;
+    const error = await client.chat.completions
+      .create({ model, messages: [{ role: "user", content: "x" }], response_format: { type: "grammar", syntax: "regex", definition: insensitive.source, flags: insensitive.flags } })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_grammar" });
+    expect((error as Error).message).toContain("case-insensitive");
+  });
+
   it("an unknown syntax is a 400 on `syntax`", async () => {
     const { client } = setup("x");
     const error = await client.chat.completions
