@@ -82,3 +82,30 @@ describe("regex constructs that cannot be expressed exactly are refused by name"
     expect(() => ebnf("a", flags)).toThrow(named);
   });
 });
+
+/**
+ * Inside a JSON string (a custom tool's `input` in JSON call arguments): the
+ * grammar must accept exactly JSON.stringify's escaping of the texts the
+ * RegExp matches, and nothing written otherwise.
+ */
+describe.each([
+  ["web-llm 0.2.79", compileEbnf079],
+  ["web-llm 0.2.86", compileEbnf086],
+])("regex → EBNF as JSON string content, through the xgrammar bundled in %s", (_, compile) => {
+  const JSON_VECTORS: Array<[string, string[]]> = [
+    ["[^x]+", ['a"b', "back\\slash", "tab\tand\nnewline", "\u0001", "x", "ax"]],
+    ['"[a-z]*"', ['"abc"', '""', "abc", '"ab"c"']],
+    ["(\\s|\\w)+", ["a b\tc\nd", "a-b"]],
+  ];
+  it.each(JSON_VECTORS)("/%s/ agrees with RegExp on the escaped samples", async (source, samples) => {
+    const accepts = await compile(toEbnf(regexToGrammar(source), { jsonString: true }));
+    const whole = new RegExp(`^(?:${source})$`);
+    for (const sample of samples) {
+      const escaped = JSON.stringify(sample).slice(1, -1);
+      expect(await accepts(escaped), JSON.stringify(escaped)).toBe(whole.test(sample));
+    }
+    // Unescaped, a quote or a newline cannot appear inside a JSON string.
+    expect(await accepts('a"b')).toBe(false);
+    expect(await accepts("a\nb")).toBe(false);
+  });
+});
