@@ -89,3 +89,19 @@ describe("Lark constructs outside the subset are refused by name", () => {
     expect(() => ebnf(grammar)).toThrow(named);
   });
 });
+
+describe.each([
+  ["web-llm 0.2.79", compileEbnf079],
+  ["web-llm 0.2.86", compileEbnf086],
+])("Lark as JSON string content (a custom tool's input), through the xgrammar bundled in %s", (_, compile) => {
+  it("quotes, backslashes and newlines in the language are accepted escaped, and only escaped", async () => {
+    const grammar = 'start: "say " ESCAPED_STRING ("\\n" ESCAPED_STRING)*\n%import common.ESCAPED_STRING';
+    const accepts = await compile(toEbnf(larkToGrammar(grammar), { jsonString: true }));
+    const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
+    expect(await accepts(escaped('say "hi"'))).toBe(true);
+    expect(await accepts(escaped('say "a \\"quoted\\" word"\n"and more"'))).toBe(true);
+    expect(await accepts(escaped("say hi"))).toBe(false);
+    expect(await accepts('say "hi"')).toBe(false);
+    expect(await accepts(escaped('say "unterminated'))).toBe(false);
+  });
+});
