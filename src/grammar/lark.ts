@@ -289,12 +289,12 @@ export function larkToGrammar(definition: string): Grammar {
   const imports = new Map<string, string>();
   const used = new Set<string>();
 
-  // Statements: a line that starts in column 0; indented lines continue it.
+  // Statements: a line that starts in column 0; indented lines, and lines starting with `|`, continue it.
   const statements: string[] = [];
   for (const raw of definition.split(/\r?\n/)) {
     const line = stripComment(raw);
     if (line.trim() === "") continue;
-    if (/^\s/.test(line) && statements.length > 0) statements[statements.length - 1] += " " + line.trim();
+    if ((/^\s/.test(line) || line.startsWith("|")) && statements.length > 0) statements[statements.length - 1] += " " + line.trim();
     else statements.push(line.trim());
   }
 

@@ -51,7 +51,7 @@ start: pair ("," pair)*
 pair: CNAME "=" value
 value: ESCAPED_STRING
      | SIGNED_INT
-     | list
+| list
 list: "[" [value ("," value)*] "]"
 %import common (CNAME, ESCAPED_STRING, SIGNED_INT)
 `,
