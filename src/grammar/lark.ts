@@ -21,7 +21,7 @@
  * tokenization first.
  */
 import { alt, cls, GrammarError, lit, ref, rep, seq, type Grammar, type Node } from "./ir.js";
-import { MAX_REPEAT } from "./limits.js";
+import { MAX_NESTING, MAX_REPEAT } from "./limits.js";
 import { regexToNode } from "./regex.js";
 
 /** Lark's common.lark terminals this compiler imports (ESCAPED_STRING written without its lookbehind, same language). */
@@ -141,6 +141,7 @@ function stringEscape(text: string, i: number, where: string): [number, number] 
 
 class ExpansionParser {
   private pos = 0;
+  private depth = 0;
   constructor(
     private readonly tokens: Token[],
     private readonly where: string,
@@ -247,7 +248,9 @@ class ExpansionParser {
         return ref(t.value);
       case "op":
         if (t.value === "(" || t.value === "[") {
+          if (++this.depth > MAX_NESTING) throw new GrammarError(`groups nested deeper than the bound of ${MAX_NESTING}`, "too_large");
           const inner = this.alternatives();
+          this.depth--;
           const close = t.value === "(" ? ")" : "]";
           if (!this.peekOp(close)) throw invalid(`a \`${t.value}\` without its \`${close}\` in ${this.where}`);
           this.pos++;

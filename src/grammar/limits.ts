@@ -11,5 +11,8 @@ export const MAX_GRAMMAR_CHARS = 250_000;
 /** Characters of an app's grammar definition (a regex or a Lark grammar) as sent. */
 export const MAX_DEFINITION_CHARS = 50_000;
 
+/** Groups nested in groups (regex `(…)`, Lark `(…)` and `[…]`): the compilers recurse on them. */
+export const MAX_NESTING = 100;
+
 /** The largest repetition count (`{m,n}` in a regex, `~ n..m` in Lark): each count is written out. */
 export const MAX_REPEAT = 1_000;

@@ -20,7 +20,7 @@
  * (JavaScript reads two halves) is refused.
  */
 import { alt, cls, complement, GrammarError, lit, normalize, rep, seq, type Grammar, type Node, type Ranges } from "./ir.js";
-import { MAX_REPEAT } from "./limits.js";
+import { MAX_NESTING, MAX_REPEAT } from "./limits.js";
 
 export interface RegexOptions {
   /** RegExp flags. */
@@ -200,7 +200,16 @@ class RegexParser {
     }
   }
 
+  private depth = 0;
+
   private group(): Node {
+    if (++this.depth > MAX_NESTING) throw new GrammarError(`groups nested deeper than the bound of ${MAX_NESTING}`, "too_large");
+    const node = this.groupBody();
+    this.depth--;
+    return node;
+  }
+
+  private groupBody(): Node {
     if (this.peek() === "?") {
       const rest = this.chars.slice(this.pos, this.pos + 4).join("");
       if (rest.startsWith("?:")) this.pos += 2;

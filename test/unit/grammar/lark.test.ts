@@ -90,6 +90,12 @@ describe("Lark constructs outside the subset are refused by name", () => {
   });
 });
 
+describe("hostile Lark input", () => {
+  it("20 000 nested groups (a stack overflow before) → the nesting bound", () => {
+    expect(() => ebnf("start: " + "(".repeat(20_000) + '"a"' + ")".repeat(20_000))).toThrow("nested deeper than the bound of 100");
+  });
+});
+
 describe.each([
   ["web-llm 0.2.79", compileEbnf079],
   ["web-llm 0.2.86", compileEbnf086],

@@ -74,6 +74,10 @@ describe("regex constructs that cannot be expressed exactly are refused by name"
     expect(() => ebnf(source)).toThrow(named);
   });
 
+  it("20 000 nested groups (a stack overflow before) → the nesting bound", () => {
+    expect(() => ebnf("(".repeat(20_000) + "a" + ")".repeat(20_000))).toThrow("nested deeper than the bound of 100");
+  });
+
   it.each([
     ["i", "case-insensitive"],
     ["m", "multiline"],
