@@ -23,7 +23,7 @@
  * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79 and 0.2.86.
  */
 import { GrammarError } from "../grammar/ir.js";
-import { MAX_GRAMMAR_CHARS } from "../grammar/limits.js";
+import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../grammar/limits.js";
 
 type Format = Record<string, unknown>;
 type Schema = Record<string, unknown>;
@@ -243,6 +243,7 @@ class Compiler {
    */
   private ordered(keys: string[], items: string[], required: Set<string>, sep: string, after: string): string {
     const n = keys.length;
+    if (n > MAX_CHAIN) throw new GrammarError(`an object with ${n} properties, over the bound of ${MAX_CHAIN} properties per object`, "too_large");
     const first = keys.map(() => this.fresh("first"));
     const rest = keys.map(() => this.fresh("rest"));
     const tail = after === '""' ? "" : ` ${after}`;

@@ -16,7 +16,7 @@
  * The output is bounded (MAX_GRAMMAR_CHARS): past it, a GrammarError naming the bound.
  */
 import { complement, GrammarError, withoutSurrogates, type Grammar, type Node, type Ranges } from "./ir.js";
-import { MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
+import { MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
 
 export interface EmitOptions {
   /** Write the language as the content of a JSON string (between its quotes). */
@@ -209,6 +209,8 @@ class Emitter {
         return node.min === 0 || this.isNullable(node.item);
       case "ref":
         return this.nullable.get(node.name) ?? false;
+      case "raw":
+        return false;
     }
   }
 
@@ -227,6 +229,8 @@ class Emitter {
         return (node.max ?? 1) > 0 && this.canProduceText(node.item);
       case "ref":
         return this.producesText.get(node.name) ?? false;
+      case "raw":
+        return true;
     }
   }
 
@@ -254,6 +258,8 @@ class Emitter {
       case "ref":
         out.add(node.name);
         return this.nullable.get(node.name) ?? false;
+      case "raw":
+        return false;
     }
   }
 
@@ -312,15 +318,18 @@ class Emitter {
       case "class":
         return node;
       case "seq": {
-        const [first, ...rest] = node.items;
-        if (rest.length === 0) return this.nonEmpty(first);
-        const tail: Node = rest.length === 1 ? rest[0] : { k: "seq", items: rest };
-        const alts: Node[] = [];
-        const head = this.nonEmpty(first);
-        if (head) alts.push({ k: "seq", items: [head, tail] });
-        const tailNe = this.nonEmpty(tail);
-        if (tailNe) alts.push(tailNe);
-        return alts.length === 0 ? null : alts.length === 1 ? alts[0] : { k: "alt", items: alts };
+        // Every item can be empty: the text is non-empty from some item i on, items before it empty.
+        // Suffixes are rules written right to left, so the size stays linear in the items.
+        const items = node.items;
+        if (items.length > MAX_EMPTY_RUN) throw new GrammarError(`a repeated sequence of ${items.length} items that can all be empty, over the bound of ${MAX_EMPTY_RUN}`, "too_large");
+        const alts: string[] = [];
+        let suffix = "";
+        for (let i = items.length - 1; i >= 0; i--) {
+          const head = this.nonEmpty(items[i]);
+          if (head) alts.push(suffix === "" ? this.expr(head) : `${this.expr(head)} ${suffix}`);
+          if (i > 0) suffix = this.hoist(suffix === "" ? this.expr(items[i]) : `${this.expr(items[i])} ${suffix}`);
+        }
+        return alts.length === 0 ? null : { k: "raw", ebnf: alts.length === 1 ? alts[0] : `(${alts.reverse().join(" | ")})` };
       }
       case "alt": {
         const alts = node.items.map((i) => this.nonEmpty(i)).filter((n): n is Node => n !== null);
@@ -333,6 +342,8 @@ class Emitter {
       }
       case "ref":
         return this.producesText.get(node.name) ? { k: "ref", name: "\0ne:" + node.name } : null;
+      case "raw":
+        return node;
     }
   }
 
@@ -357,6 +368,8 @@ class Emitter {
         return this.repetition(node.item, node.min, node.max);
       case "ref":
         return node.name.startsWith("\0ne:") ? this.ruleName(node.name.slice(4), true) : this.ruleName(node.name);
+      case "raw":
+        return node.ebnf;
     }
   }
 

@@ -16,7 +16,9 @@ export type Node =
   | { k: "alt"; items: Node[] }
   /** `max` undefined: unbounded. */
   | { k: "rep"; item: Node; min: number; max: number | undefined }
-  | { k: "ref"; name: string };
+  | { k: "ref"; name: string }
+  /** Written by the emitter itself: EBNF text that never matches the empty string. */
+  | { k: "raw"; ebnf: string };
 
 export interface Grammar {
   /** Rule bodies by name; `root` names the rule the whole text must match. */

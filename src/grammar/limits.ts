@@ -11,6 +11,16 @@ export const MAX_GRAMMAR_CHARS = 250_000;
 /** Characters of an app's grammar definition (a regex or a Lark grammar) as sent. */
 export const MAX_DEFINITION_CHARS = 50_000;
 
+/**
+ * Properties of one object in a JSON schema. Each becomes a link in a chain
+ * of rules, and the xgrammar web-llm 0.2.79 bundles aborts its whole wasm
+ * module on long chains (1 000 optional properties did).
+ */
+export const MAX_CHAIN = 256;
+
+/** Items of a repeated sequence that can all be empty (regex, Lark): the same chains, shorter still (300 aborted 0.2.79's xgrammar). */
+export const MAX_EMPTY_RUN = 128;
+
 /** Groups nested in groups (regex `(…)`, Lark `(…)` and `[…]`): the compilers recurse on them. */
 export const MAX_NESTING = 100;
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { jsonSchemaToEbnf } from "../../../src/engine/structural-tag-ebnf.js";
 import { GrammarError } from "../../../src/grammar/ir.js";
-import { MAX_GRAMMAR_CHARS } from "../../../src/grammar/limits.js";
+import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../../../src/grammar/limits.js";
 import { createClient } from "../../../src/index.js";
 import { createScriptedEngine } from "../../../src/testing.js";
 import { compileEbnf079 } from "../families/xgrammar-0279.js";
@@ -55,13 +55,25 @@ describe("JSON schema → EBNF stays bounded", () => {
     const { value, ms } = timed(() => jsonSchemaToEbnf(optionalProperties(5_000)));
     expect(ms).toBeLessThan(1_000);
     expect(value).toBeInstanceOf(GrammarError);
-    expect((value as GrammarError).message).toContain(`bound of ${MAX_GRAMMAR_CHARS} characters`);
+    expect((value as GrammarError).message).toContain(`over the bound of ${MAX_CHAIN} properties per object`);
   });
 
   it("grows linearly with the number of properties", () => {
-    const small = jsonSchemaToEbnf(optionalProperties(100))!.length;
-    const large = jsonSchemaToEbnf(optionalProperties(1_000))!.length;
+    const small = jsonSchemaToEbnf(optionalProperties(25))!.length;
+    const large = jsonSchemaToEbnf(optionalProperties(250))!.length;
     expect(large / small).toBeLessThan(12);
+  });
+
+  it("the most properties allowed compile to a grammar web-llm 0.2.79's xgrammar runs (1 000 made it abort)", async () => {
+    const accepts = await compileEbnf079(jsonSchemaToEbnf(optionalProperties(MAX_CHAIN))!);
+    expect(await accepts('{"property_0": "a", "property_255": "z"}')).toBe(true);
+    expect(await accepts('{"property_255": "z", "property_0": "a"}')).toBe(false);
+  }, 20_000);
+
+  it("many objects of allowed size still meet the size bound", () => {
+    const schema = { type: "object", properties: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`o${i}`, optionalProperties(250)])) };
+    const { value } = timed(() => jsonSchemaToEbnf(schema));
+    expect((value as GrammarError).message).toContain(`bound of ${MAX_GRAMMAR_CHARS} characters`);
   });
 
   it("ordering stays exact: declared order, optional ones skippable, required ones mandatory, no extras", async () => {
@@ -99,7 +111,7 @@ describe("an oversized schema is a 400 naming the bound, before the request queu
       .catch((e: unknown) => e);
     expect(performance.now() - start).toBeLessThan(2_000);
     expect(error).toMatchObject({ status: 400, code: "grammar_too_large", param: "response_format.json_schema.schema" });
-    expect((error as Error).message).toContain(`${MAX_GRAMMAR_CHARS} characters`);
+    expect((error as Error).message).toContain(`bound of ${MAX_CHAIN} properties per object`);
   });
 
   it("chat tool parameters", async () => {
@@ -119,8 +131,9 @@ describe("an oversized schema is a 400 naming the bound, before the request queu
 
 describe("tools that pass the bound one by one but not together", () => {
   it("the EBNF web-llm 0.2.79 would get is a 400 naming the bound, not a crash", () => {
-    const tag = (name: string) => ({ begin: `<tool_call>{"name": "${name}", "arguments": `, content: { type: "json_schema", json_schema: optionalProperties(1_000) }, end: "}</tool_call>" });
-    const format = { type: "structural_tag" as const, structural_tag: { type: "structural_tag", format: { type: "triggered_tags", triggers: ["<tool_call>"], tags: [tag("a"), tag("b")], at_least_one: true, stop_after_first: false } } };
+    const tag = (name: string) => ({ begin: `<tool_call>{"name": "${name}", "arguments": `, content: { type: "json_schema", json_schema: optionalProperties(250) }, end: "}</tool_call>" });
+    const tags = Array.from({ length: 10 }, (_, i) => tag(`t${i}`));
+    const format = { type: "structural_tag" as const, structural_tag: { type: "structural_tag", format: { type: "triggered_tags", triggers: ["<tool_call>"], tags, at_least_one: true, stop_after_first: false } } };
     let error: unknown;
     try {
       responseFormatFor(format, false);
@@ -128,5 +141,6 @@ describe("tools that pass the bound one by one but not together", () => {
       error = e;
     }
     expect(error).toMatchObject({ status: 400, code: "grammar_too_large", param: "tools" });
+    expect((error as Error).message).toContain(`bound of ${MAX_GRAMMAR_CHARS} characters`);
   });
 });

@@ -74,6 +74,16 @@ describe("regex constructs that cannot be expressed exactly are refused by name"
     expect(() => ebnf(source)).toThrow(named);
   });
 
+  it("a repeated group of 128 optional items compiles to a grammar web-llm 0.2.79's xgrammar runs; 5 000 (quadratic and a stack overflow before) are refused fast, naming the bound", async () => {
+    const accepts = await compileEbnf079(ebnf("(" + "a?".repeat(128) + ")+b"));
+    expect(await accepts("aab")).toBe(true);
+    expect(await accepts("b")).toBe(true);
+    expect(await accepts("aa")).toBe(false);
+    const start = performance.now();
+    expect(() => ebnf("(" + "a?".repeat(5_000) + ")+b")).toThrow("over the bound of 128");
+    expect(performance.now() - start).toBeLessThan(1_000);
+  }, 20_000);
+
   it("20 000 nested groups (a stack overflow before) → the nesting bound", () => {
     expect(() => ebnf("(".repeat(20_000) + "a" + ")".repeat(20_000))).toThrow("nested deeper than the bound of 100");
   });
