@@ -16,7 +16,7 @@
  * The output is bounded (MAX_GRAMMAR_CHARS): past it, a GrammarError naming the bound.
  */
 import { complement, GrammarError, withoutSurrogates, type Grammar, type Node, type Ranges } from "./ir.js";
-import { MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
+import { MAX_CHAIN, MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
 
 export interface EmitOptions {
   /** Write the language as the content of a JSON string (between its quotes). */
@@ -147,6 +147,9 @@ class Emitter {
     if (!grammar.rules.has(grammar.root)) throw new GrammarError(`the start rule \`${grammar.root}\` is not defined`, "invalid");
     this.fixpoint(this.nullable, (n) => this.isNullable(n));
     this.fixpoint(this.producesText, (n) => this.canProduceText(n));
+    // A chain of 1 000 rules that can be empty aborted web-llm 0.2.79's xgrammar (300 did not).
+    const empty = [...this.nullable.values()].filter(Boolean).length;
+    if (empty > MAX_CHAIN) throw new GrammarError(`${empty} rules that can match the empty text, over the bound of ${MAX_CHAIN}`, "too_large");
     this.refuseLeftRecursion();
   }
 

@@ -91,6 +91,12 @@ describe("Lark constructs outside the subset are refused by name", () => {
 });
 
 describe("hostile Lark input", () => {
+  it("1 000 chained rules that can be empty (they aborted web-llm 0.2.79's xgrammar) → the bound; 3 000 that cannot are fine", () => {
+    const chain = (n: number, item: string) => ["start: r0", ...Array.from({ length: n }, (_, i) => `r${i}: ${item} ${i + 1 < n ? `r${i + 1}` : ""}`)].join("\n");
+    expect(() => ebnf(chain(1_000, '"a"?'))).toThrow("over the bound of 256");
+    expect(() => ebnf(chain(3_000, '"a"'))).not.toThrow();
+  });
+
   it("20 000 nested groups (a stack overflow before) → the nesting bound", () => {
     expect(() => ebnf("start: " + "(".repeat(20_000) + '"a"' + ")".repeat(20_000))).toThrow("nested deeper than the bound of 100");
   });
