@@ -22,6 +22,9 @@
  *
  * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79 and 0.2.86.
  */
+import { GrammarError } from "../grammar/ir.js";
+import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../grammar/limits.js";
+
 type Format = Record<string, unknown>;
 type Schema = Record<string, unknown>;
 
@@ -72,10 +75,30 @@ const JSON_RULES = [
   'j_number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
 ];
 
+/**
+ * Rules are written once and referred to by name: an array's item schema, an
+ * object's members (each used by two rules) never appear inline twice, so the
+ * grammar grows linearly with the schema (22 nested arrays once made 126 M
+ * characters). The total is bounded by MAX_GRAMMAR_CHARS: over it, a
+ * GrammarError naming the bound (a 400 for the request).
+ */
 class Compiler {
   readonly rules: string[] = [];
   private next = 0;
+  private size = 0;
   private avoidCache = new Map<string, string>();
+
+  /** Adds one rule line, within the size bound. */
+  add(line: string): void {
+    this.size += line.length + 1;
+    if (this.size > MAX_GRAMMAR_CHARS) throw new GrammarError(`the compiled grammar exceeds the bound of ${MAX_GRAMMAR_CHARS} characters`, "too_large");
+    this.rules.push(line);
+  }
+
+  /** An expression to be used more than once: itself when it is short, else a rule of its own. */
+  named(prefix: string, expr: string): string {
+    return expr.length <= 24 ? expr : this.rule(prefix, expr);
+  }
 
   fresh(prefix: string): string {
     return `${prefix}${this.next++}`;
@@ -83,7 +106,7 @@ class Compiler {
 
   rule(prefix: string, body: string): string {
     const name = this.fresh(prefix);
-    this.rules.push(`${name} ::= ${body}`);
+    this.add(`${name} ::= ${body}`);
     return name;
   }
 
@@ -167,7 +190,7 @@ class Compiler {
       }
       alts.push(`[^${distinct.map(classChar).join("")}] ${name(0)}`);
       if (toZero.length > 0) alts.push(`[${toZero.map(classChar).join("")}] ${name(0)}`);
-      this.rules.push(`${name(state)} ::= ${alts.join(" | ")}`);
+      this.add(`${name(state)} ::= ${alts.join(" | ")}`);
     }
     this.avoidCache.set(end, name(0));
     return name(0);
@@ -192,7 +215,7 @@ class Compiler {
       case "null":
         return '"null"';
       case "array": {
-        const item = this.schema(schema.items as Schema | undefined);
+        const item = this.named("item", this.schema(schema.items as Schema | undefined));
         return `("[" (${item} (${COMMA} ${item})*)? "]")`;
       }
       case "object":
@@ -207,29 +230,34 @@ class Compiler {
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const keys = Object.keys(properties);
     if (keys.length === 0) return '"{}"';
-    const pairs = keys.map((k) => `${lit(JSON.stringify(k))} ${COLON} ${this.schema(properties[k])}`);
+    const pairs = keys.map((k) => this.named("member", `${lit(JSON.stringify(k))} ${COLON} ${this.schema(properties[k])}`));
     const members = this.ordered(keys, pairs, new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []), COMMA, '""');
     return `("{" ${members} "}")`;
   }
 
-  /** Items in key order, each optional unless required; `sep` between written items, `after` after each. */
+  /**
+   * Items in key order, each optional unless required; `sep` between written
+   * items, `after` after each. Two rules per key, each naming the next key's
+   * rules instead of listing what may follow: O(n) in the number of keys.
+   * `first_i`: items i.. with none written yet; `rest_i`: items i.. after one.
+   */
   private ordered(keys: string[], items: string[], required: Set<string>, sep: string, after: string): string {
+    const n = keys.length;
+    if (n > MAX_CHAIN) throw new GrammarError(`an object with ${n} properties, over the bound of ${MAX_CHAIN} properties per object`, "too_large");
     const first = keys.map(() => this.fresh("first"));
     const rest = keys.map(() => this.fresh("rest"));
-    const restAt = (i: number) => (i < keys.length ? rest[i] : '""');
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const firstAlts: string[] = [];
-      const restAlts: string[] = [];
-      for (let j = i; j < keys.length; j++) {
-        firstAlts.push(`(${items[j]} ${after} ${restAt(j + 1)})`);
-        restAlts.push(`(${sep} ${items[j]} ${after} ${restAt(j + 1)})`);
-        if (required.has(keys[j])) break;
+    const tail = after === '""' ? "" : ` ${after}`;
+    for (let i = n - 1; i >= 0; i--) {
+      const nextFirst = i + 1 < n ? first[i + 1] : '""';
+      const nextRest = i + 1 < n ? rest[i + 1] : '""';
+      const take = `${items[i]}${tail}${i + 1 < n ? ` ${nextRest}` : ""}`;
+      if (required.has(keys[i])) {
+        this.add(`${first[i]} ::= ${take}`);
+        this.add(`${rest[i]} ::= ${sep} ${take}`);
+      } else {
+        this.add(`${first[i]} ::= (${take}) | ${nextFirst}`);
+        this.add(`${rest[i]} ::= (${sep} ${take}) | ${nextRest}`);
       }
-      if (keys.slice(i).every((k) => !required.has(k))) {
-        firstAlts.push('""');
-        restAlts.push('""');
-      }
-      this.rules.push(`${first[i]} ::= ${firstAlts.join(" | ")}`, `${rest[i]} ::= ${restAlts.join(" | ")}`);
     }
     return first[0];
   }
@@ -240,7 +268,7 @@ class Compiler {
     const keys = Object.keys(properties);
     if (keys.length === 0) return '""';
     const text = this.avoid("\n</parameter>");
-    const items = keys.map((k) => `${lit(`<parameter=${k}>\n`)} ${this.xmlValue(properties[k], text)} ${lit("\n</parameter>")}`);
+    const items = keys.map((k) => this.named("param", `${lit(`<parameter=${k}>\n`)} ${this.xmlValue(properties[k], text)} ${lit("\n</parameter>")}`));
     const required = new Set(Array.isArray(schema?.required) ? (schema!.required as string[]) : []);
     return this.ordered(keys, items, required, '"\\n"', '""');
   }
@@ -266,7 +294,7 @@ class Compiler {
     const prefix = this.fresh("g") + "_";
     const lines = grammar.split("\n").filter((l) => l.trim() !== "");
     const names = new Set(lines.map((l) => /^\s*([A-Za-z_][\w-]*)\s*::=/.exec(l)?.[1]).filter((n): n is string => n !== undefined));
-    for (const line of lines) this.rules.push(renameRules(line, names, prefix));
+    for (const line of lines) this.add(renameRules(line, names, prefix));
     return prefix + "root";
   }
 }
@@ -320,6 +348,15 @@ export function compilesExactly(schema: unknown): boolean {
     if ((key === "anyOf" || key === "oneOf") && (!Array.isArray(value) || !value.every(compilesExactly))) return false;
   }
   return true;
+}
+
+/**
+ * Throws a GrammarError when the schema's grammar would be over the size
+ * bound, whether or not this compiler expresses it exactly (an inexact one
+ * goes to xgrammar's own converter, whose grammar is no smaller).
+ */
+export function checkSchemaGrammarSize(schema: Record<string, unknown>): void {
+  new Compiler().schema(schema);
 }
 
 /**

@@ -18,6 +18,7 @@
  */
 import type { EngineMessage, EngineRequest, EngineResponseFormat } from "./types.js";
 import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "./structural-tag-ebnf.js";
+import { withGrammarParam } from "../grammar/refusal.js";
 
 /** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */
 export const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
@@ -106,6 +107,11 @@ export function webLlmContent(content: EngineMessage["content"]): string | Array
  * and keep their tags with bounded JSON contents where it has them (0.2.86).
  */
 export function responseFormatFor(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
+  // Each schema was checked against the size bound at validation; all of a request's tools together may still pass it: a 400.
+  return withGrammarParam(format?.type === "structural_tag" ? "tools" : "response_format", () => compiledFormat(format, structuralTags));
+}
+
+function compiledFormat(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
   if (!format) return format;
   if (format.type === "json_object") {
     const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>);

@@ -10,6 +10,7 @@ import type { PromptStyle } from "./shape.js";
 import { shapeMessages } from "./shape.js";
 import type { GrammarStyle } from "./grammar.js";
 import { toolGrammar } from "./grammar.js";
+import { withCustomCalls } from "../parsers/custom-calls.js";
 
 /** Everything that makes one family. */
 export interface FamilySpec {
@@ -35,8 +36,8 @@ export function defineFamily(spec: FamilySpec): Family {
     convConfig: spec.convConfig,
     shapeMessages: (messages, context) => shapeMessages(messages, context, spec.prompt, family),
     toolGrammar: (context) => toolGrammar(context, spec.grammar, family),
-    createParser: (context) =>
-      createOutputParser({
+    createParser: (context) => {
+      const parser = createOutputParser({
         format: spec.format,
         // Markers even when thinking is off: an empty think block may still appear and must not reach content.
         reasoning: spec.reasoning ? { open: spec.reasoning.open, close: spec.reasoning.close } : null,
@@ -46,7 +47,10 @@ export function defineFamily(spec: FamilySpec): Family {
         // (A family that cannot switch thinking off keeps showing it.)
         discardReasoning: !context.thinking && spec.reasoning?.switchable === true,
         tools: context.tools,
-      }),
+      });
+      const custom = Object.keys(context.customTools ?? {});
+      return custom.length === 0 ? parser : withCustomCalls(parser, new Set(custom));
+    },
     newToolCallId: spec.idStyle === "mistral" ? () => randomId(9) : () => `call_${randomId(24)}`,
   };
   return family;

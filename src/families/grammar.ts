@@ -10,6 +10,8 @@
 import type { EngineResponseFormat } from "../engine/types.js";
 import type { FunctionTool } from "../protocol/types.js";
 import type { Family, PromptContext } from "./types.js";
+import type { CustomToolSpec } from "../protocol/custom-tools.js";
+import { invalidParam } from "../protocol/api-error.js";
 
 /** A structural-tag format object (web-xgrammar `StructuralTagFormat`). */
 export type TagFormat = Record<string, unknown>;
@@ -51,7 +53,7 @@ export function toolGrammar(context: PromptContext, style: GrammarStyle, family:
   const forced = choice === "required" || named !== undefined;
   if (!forced && style.trigger === undefined) return undefined;
   const single = !context.parallelToolCalls || !family.capabilities.parallelToolCalls || named !== undefined;
-  const calls = tools.map((t) => style.callTag(t));
+  const calls = tools.map((t) => customCallTag(style.callTag(t), context.customTools?.[t.function.name], family.name));
   let tags: TagItem[] = calls;
   if (style.wrapper) {
     const inner: TagFormat = { type: "tags_with_separator", tags: calls, separator: style.wrapper.separator, at_least_one: true, stop_after_first: single };
@@ -72,4 +74,22 @@ function commonPrefix(strings: string[]): string {
   let prefix = strings[0] ?? "";
   for (const s of strings) while (!s.startsWith(prefix)) prefix = prefix.slice(0, -1);
   return prefix;
+}
+
+/**
+ * A custom tool's call tag with its grammar in place of the `input` string
+ * schema: JSON arguments get the JSON-escaped form, Qwen3.5's XML parameter
+ * the raw one. A format that writes arguments otherwise (Gemma 4's own
+ * syntax, pythonic calls) has no exact form here: refused.
+ */
+function customCallTag(tag: TagItem, spec: CustomToolSpec | undefined, family: string): TagItem {
+  if (!spec?.grammar) return tag;
+  switch (tag.content.type) {
+    case "json_schema":
+      return { ...tag, content: { type: "grammar", grammar: spec.grammar.json } };
+    case "qwen_xml_parameter":
+      return { ...tag, content: { type: "grammar", grammar: spec.grammar.xmlParameter } };
+    default:
+      throw invalidParam("tools", `The custom tool \`${spec.name}\` has a grammar, which cannot be enforced exactly in the ${family} call format; use a model whose calls carry JSON arguments, or format {"type": "text"}.`, "unsupported_grammar");
+  }
 }

@@ -8,6 +8,7 @@ import type { NormalizedMessage } from "../protocol/validate.js";
 import type { FunctionTool, ToolChoice } from "../protocol/types.js";
 import type { OutputFormat } from "../parsers/index.js";
 import type { OutputParser } from "../parsers/types.js";
+import type { CustomTools } from "../protocol/custom-tools.js";
 
 export interface PromptContext {
   /** Declared tools; empty when `tool_choice` is `none`. */
@@ -16,6 +17,8 @@ export interface PromptContext {
   parallelToolCalls: boolean;
   /** Whether thinking is on for this request (already resolved against the family's capability). */
   thinking: boolean;
+  /** Custom tools among `tools` (rendered as functions with one `input` string), by name. */
+  customTools?: CustomTools;
   /**
    * The exact text the model produced for an assistant message of an earlier
    * turn, when the host still has it: rendering it verbatim keeps web-llm's

@@ -9,6 +9,13 @@ import type { ParseEvent } from "../parsers/types.js";
 import type { ChunkDelta, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
 import type { ChoiceBuilder } from "../protocol/choice-builder.js";
 import type { DecodeCounts } from "./decode-report.js";
+import { customCallArguments } from "../protocol/custom-tools.js";
+import type { CustomToolCall } from "../protocol/types.js";
+
+/** A call as validation normalizes it when the app sends it back: a custom call as the function call it was rendered as. */
+export function asSentBack(call: ToolCall | CustomToolCall): ToolCall {
+  return call.type === "custom" ? { id: call.id, type: "function", function: { name: call.custom.name, arguments: customCallArguments(call.custom.input) } } : call;
+}
 
 export interface GenerationOutput {
   /** One step's parser events (possibly none) and that step's logprobs. */
@@ -44,7 +51,7 @@ export function choiceOutput(builder: ChoiceBuilder, emit: (deltas: ChunkDelta[]
     },
     reply() {
       const message = builder.message();
-      return { content: message.content ?? "", toolCalls: message.tool_calls ?? [], reasoning: message.reasoning_content ?? "", lastReasoningDelta: builder.lastReasoningFragment() };
+      return { content: message.content ?? "", toolCalls: (message.tool_calls ?? []).map(asSentBack), reasoning: message.reasoning_content ?? "", lastReasoningDelta: builder.lastReasoningFragment() };
     },
   };
 }

@@ -9,7 +9,7 @@ export type ParseEvent =
   | { type: "content"; text: string }
   | { type: "reasoning"; text: string }
   /** A new call: its name is complete. The host assigns the id. */
-  | { type: "tool_call"; index: number; name: string }
+  | { type: "tool_call"; index: number; name: string; /** A custom tool's call: its `tool_args` are the decoded input (custom-calls.ts). */ custom?: true }
   /** A fragment of a call's JSON arguments string. */
   | { type: "tool_args"; index: number; text: string };
 

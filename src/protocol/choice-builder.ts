@@ -5,7 +5,7 @@
  * non-streamed message.
  */
 import type { ParseEvent } from "../parsers/types.js";
-import type { AssistantMessage, ChunkDelta, FinishReason, TokenLogprob, ToolCall } from "./types.js";
+import type { AssistantMessage, ChunkDelta, CustomToolCall, CustomToolCallDelta, FinishReason, TokenLogprob, ToolCall, ToolCallDelta } from "./types.js";
 
 export class ChoiceBuilder {
   private content = "";
@@ -13,7 +13,7 @@ export class ChoiceBuilder {
   /** The delta that carried reasoning last: its text is all the openai SDK's stream helpers keep of it. */
   private lastReasoningDelta: ChunkDelta | null = null;
   private sawReasoning = false;
-  private readonly calls: ToolCall[] = [];
+  private readonly calls: Array<ToolCall | CustomToolCall> = [];
   private readonly logprobs: TokenLogprob[] = [];
   private roleSent = false;
 
@@ -72,15 +72,28 @@ export class ChoiceBuilder {
         break;
       case "tool_call": {
         const id = this.newToolCallId();
+        if (event.custom) {
+          this.calls[event.index] = { id, type: "custom", custom: { name: event.name, input: "" } };
+          const opening: CustomToolCallDelta & { type: "custom" } = { index: event.index, id, type: "custom", custom: { name: event.name, input: "" } };
+          (delta.tool_calls ??= []).push(opening);
+          break;
+        }
         this.calls[event.index] = { id, type: "function", function: { name: event.name, arguments: "" } };
         (delta.tool_calls ??= []).push({ index: event.index, id, type: "function", function: { name: event.name, arguments: "" } });
         break;
       }
       case "tool_args": {
-        this.calls[event.index].function.arguments += event.text;
+        const call = this.calls[event.index];
         const calls = (delta.tool_calls ??= []);
         const last = calls[calls.length - 1];
-        if (last && last.index === event.index) last.function.arguments += event.text;
+        if (call.type === "custom") {
+          call.custom.input += event.text;
+          if (last && last.index === event.index && "custom" in last) last.custom.input += event.text;
+          else calls.push({ index: event.index, custom: { input: event.text } });
+          break;
+        }
+        call.function.arguments += event.text;
+        if (last && last.index === event.index && !("custom" in last)) (last as ToolCallDelta).function.arguments += event.text;
         else calls.push({ index: event.index, function: { arguments: event.text } });
         break;
       }

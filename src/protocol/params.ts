@@ -4,6 +4,7 @@
  * null), and throws a 400 naming the field and what it must be otherwise.
  */
 import { invalidParam } from "./api-error.js";
+import { checkSchemaGrammar } from "../grammar/refusal.js";
 
 export type Body = Record<string, unknown>;
 
@@ -87,5 +88,6 @@ export function checkFunctionFields(fn: Record<string, unknown>, at: string, nam
     if (!isAbsent(fn.parameters.type) && fn.parameters.type !== "object") {
       throw invalidParam(`${at}.parameters.type`, `\`${at}.parameters\` must describe an object ("type": "object").`);
     }
+    checkSchemaGrammar(fn.parameters, `${at}.parameters`);
   }
 }

@@ -72,11 +72,13 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A call of a custom (free-text) tool in a history: refused, as custom tools are. */
+/** A call of a custom (free-text) tool (protocol/custom-tools.ts). */
 export interface CustomToolCall {
   id: string;
   type: "custom";
   custom: { name: string; input: string };
+  /** Never set: lets code written for function calls read `call.function?.…` on either kind. */
+  function?: undefined;
 }
 
 /** A message as this library serves it: what apps build their histories from. */
@@ -159,7 +161,9 @@ export type ResponseFormat =
   | {
       type: "json_schema";
       json_schema: { name?: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string };
-    };
+    }
+  /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string; /** `regex` only: a RegExp's flags (`u`, `s`; `i`, `m`, `v` are refused). */ flags?: string };
 
 /** Requirements on the local GPU (the local meaning of the hosted `provider` field). */
 export interface ProviderPreferences {
@@ -256,7 +260,7 @@ export interface AssistantMessage {
   role: "assistant";
   content: string | null;
   reasoning_content?: string | null;
-  tool_calls?: ToolCall[];
+  tool_calls?: Array<ToolCall | CustomToolCall>;
   refusal: null;
 }
 
@@ -313,11 +317,25 @@ export interface ToolCallDelta {
   function: { name?: string; arguments: string };
 }
 
+/**
+ * A custom call's delta: the first carries `id`, `custom.name` and, at run
+ * time, `type: "custom"` (typed here without it: the openai SDK v6's chunk
+ * type knows only function deltas, v7's has this shape); the next ones
+ * `custom.input` fragments.
+ */
+export interface CustomToolCallDelta {
+  index: number;
+  id?: string;
+  custom: { name?: string; input: string };
+  /** Never set: lets code written for function deltas read `delta.function?.…` on either kind. */
+  function?: undefined;
+}
+
 export interface ChunkDelta {
   role?: "assistant";
   content?: string | null;
   reasoning_content?: string;
-  tool_calls?: ToolCallDelta[];
+  tool_calls?: Array<ToolCallDelta | CustomToolCallDelta>;
 }
 
 export interface ChatCompletionChunk {

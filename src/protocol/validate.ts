@@ -18,7 +18,10 @@ import type {
   ToolChoice,
 } from "./types.js";
 import type { EngineResponseFormat } from "../engine/types.js";
+import { customCallArguments, validateCustomTool, type CustomTools } from "./custom-tools.js";
 import { checkToolPairing } from "./tool-pairing.js";
+import { checkSchemaGrammar } from "../grammar/refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "../grammar/app-grammar.js";
 
 export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 export const MAX_TOP_LOGPROBS = 30;
@@ -64,6 +67,8 @@ export interface NormalizedRequest {
   /** undefined = no logprobs; else the number of alternatives per token (0 = chosen token only). */
   topLogprobs: number | undefined;
   tools: FunctionTool[];
+  /** Custom tools among `tools` (as functions with one `input` string), by name. */
+  customTools?: CustomTools;
   toolChoice: ToolChoice;
   parallelToolCalls: boolean;
   responseFormat: EngineResponseFormat | undefined;
@@ -115,7 +120,8 @@ function validateFields(raw: unknown): NormalizedRequest {
   optionalInteger(body, "max_tokens", 1);
 
   const topLogprobs = validateLogprobs(body);
-  const { tools, toolChoice } = validateToolChoice(body.tool_choice, validateTools(body.tools));
+  const declared = validateTools(body.tools);
+  const { tools, toolChoice } = validateToolChoice(body.tool_choice, declared.tools);
   const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
   const continueFinalMessage = messages[messages.length - 1].role === "assistant";
   // Validated even when a continuation forces thinking off, so a bad value is never silently accepted.
@@ -139,6 +145,7 @@ function validateFields(raw: unknown): NormalizedRequest {
     stop: validateStop(body.stop),
     topLogprobs,
     tools,
+    ...(Object.keys(declared.customTools).length > 0 ? { customTools: declared.customTools } : {}),
     toolChoice,
     parallelToolCalls,
     responseFormat: validateResponseFormat(body.response_format),
@@ -304,23 +311,31 @@ function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
       if (isAbsent(schema)) return { type: "json_object", schema: ANY_OBJECT_SCHEMA };
       if (!isObject(schema)) throw invalidParam("response_format.json_schema.schema", "`response_format.json_schema.schema` must be a JSON Schema object.", "invalid_type");
       checkSchemaDepth(schema, "response_format.json_schema.schema");
+      checkSchemaGrammar(schema, "response_format.json_schema.schema");
       return { type: "json_object", schema: JSON.stringify(schema) };
     }
+    case "grammar":
+      // A library extension: the app's own regex or Lark grammar (docs/grammars.md).
+      return { type: "grammar", grammar: appGrammarEbnf(readAppGrammar(v, "response_format"), "response_format") };
     default:
-      throw invalidParam("response_format.type", "`response_format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+      throw invalidParam("response_format.type", "`response_format.type` must be \"text\", \"json_object\", \"json_schema\" or \"grammar\".");
   }
 }
 
 // ── tools ──────────────────────────────────────────────────────────────────
 
-function validateTools(v: unknown): FunctionTool[] {
-  if (isAbsent(v)) return [];
+/** Function tools and custom tools (as functions with one `input` string: protocol/custom-tools.ts). */
+function validateTools(v: unknown): { tools: FunctionTool[]; customTools: CustomTools } {
+  const customTools: CustomTools = {};
+  if (isAbsent(v)) return { tools: [], customTools };
   if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"function\": {...}} objects.", "invalid_type");
   const names = new Set<string>();
-  return v.map((tool, i) => {
+  const tools = v.map((tool, i) => {
     const param = `tools[${i}]`;
     if (isObject(tool) && tool.type === "custom") {
-      throw invalidParam(`${param}.type`, `\`${param}\` is a custom (free-text) tool, which is not supported; declare a \`type: "function"\` tool with a JSON Schema instead.`, "unsupported_tool_type");
+      const custom = validateCustomTool(tool.custom, `${param}.custom`, names);
+      customTools[custom.spec.name] = custom.spec;
+      return custom.tool;
     }
     if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
       throw invalidParam(param, `\`${param}\` must be {"type": "function", "function": {"name": ..., "parameters": {...}}}.`);
@@ -338,6 +353,7 @@ function validateTools(v: unknown): FunctionTool[] {
       },
     } satisfies FunctionTool;
   });
+  return { tools, customTools };
 }
 
 function validateToolChoice(v: unknown, tools: FunctionTool[]): { tools: FunctionTool[]; toolChoice: ToolChoice } {
@@ -354,8 +370,10 @@ function validateToolChoice(v: unknown, tools: FunctionTool[]): { tools: Functio
     return { tools, toolChoice: { type: "function", function: { name } } };
   }
   if (isObject(v) && v.type === "allowed_tools") return allowedTools(v.allowed_tools, tools);
-  if (isObject(v) && v.type === "custom") {
-    throw invalidParam("tool_choice", "`tool_choice` names a custom (free-text) tool, which is not supported; use function tools.", "unsupported_tool_type");
+  if (isObject(v) && v.type === "custom" && isObject(v.custom) && typeof v.custom.name === "string") {
+    const name = v.custom.name;
+    if (!tools.some((t) => t.function.name === name)) throw invalidParam("tool_choice", `\`tool_choice\` names the custom tool \`${name}\`, which is not declared in \`tools\`.`);
+    return { tools, toolChoice: { type: "function", function: { name } } };
   }
   throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\", {\"type\": \"function\", \"function\": {\"name\": ...}} or {\"type\": \"allowed_tools\", ...}.");
 }
@@ -373,8 +391,8 @@ function allowedTools(spec: unknown, tools: FunctionTool[]): { tools: FunctionTo
   const names = new Set<string>();
   spec.tools.forEach((entry: unknown, i: number) => {
     const p = `${param}.tools[${i}]`;
-    if (isObject(entry) && entry.type === "custom") throw invalidParam(p, `\`${p}\` names a custom (free-text) tool, which is not supported.`, "unsupported_tool_type");
-    const name = isObject(entry) && entry.type === "function" && isObject(entry.function) ? entry.function.name : undefined;
+    const name =
+      isObject(entry) && entry.type === "function" && isObject(entry.function) ? entry.function.name : isObject(entry) && entry.type === "custom" && isObject(entry.custom) ? entry.custom.name : undefined;
     if (typeof name !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "function", "function": {"name": ...}}.`);
     if (!tools.some((t) => t.function.name === name)) throw invalidParam(p, `\`${p}\` names the function \`${name}\`, which is not declared in \`tools\`.`);
     names.add(name);
@@ -502,7 +520,12 @@ function validateToolCalls(v: unknown, param: string): ToolCall[] {
   return v.map((call, j) => {
     const p = `${param}[${j}]`;
     if (isObject(call) && call.type === "custom") {
-      throw invalidParam(`${p}.type`, `\`${p}\` is a call of a custom (free-text) tool, which is not supported; only function tool calls are.`, "unsupported_tool_type");
+      // A custom call goes back to the model as the function call it was rendered as (protocol/custom-tools.ts).
+      const custom = call.custom;
+      if (!isObject(custom) || typeof custom.name !== "string" || typeof custom.input !== "string") {
+        throw invalidParam(p, `\`${p}\` must be {"id", "type": "custom", "custom": {"name", "input"}}.`);
+      }
+      return { id: typeof call.id === "string" ? call.id : `call_${j}`, type: "function" as const, function: { name: custom.name, arguments: customCallArguments(custom.input) } };
     }
     if (!isObject(call) || !isObject(call.function) || typeof call.function.name !== "string") {
       throw invalidParam(p, `\`${p}\` must be {"id", "type": "function", "function": {"name", "arguments"}}.`);

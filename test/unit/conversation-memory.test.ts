@@ -66,7 +66,7 @@ describe("remembered raw text is restored only when it is what the app sent back
 
   it("arguments edited in place on the returned message (in-process client): the prompt shows the edit", async () => {
     const { engine, client, messages, assistant } = await firstTurn(QWEN25, CALL_TEXT, "Mild.");
-    assistant.tool_calls![0].function.arguments = '{"city": "Lyon"}';
+    assistant.tool_calls![0].function!.arguments = '{"city": "Lyon"}';
     await client.chat.completions.create({
       model: QWEN25,
       tools: [WEATHER, FORECAST],
@@ -92,7 +92,7 @@ describe("remembered raw text is restored only when it is what the app sent back
 
   it("arguments re-serialized without changing their value still restore the raw text", async () => {
     const { engine, client, messages, assistant } = await firstTurn(QWEN25, CALL_TEXT, "Sunny.");
-    const reserialized = { ...assistant, tool_calls: assistant.tool_calls!.map((c) => ({ ...c, function: { ...c.function, arguments: JSON.stringify(JSON.parse(c.function.arguments)) } })) };
+    const reserialized = { ...assistant, tool_calls: assistant.tool_calls!.map((c) => ({ ...c, function: { ...c.function, arguments: JSON.stringify(JSON.parse(c.function!.arguments)) } })) };
     const second = await client.chat.completions.create({
       model: QWEN25,
       tools: [WEATHER, FORECAST],

@@ -47,7 +47,7 @@ async function run(model: string, reply: string, extra: Record<string, unknown> 
   }
   return {
     content: choice.message.content,
-    calls: (choice.message.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })),
+    calls: (choice.message.tool_calls ?? []).map((c) => ({ name: c.function!.name, arguments: c.function!.arguments })),
     finish: choice.finish_reason,
     streamed: { content, calls, finish },
   };

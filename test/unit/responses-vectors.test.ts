@@ -82,7 +82,7 @@ describe("Responses output over the tool-call and reasoning vectors", () => {
           const reasoning = builder.output.filter((i) => i.type === "reasoning").map((i) => (i as { content: { text: string }[] }).content[0].text).join("");
           expect(reasoning, `${v.id} ${label}: reasoning`).toBe(message.reasoning_content ?? "");
           const calls = builder.output.filter((i) => i.type === "function_call").map((i) => ({ name: (i as { name: string }).name, arguments: (i as { arguments: string }).arguments }));
-          expect(calls, `${v.id} ${label}: calls`).toEqual((message.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })));
+          expect(calls, `${v.id} ${label}: calls`).toEqual((message.tool_calls ?? []).map((c) => ({ name: c.function!.name, arguments: c.function!.arguments })));
           for (const item of builder.output) {
             if (item.type === "function_call") expect(() => JSON.parse(item.arguments)).not.toThrow();
             if (item.type === "reasoning") expect(item.summary).toEqual(summary ? [{ type: "summary_text", text: item.content?.[0].text }] : []);

@@ -35,7 +35,7 @@ function run(v: Vector, chunks: string[]): { message: Message; streamed: Message
   const message: Message = {
     content: m.content,
     reasoning_content: m.reasoning_content ?? null,
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function!.name, arguments: JSON.parse(c.function!.arguments) })),
   };
   return { message, streamed: accumulate(deltas) };
 }
@@ -189,7 +189,7 @@ async function replay(v: Vector): Promise<{ message: Message; streamed: Message 
   const message: Message = {
     content: m.content,
     reasoning_content: m.reasoning_content ?? null,
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function!.name, arguments: JSON.parse(c.function!.arguments) })),
   };
   const stream = (await client.chat.completions.create({ ...body, stream: true })) as AsyncIterable<ChatCompletionChunk>;
   const deltas: ChunkDelta[] = [];

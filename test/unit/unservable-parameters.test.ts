@@ -31,8 +31,8 @@ describe("unservable parts, roles, tools and params → 400 naming them", () => 
     ["legacy function role", { ...base, messages: [user("x"), { role: "function", name: "f", content: "42" }] }, "messages[1].role", /legacy `function` role/],
     ["assistant function_call", { ...base, messages: [user("x"), { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }, user("y")] }, "messages[1].function_call", /tool_calls/],
     ["assistant audio", { ...base, messages: [user("x"), { role: "assistant", content: null, audio: { id: "audio_1" } }, user("y")] }, "messages[1].audio", /audio/],
-    ["custom tool call in history", { ...base, messages: [user("x"), { role: "assistant", tool_calls: [{ id: "c1", type: "custom", custom: { name: "g", input: "x" } }] }, user("y")] }, "messages[1].tool_calls[0].type", /custom/],
-    ["custom tool", { ...base, tools: [fn("f"), { type: "custom", custom: { name: "g" } }] }, "tools[1].type", /custom/],
+    ["custom tool call without its input", { ...base, messages: [user("x"), { role: "assistant", tool_calls: [{ id: "c1", type: "custom", custom: { name: "g" } }] }, user("y")] }, "messages[1].tool_calls[0]", /custom/],
+    ["custom tool whose grammar cannot be enforced exactly", { ...base, tools: [fn("f"), { type: "custom", custom: { name: "g", format: { type: "grammar", grammar: { syntax: "regex", definition: "a(?=b)" } } } }] }, "tools[1].custom.format.grammar.definition", /lookahead/],
     ["custom tool_choice", { ...base, tools: [fn("f")], tool_choice: { type: "custom", custom: { name: "g" } } }, "tool_choice", /custom/],
     ["allowed_tools naming an undeclared tool", { ...base, tools: [fn("f")], tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [fn("g")] } } }, "tool_choice.allowed_tools.tools[0]", /not declared/],
     ["allowed_tools bad mode", { ...base, tools: [fn("f")], tool_choice: { type: "allowed_tools", allowed_tools: { mode: "sometimes", tools: [] } } }, "tool_choice.allowed_tools", /mode/],
@@ -96,17 +96,18 @@ describe("accepted in another form", () => {
 });
 
 describe("through the unchanged OpenAI SDK on client.fetch", () => {
-  it("an SDK-typed custom tool is a BadRequestError naming it, not retried", async () => {
+  it("an SDK-typed custom tool whose grammar cannot be enforced is a BadRequestError naming the construct, not retried", async () => {
     const { client, engine } = scriptedClient(() => "ok");
     let attempts = 0;
     const openai = new OpenAI({ baseURL: "http://localhost.webgpu/v1", apiKey: "local", fetch: (url: string | URL | Request, init?: RequestInit) => (attempts++, client.fetch(url, init)) });
-    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "custom", custom: { name: "run_sql", format: { type: "text" } } }];
+    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "custom", custom: { name: "run_sql", format: { type: "grammar", grammar: { syntax: "lark", definition: 'start: "SELECT"i' } } } }];
     const error = await openai.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("x")], tools }).then(
       () => null,
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(error).toMatchObject({ status: 400, param: "tools[0].type", code: "unsupported_tool_type" });
+    expect(error).toMatchObject({ status: 400, param: "tools[0].custom.format.grammar.definition", code: "unsupported_grammar" });
+    expect((error as Error).message).toContain("case-insensitive");
     expect(attempts).toBe(1);
     expect(engine.requests).toHaveLength(0);
   });

@@ -14,7 +14,9 @@
 import type { ParseEvent } from "../../parsers/types.js";
 import type { TokenLogprob, ToolCall } from "../types.js";
 import { randomId } from "../ids.js";
+import { customCallArguments } from "../custom-tools.js";
 import type {
+  CustomToolCallItem,
   FunctionCallItem,
   ItemStatus,
   OutputItem,
@@ -38,7 +40,8 @@ export interface OutputBuilderOptions {
 type Open =
   | { kind: "reasoning"; item: ReasoningItem; index: number; text: string }
   | { kind: "message"; item: OutputMessageItem; index: number; text: string; logprobs: TokenLogprob[] }
-  | { kind: "call"; item: FunctionCallItem; index: number };
+  | { kind: "call"; item: FunctionCallItem; index: number }
+  | { kind: "custom"; item: CustomToolCallItem; index: number };
 
 const itemId = (prefix: string) => `${prefix}_${randomId(24)}`;
 
@@ -47,7 +50,7 @@ export class ResponseOutputBuilder {
   private readonly items: OutputItem[] = [];
   private open: Open | null = null;
   /** Function-call items (and their output index) by the parser's call index. */
-  private readonly calls = new Map<number, { item: FunctionCallItem; index: number }>();
+  private readonly calls = new Map<number, { item: FunctionCallItem | CustomToolCallItem; index: number }>();
   private pending: ResponseStreamEvent[] = [];
   private readonly streaming: boolean;
 
@@ -102,11 +105,16 @@ export class ResponseOutputBuilder {
           break;
         }
         case "tool_call":
-          this.openCall(event.index, event.name);
+          this.openCall(event.index, event.name, event.custom === true);
           break;
         case "tool_args": {
           const call = this.calls.get(event.index);
           if (!call) break;
+          if (call.item.type === "custom_tool_call") {
+            call.item.input += event.text;
+            if (this.streaming) this.event({ type: "response.custom_tool_call_input.delta", sequence_number: 0, item_id: call.item.id, output_index: call.index, delta: event.text });
+            break;
+          }
           call.item.arguments += event.text;
           if (this.streaming) {
             this.event({ type: "response.function_call_arguments.delta", sequence_number: 0, item_id: call.item.id, output_index: call.index, delta: event.text });
@@ -140,6 +148,8 @@ export class ResponseOutputBuilder {
       if (item.type === "message") content += item.content[0]?.text ?? "";
       else if (item.type === "reasoning") reasoning += item.content?.map((part) => part.text).join("") ?? "";
       else if (item.type === "function_call") toolCalls.push({ id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } });
+      // As validation normalizes a custom call sent back: the function call it was rendered as.
+      else if (item.type === "custom_tool_call") toolCalls.push({ id: item.call_id, type: "function", function: { name: item.name, arguments: customCallArguments(item.input) } });
     }
     return { content, toolCalls, reasoning };
   }
@@ -173,8 +183,17 @@ export class ResponseOutputBuilder {
     return open;
   }
 
-  private openCall(parserIndex: number, name: string): void {
+  private openCall(parserIndex: number, name: string, custom: boolean): void {
     this.close("completed");
+    if (custom) {
+      const item: CustomToolCallItem = { type: "custom_tool_call", id: this.nextId("ctc"), call_id: this.options.newCallId(), name, input: "" };
+      const open = { kind: "custom" as const, item, index: this.items.length };
+      this.items.push(item);
+      this.calls.set(parserIndex, open);
+      this.open = open;
+      if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
+      return;
+    }
     const item: FunctionCallItem = { type: "function_call", id: this.nextId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" };
     const open = { kind: "call" as const, item, index: this.items.length };
     this.items.push(item);
@@ -219,6 +238,10 @@ export class ResponseOutputBuilder {
           this.event({ type: "response.output_text.done", sequence_number: 0, item_id: item.id, output_index: index, content_index: 0, text: open.text, logprobs: this.options.logprobs ? [...open.logprobs] : [] });
           this.event({ type: "response.content_part.done", sequence_number: 0, item_id: item.id, output_index: index, content_index: 0, part: this.textPart(open.text, [...open.logprobs]) });
         }
+        break;
+      }
+      case "custom": {
+        if (this.streaming) this.event({ type: "response.custom_tool_call_input.done", sequence_number: 0, item_id: item.id, output_index: index, input: open.item.input });
         break;
       }
       case "call": {

@@ -63,6 +63,20 @@ export interface FunctionCallOutputItem {
   output: string | Array<InputTextPart | InputImagePart>;
   status: ItemStatus;
 }
+/** A call of a custom tool: its `input` is the text the model wrote (in the tool's grammar when it has one). */
+export interface CustomToolCallItem {
+  type: "custom_tool_call";
+  id: string;
+  call_id: string;
+  name: string;
+  input: string;
+}
+export interface CustomToolCallOutputItem {
+  type: "custom_tool_call_output";
+  id: string;
+  call_id: string;
+  output: string | Array<InputTextPart | InputImagePart>;
+}
 /** An item this library does not generate but keeps as sent (e.g. a compaction item). */
 export interface OtherItem {
   type: string;
@@ -71,9 +85,9 @@ export interface OtherItem {
 }
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
-export type OutputItem = OutputMessageItem | ReasoningItem | FunctionCallItem;
+export type OutputItem = OutputMessageItem | ReasoningItem | FunctionCallItem | CustomToolCallItem;
 /** An input item as stored (every item gets an id, as the hosted API lists them). */
-export type InputItem = MessageItem | ReasoningItem | FunctionCallItem | FunctionCallOutputItem | OtherItem;
+export type InputItem = MessageItem | ReasoningItem | FunctionCallItem | FunctionCallOutputItem | CustomToolCallItem | CustomToolCallOutputItem | OtherItem;
 
 export interface FunctionToolParam {
   type: "function";
@@ -83,17 +97,27 @@ export interface FunctionToolParam {
   strict: boolean | null;
 }
 
+export interface CustomToolParam {
+  type: "custom";
+  name: string;
+  description?: string;
+  format: { type: "text" } | { type: "grammar"; syntax: "regex" | "lark"; definition: string };
+}
+
 export type ResponsesToolChoice =
   | "auto"
   | "none"
   | "required"
   | { type: "function"; name: string }
-  | { type: "allowed_tools"; mode: "auto" | "required"; tools: Array<{ type: "function"; name: string }> };
+  | { type: "custom"; name: string }
+  | { type: "allowed_tools"; mode: "auto" | "required"; tools: Array<{ type: "function" | "custom"; name: string }> };
 
 export type TextFormat =
   | { type: "text" }
   | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean | null; description?: string | null };
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean | null; description?: string | null }
+  /** Library extension: output constrained by the app's own regex or Lark grammar (docs/grammars.md). */
+  | { type: "grammar"; syntax: "regex" | "lark"; definition: string; flags?: string };
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -118,7 +142,7 @@ export interface ResponseObject {
   instructions: string | null;
   output: OutputItem[];
   error: { code: string; message: string } | null;
-  tools: FunctionToolParam[];
+  tools: Array<FunctionToolParam | CustomToolParam>;
   tool_choice: ResponsesToolChoice;
   truncation: "auto" | "disabled";
   parallel_tool_calls: boolean;
@@ -182,6 +206,8 @@ export type ResponseStreamEvent =
   | ({ type: "response.reasoning_summary_text.done"; summary_index: number; text: string } & Seq & ItemRef)
   | ({ type: "response.function_call_arguments.delta"; delta: string } & Seq & ItemRef)
   | ({ type: "response.function_call_arguments.done"; arguments: string } & Seq & ItemRef)
+  | ({ type: "response.custom_tool_call_input.delta"; delta: string } & Seq & ItemRef)
+  | ({ type: "response.custom_tool_call_input.done"; input: string } & Seq & ItemRef)
   | ({ type: "error"; error: { type: string; code: string | null; message: string; param: string | null } } & Seq);
 
 /** Request body of `POST /responses` (loosely typed: validation checks every field). */

@@ -19,10 +19,14 @@ import type { ContentPart, FunctionTool, InputAudioPart, ReasoningEffort, ToolCa
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { randomId } from "../ids.js";
 import { noToolCallFound } from "../tool-pairing.js";
+import { checkSchemaGrammar } from "../../grammar/refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "../../grammar/app-grammar.js";
+import { customCallArguments, validateCustomTool, type CustomTools } from "../custom-tools.js";
 import type {
   FunctionCallItem,
   FunctionCallOutputItem,
   FunctionToolParam,
+  CustomToolParam,
   InputItem,
   OutputItem,
   ResponseObject,
@@ -116,7 +120,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   const user = optionalString(body, "user") ?? null;
   const serviceTier = optionalString(body, "service_tier");
   const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
-  const { tools, echo: toolsEcho } = validateTools(body.tools);
+  const { tools, customTools, echo: toolsEcho } = validateTools(body.tools);
   const { choice, echo: choiceEcho, allowed } = validateToolChoice(body.tool_choice, tools);
   const { format, responseFormat } = validateText(body.text);
   const { effort, summary, echo: reasoningEcho } = validateReasoning(body.reasoning);
@@ -156,6 +160,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
     stop: [],
     topLogprobs: logprobs ? (topLogprobs ?? 0) : undefined,
     tools: allowed,
+    ...(Object.keys(customTools).length > 0 ? { customTools } : {}),
     toolChoice: choice,
     parallelToolCalls: parallelToolCalls && maxToolCalls !== 1,
     responseFormat,
@@ -249,15 +254,22 @@ function validateMetadata(v: unknown): Record<string, string> {
 
 // ── tools ──────────────────────────────────────────────────────────────────
 
-function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolParam[] } {
-  if (isAbsent(v)) return { tools: [], echo: [] };
+function validateTools(v: unknown): { tools: FunctionTool[]; customTools: CustomTools; echo: Array<FunctionToolParam | CustomToolParam> } {
+  const customTools: CustomTools = {};
+  if (isAbsent(v)) return { tools: [], customTools, echo: [] };
   if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}.", "invalid_type");
   const names = new Set<string>();
-  const echo: FunctionToolParam[] = [];
+  const echo: Array<FunctionToolParam | CustomToolParam> = [];
   const tools = v.map((tool, i): FunctionTool => {
     const param = `tools[${i}]`;
     if (!isObject(tool)) throw invalidParam(param, `\`${param}\` must be an object.`, "invalid_type");
     if (typeof tool.type === "string" && HOSTED_TOOLS.test(tool.type)) throw hosted(`${param}.type`, `The hosted tool \`${tool.type}\``);
+    if (tool.type === "custom") {
+      const custom = validateCustomTool(tool, param, names);
+      customTools[custom.spec.name] = custom.spec;
+      echo.push({ type: "custom", name: custom.spec.name, ...(custom.description !== null ? { description: custom.description } : {}), format: custom.format });
+      return custom.tool;
+    }
     if (tool.type !== "function") throw invalidParam(`${param}.type`, `\`${param}.type\` must be "function" (function tools are the tools a local model can call), got ${JSON.stringify(tool.type)}.`);
     checkFunctionFields(tool, param, names);
     const name = tool.name as string;
@@ -278,7 +290,7 @@ function validateTools(v: unknown): { tools: FunctionTool[]; echo: FunctionToolP
       },
     };
   });
-  return { tools, echo };
+  return { tools, customTools, echo };
 }
 
 function validateToolChoice(v: unknown, tools: FunctionTool[]): { choice: ToolChoice; echo: ResponsesToolChoice; allowed: FunctionTool[] } {
@@ -295,17 +307,22 @@ function validateToolChoice(v: unknown, tools: FunctionTool[]): { choice: ToolCh
     declared(v.name, "tool_choice.name");
     return { choice: { type: "function", function: { name: v.name } }, echo: { type: "function", name: v.name }, allowed: tools };
   }
+  if (isObject(v) && v.type === "custom") {
+    if (typeof v.name !== "string") throw invalidParam("tool_choice.name", "`tool_choice.name` must be the name of a declared custom tool.", "invalid_type");
+    declared(v.name, "tool_choice.name");
+    return { choice: { type: "function", function: { name: v.name } }, echo: { type: "custom", name: v.name }, allowed: tools };
+  }
   if (isObject(v) && v.type === "allowed_tools") {
     if (v.mode !== "auto" && v.mode !== "required") throw invalidParam("tool_choice.mode", "`tool_choice.mode` must be \"auto\" or \"required\".");
     if (!Array.isArray(v.tools) || v.tools.length === 0) throw invalidParam("tool_choice.tools", "`tool_choice.tools` must be a non-empty array of {\"type\": \"function\", \"name\": ...}.", "invalid_type");
     const names = v.tools.map((t, i) => {
       const param = `tool_choice.tools[${i}]`;
-      if (!isObject(t) || t.type !== "function" || typeof t.name !== "string") throw invalidParam(param, `\`${param}\` must be {"type": "function", "name": ...}.`);
+      if (!isObject(t) || (t.type !== "function" && t.type !== "custom") || typeof t.name !== "string") throw invalidParam(param, `\`${param}\` must be {"type": "function", "name": ...}.`);
       declared(t.name, `${param}.name`);
-      return t.name;
+      return { type: t.type as "function" | "custom", name: t.name };
     });
-    const allowed = tools.filter((t) => names.includes(t.function.name));
-    return { choice: v.mode, echo: { type: "allowed_tools", mode: v.mode, tools: names.map((name) => ({ type: "function", name })) }, allowed };
+    const allowed = tools.filter((t) => names.some((n) => n.name === t.function.name));
+    return { choice: v.mode, echo: { type: "allowed_tools", mode: v.mode, tools: names }, allowed };
   }
   if (isObject(v) && typeof v.type === "string" && HOSTED_TOOLS.test(v.type)) throw hosted("tool_choice.type", `The hosted tool \`${v.type}\``);
   throw invalidParam("tool_choice", "`tool_choice` must be \"auto\", \"none\", \"required\", {\"type\": \"function\", \"name\": ...} or {\"type\": \"allowed_tools\", ...}.");
@@ -333,6 +350,7 @@ function validateText(v: unknown): { format: TextFormat; responseFormat: EngineR
       }
       if (!isObject(f.schema)) throw invalidParam("text.format.schema", "`text.format.schema` must be a JSON Schema object.", isAbsent(f.schema) ? "missing_required_parameter" : "invalid_type");
       checkSchemaDepth(f.schema, "text.format.schema");
+      checkSchemaGrammar(f.schema, "text.format.schema");
       if (!isAbsent(f.strict) && typeof f.strict !== "boolean") throw invalidParam("text.format.strict", "`text.format.strict` must be a boolean.", "invalid_type");
       if (!isAbsent(f.description) && typeof f.description !== "string") throw invalidParam("text.format.description", "`text.format.description` must be a string.", "invalid_type");
       const format: TextFormat = {
@@ -344,8 +362,13 @@ function validateText(v: unknown): { format: TextFormat; responseFormat: EngineR
       };
       return { format, responseFormat: { type: "json_object", schema: JSON.stringify(f.schema) } };
     }
+    case "grammar": {
+      // A library extension: the app's own regex or Lark grammar (docs/grammars.md).
+      const grammar = readAppGrammar(f, "text.format");
+      return { format: { type: "grammar", ...grammar }, responseFormat: { type: "grammar", grammar: appGrammarEbnf(grammar, "text.format") } };
+    }
     default:
-      throw invalidParam("text.format.type", "`text.format.type` must be \"text\", \"json_object\" or \"json_schema\".");
+      throw invalidParam("text.format.type", "`text.format.type` must be \"text\", \"json_object\", \"json_schema\" or \"grammar\".");
   }
 }
 
@@ -367,10 +390,10 @@ function validateReasoning(v: unknown): { effort: ReasoningEffort | undefined; s
 /** Every `function_call_output` answers a `function_call` of this input or of the chain (`chainCalls`), as the hosted API requires. */
 function checkOutputsAnswerCalls(items: readonly InputItem[], chainCalls: ReadonlyMap<string, string>): void {
   const calls = new Set(chainCalls.keys());
-  for (const item of items) if (item.type === "function_call") calls.add((item as FunctionCallItem).call_id);
+  for (const item of items) if (item.type === "function_call" || item.type === "custom_tool_call") calls.add((item as FunctionCallItem).call_id);
   for (const item of items) {
     const callId = (item as FunctionCallOutputItem).call_id;
-    if (item.type === "function_call_output" && !calls.has(callId)) throw noToolCallFound(callId);
+    if ((item.type === "function_call_output" || item.type === "custom_tool_call_output") && !calls.has(callId)) throw noToolCallFound(callId);
   }
 }
 
@@ -400,6 +423,21 @@ function validateItem(item: unknown, param: string, lookup: ResponsesLookup): In
       if (typeof args !== "string") throw invalidParam(`${param}.arguments`, `\`${param}.arguments\` must be the call's arguments as a JSON string.`, isAbsent(args) ? "missing_required_parameter" : "invalid_type");
       checkTextDepth(args, `${param}.arguments`);
       return { type: "function_call", id: id ?? newItemId("fc"), call_id: callId, name, arguments: args, status: "completed" };
+    }
+    case "custom_tool_call": {
+      const input = item.input;
+      if (typeof input !== "string") throw invalidParam(`${param}.input`, `\`${param}.input\` must be the call's input text.`, isAbsent(input) ? "missing_required_parameter" : "invalid_type");
+      return { type: "custom_tool_call", id: id ?? newItemId("ctc"), call_id: requiredString(item, "call_id", param), name: requiredString(item, "name", param), input };
+    }
+    case "custom_tool_call_output": {
+      const output = item.output;
+      if (typeof output !== "string" && !Array.isArray(output)) throw invalidParam(`${param}.output`, `\`${param}.output\` must be a string or an array of input_text parts.`, isAbsent(output) ? "missing_required_parameter" : "invalid_type");
+      const parts = typeof output === "string" ? output : output.map((part, j) => {
+        const p = `${param}.output[${j}]`;
+        if (!isObject(part) || part.type !== "input_text" || typeof part.text !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "input_text", "text": ...}: a local model reads tool results as text.`);
+        return { type: "input_text" as const, text: part.text };
+      });
+      return { type: "custom_tool_call_output", id: id ?? newItemId("ctco"), call_id: requiredString(item, "call_id", param), output: parts };
     }
     case "function_call_output": {
       const callId = requiredString(item, "call_id", param);
@@ -432,7 +470,7 @@ function validateItem(item: unknown, param: string, lookup: ResponsesLookup): In
     }
     default:
       if (typeof type === "string" && /^(web_search|file_search|computer|code_interpreter|image_generation|local_shell|mcp)/.test(type)) throw hosted(`${param}.type`, `The hosted item type \`${type}\``);
-      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "reasoning" or "item_reference", got ${JSON.stringify(type)}.`);
+      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference", got ${JSON.stringify(type)}.`);
   }
 }
 
@@ -528,6 +566,14 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
         assistant().toolCalls.push(toolCall);
         return;
       }
+      case "custom_tool_call": {
+        // Back to the model as the function call it was rendered as (protocol/custom-tools.ts).
+        const call = item as { call_id: string; name: string; input: string };
+        callNames.set(call.call_id, call.name);
+        assistant().toolCalls.push({ id: call.call_id, type: "function", function: { name: call.name, arguments: customCallArguments(call.input) } });
+        return;
+      }
+      case "custom_tool_call_output":
       case "function_call_output": {
         turn = null;
         const result = item as { call_id: string; output: string | Array<{ text: string }> };
