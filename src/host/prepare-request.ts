@@ -49,6 +49,7 @@ export function prepareRequest(
     toolChoice: request.toolChoice,
     parallelToolCalls: request.parallelToolCalls,
     thinking: thinking.enabled,
+    customTools: request.customTools,
     rawAssistantText: (message) => {
       const at = messages.indexOf(message);
       return memory.recall(ConversationMemory.keyOf(record.model_id, message, at > 0 ? messages[at - 1] : undefined, request.cacheKey, request.client), message);

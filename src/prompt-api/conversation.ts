@@ -110,7 +110,7 @@ export class Conversation {
     if (!onText) {
       const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
       const message = completion.choices[0].message;
-      return { content: message.content ?? "", toolCalls: message.tool_calls ?? [], usage: completion.usage, stats: completion.x_webgpu ?? null };
+      return { content: message.content ?? "", toolCalls: (message.tool_calls ?? []).filter((call): call is ToolCall => call.type === "function"), usage: completion.usage, stats: completion.x_webgpu ?? null };
     }
     const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
     let content = "";

@@ -94,7 +94,7 @@ describe("prediction: a source of drafts, reported as OpenAI does", () => {
     };
     const chunks = await run(true);
     const last = chunks.at(-1)!;
-    const args = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((d) => d.function.arguments).join("");
+    const args = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((d) => d.function!.arguments).join("");
     expect(JSON.parse(args)).toEqual({ text: "Meet Anna at 5 pm on the bridge" });
     // Call ids are random per call: compared without them.
     const visible = (cs: ChatCompletionChunk[]) => JSON.stringify(cs.map((c) => ({ delta: c.choices[0]?.delta, logprobs: c.choices[0]?.logprobs, finish: c.choices[0]?.finish_reason }))).replace(/call_[A-Za-z0-9]+/g, "call");
