@@ -11,6 +11,9 @@ import { describe, expect, it } from "vitest";
 import { WebLlmSpeculative, type SpeculativePipeline, type SpeculativeRequest } from "../../src/engine/speculative/webllm-speculative.js";
 import type { SpeculationUsage as SpeculativeCounts } from "../../src/engine/speculative/counters.js";
 import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { WebLlmCacheSlot } from "../../src/engine/prompt-cache/webllm-cache-slot.js";
+import { WebLlmSpeculativeSlot } from "../../src/engine/speculative/webllm-speculative-slot.js";
+import type { EngineRequest } from "../../src/engine/types.js";
 import { decodeIds, encodeText, FakeDecodingPipeline, type GenConfig } from "./support/fake-webllm-decoder.js";
 
 interface Setup {
@@ -235,5 +238,57 @@ describe("speculative decoding: where it does not apply", () => {
     const hybrid = new FakeDecodingPipeline() as FakeDecodingPipeline & { rnnState?: unknown };
     hybrid.rnnState = {};
     expect(new WebLlmSpeculative(hybrid as unknown as SpeculativePipeline).unsupported).toBe("model with recurrent state");
+  });
+});
+
+describe("speculative decoding through the web-llm cache slot (as the engine attaches it)", () => {
+  function slotSetup() {
+    const pipe = new FakeDecodingPipeline();
+    const slot = new WebLlmCacheSlot(undefined, new WebLlmSpeculativeSlot());
+    slot.attach(pipe, { budgetTokens: 4096, maxSequences: 4 });
+    return { pipe, slot };
+  }
+  const request = (extra: Partial<EngineRequest> = {}): EngineRequest => ({ model: "m", messages: [], sampling: { stop: [], max_tokens: 30 }, thinking: { enabled: false }, continueFinalMessage: false, ...extra });
+  const policyHolds = (pipe: FakeDecodingPipeline, slot: WebLlmCacheSlot) => {
+    for (const s of slot.current!.policy!.sequences()) expect(pipe.held(s.id), `sequence ${s.id} holds what the prompt cache believes`).toEqual(s.tokens);
+  };
+
+  it("hooks below the prompt cache: the cache records one token per step, and the usage carries the counts", async () => {
+    const { pipe, slot } = slotSetup();
+    slot.begin(request({ prediction: undefined }));
+    await pipe.generate(encodeText(REPEATING), { max_tokens: 30 }, true);
+    slot.end("stop", true);
+    const counts = slot.decodeCounts!;
+    expect(counts.acceptedDraftTokens).toBeGreaterThan(0);
+    expect(counts.decodePasses + counts.acceptedDraftTokens).toBe(29);
+    expect(slot.current!.policy!.sequences().map((s) => s.tokens.length), "the sequence is kept: prompt and every fed token").toEqual([REPEATING.length + 29]);
+    policyHolds(pipe, slot);
+    const verifies = pipe.verifies.length;
+    slot.begin(request({ speculative: false }));
+    await pipe.generate(encodeText(REPEATING), { max_tokens: 30 }, true);
+    slot.end("stop", true);
+    expect(slot.decodeCounts).toMatchObject({ decodePasses: 29, draftTokens: 0 });
+    expect(pipe.verifies.length, "speculative: false for the request: no verify pass").toBe(verifies);
+  });
+
+  it("a request abandoned mid-draft (its consumer stopped reading): the next request finds exact sequences", async () => {
+    const { pipe, slot } = slotSetup();
+    slot.begin(request());
+    const step = pipe.decodeStep;
+    pipe.decodeStep = async (c) => {
+      const verifies = pipe.verifies.length;
+      await step.call(pipe, c);
+      // right after a verify pass (its draft still pending), web-llm's generator is simply not resumed: no triggerStop, no end()
+      if (pipe.verifies.length > verifies) pipe.stopped = () => true;
+    };
+    await pipe.generate(encodeText(REPEATING), { max_tokens: 30 }, true);
+    expect(pipe.verifies.length).toBeGreaterThan(0);
+    pipe.decodeStep = step;
+    pipe.stopped = () => pipe.stopTriggered;
+    slot.begin(request());
+    await pipe.generate(encodeText(REPEATING + "x"), { max_tokens: 10 }, true);
+    slot.end("stop", true);
+    expect(slot.current!.policy!.sequences().length).toBeGreaterThan(0);
+    policyHolds(pipe, slot);
   });
 });

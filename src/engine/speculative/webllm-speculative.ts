@@ -86,6 +86,8 @@ interface Pending {
   rows: LogitRows;
   /** Draft tokens already fed back (accepted). */
   used: number;
+  /** The KV sequence that holds them. */
+  seq: number;
   source: DraftSource | null;
 }
 
@@ -255,7 +257,7 @@ export class WebLlmSpeculative {
     const pipe = this.pipeline;
     const rows = await (this.verifier as Verifier).forward([token, ...draft]);
     pipe.filledKVCacheLength += 1;
-    this.pending = { draft, rows, used: 0, source: this.proposer?.lastSource ?? null };
+    this.pending = { draft, rows, used: 0, seq: this.info.sequence(), source: this.proposer?.lastSource ?? null };
     return rows.row(0);
   }
 
@@ -268,7 +270,7 @@ export class WebLlmSpeculative {
     if (!pending) return;
     this.pending = null;
     const rest = pending.draft.length - pending.used;
-    if (rest > 0) (this.ops as KvOps).popn(this.info.sequence(), rest);
+    if (rest > 0) (this.ops as KvOps).popn(pending.seq, rest);
     this.proposer?.record(pending.draft.length, pending.used);
     this.counts.pass(pending.source, pending.draft.length, pending.used);
   }
