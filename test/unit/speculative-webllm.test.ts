@@ -22,8 +22,8 @@ interface Setup {
   cache: WebLlmPromptCache | null;
 }
 
-function setup(options: { promptCache?: boolean; batchPrefill?: boolean } = {}): Setup {
-  const pipe = new FakeDecodingPipeline({ batchPrefill: options.batchPrefill });
+function setup(options: { promptCache?: boolean; batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86" } = {}): Setup {
+  const pipe = new FakeDecodingPipeline({ batchPrefill: options.batchPrefill, webllm: options.webllm });
   // Speculation hooks first, the prompt cache on top (as webllm-cache-slot.ts attaches them).
   const spec = new WebLlmSpeculative(pipe as unknown as SpeculativePipeline);
   const cache = options.promptCache ? new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1 }) : null;
@@ -201,6 +201,15 @@ describe("speculative decoding on web-llm's pipeline: output unchanged", () => {
 });
 
 describe("speculative decoding with the prompt cache", () => {
+  it("web-llm 0.2.86's decode step (forwardDecodeToken, asynchronous getInputData): the same tokens and exact sequences", async () => {
+    const base = await run(setup({ promptCache: true, webllm: "0.2.86" }), REPEATING, { max_tokens: 30, logprobs: true, top_logprobs: 2 }, { enabled: false });
+    const on = await run(setup({ promptCache: true, webllm: "0.2.86" }), REPEATING, { max_tokens: 30, logprobs: true, top_logprobs: 2 }, { prediction: base.text });
+    expect(on.tokens).toEqual(base.tokens);
+    expect(on.logprobs).toEqual(base.logprobs);
+    expect(on.held).toEqual(base.held);
+    expect(on.counts!.decodePasses).toBeLessThan(10);
+  });
+
   it("a regenerate drafts from the reply the cache holds after the same prompt; sequences stay exact", async () => {
     const s = setup({ promptCache: true });
     const plain = setup({ promptCache: true });

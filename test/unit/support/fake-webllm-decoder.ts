@@ -152,8 +152,9 @@ export class FakeDecodingPipeline extends FakePipeline {
   /** batch_prefill calls: the token count of each. */
   readonly verifies: number[] = [];
 
-  constructor(options: { batchPrefill?: boolean } = {}) {
-    super();
+  constructor(options: { batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86" } = {}) {
+    super(options.webllm === "0.2.86");
+    if (options.webllm === "0.2.86") this.decodeStep = this.decodeStep086;
     const tvm = this.tvm as unknown as Record<string, unknown>;
     tvm.empty = (shape: number[], dtype: string, device: unknown) => {
       const size = shape.reduce((a, b) => a * b, 1);
@@ -242,6 +243,29 @@ export class FakeDecodingPipeline extends FakePipeline {
     const nextToken = await this.sampleTokenFromLogits(logits, genConfig);
     logits.dispose();
     this.processNextToken(nextToken, genConfig);
+  }
+
+  // web-llm 0.2.86's decodeStep: sampleDecodeStep (forwardDecodeToken → embedAndForward, sample), then commit
+  async decodeStep086(genConfig?: GenConfig): Promise<void> {
+    if (this.stopTriggered) throw Error("Cannot run decode when stopped");
+    const lastToken = this.outputIds[this.outputIds.length - 1];
+    this.tvm.beginScope();
+    let logits: FakeTensor;
+    try {
+      const previousLength = this.filledKVCacheLength;
+      const out = await this.embedAndForward([[lastToken]], 1);
+      if (this.filledKVCacheLength !== previousLength + 1) throw new Error("Internal Error: filledKVCacheLength does not match expected value.");
+      logits = this.tvm.detachFromCurrentScope(out) as FakeTensor;
+    } finally {
+      this.tvm.endScope();
+    }
+    let token: number;
+    try {
+      token = await this.sampleTokenFromLogits(logits, genConfig);
+    } finally {
+      logits.dispose();
+    }
+    this.processNextToken(token, genConfig);
   }
 
   triggerStop(): void {
