@@ -131,7 +131,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const api = Comlink.wrap<WorkerApi>(link.endpoint);
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore, promptCache: options.promptCache };
+    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore, promptCache: options.promptCache, speculative: options.speculative };
     const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
       const result = await api.configure(config, onProgress, tab);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));

@@ -68,6 +68,13 @@ export interface ClientOptions {
    * off; `{ budgetTokens, maxSequences }` bounds it (README "Prompt caching").
    */
   promptCache?: PromptCacheOption;
+  /**
+   * Speculative decoding (default on): the engine drafts likely next tokens
+   * from the prompt, the output so far, a request's `prediction` and cached
+   * replies, and checks several in one forward pass; the output is the same.
+   * `false` decodes one token per pass (docs/speculative-decoding.md).
+   */
+  speculative?: boolean;
 }
 
 export interface RequestOptions {
@@ -216,6 +223,9 @@ function withOutputText(response: ResponseObject): ResponseObject {
 
 function chooseBackend(options: ClientOptions): Backend {
   promptCacheSettings(options.promptCache); // a bad option fails here, not at the first request
+  if (options.speculative !== undefined && typeof options.speculative !== "boolean") {
+    throw new ApiError({ status: 400, param: "speculative", message: "`speculative` must be true or false." });
+  }
   const useWorker = options.worker ?? inBrowser();
   const hostOptions: EngineHostOptions = {
     engine: options.engine,
@@ -226,6 +236,7 @@ function chooseBackend(options: ClientOptions): Backend {
     onProgress: options.onProgress,
     responsesStore: options.responsesStore,
     promptCache: options.promptCache,
+    speculative: options.speculative,
   };
   if (!useWorker) return inProcessBackend(hostOptions);
   const link = chooseWorkerLink(useWorker);

@@ -51,6 +51,11 @@ export class ScriptedCache {
     return { cached, seq: null };
   }
 
+  /** Replies the cache holds after this whole prompt (a source of speculative drafts); ask before `begin`. */
+  continuations(prompt: ScriptedPrompt): number[][] {
+    return this.policy?.continuations(prompt.ids) ?? [];
+  }
+
   /**
    * The turn ended with `fed` in the cache (prompt and reply tokens but the
    * last). Off: only a `stop` outside a continuation is kept, as web-llm does.

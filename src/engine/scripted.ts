@@ -19,6 +19,7 @@ import { checkScriptedInputs, scriptedEmbed } from "./scripted-embed.js";
 import { Vocabulary, renderPrompt, scriptedTokens } from "./scripted-prompt.js";
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
+import { ScriptedSpeculation } from "./scripted-speculation.js";
 
 export { scriptedTokens } from "./scripted-prompt.js";
 
@@ -97,23 +98,35 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     }
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
+    // Asked before the turn begins: the turn may take over the sequence that holds a previous reply.
+    const cachedReplies = request.speculative === false ? [] : kv.continuations(prompt);
     const turn = kv.begin(request, prompt);
     try {
-      yield* decode(request, reply, prompt.ids, maxTokens, turn, signal);
+      yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal);
     } finally {
       // An error, or a consumer that stopped listening: what the sequence holds is not known.
       if (!turn.settled) kv.drop(turn);
     }
   }
 
-  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, cachedReplies: number[][], signal: AbortSignal): AsyncGenerator<EngineEvent> {
     const record = currentRecord;
     const promptTokens = promptIds.length;
     const cachedTokens = turn.cached;
     // As web-llm: thinking off writes its empty block into the reply (counted toward max_tokens); a script that starts with it gets no second one.
     const offBlock = !request.thinking.enabled && !request.continueFinalMessage && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
     const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
+    const ids = vocab.encode(tokens);
+    const prediction = request.prediction !== undefined ? vocab.encode(scriptedTokens(request.prediction)) : undefined;
+    const speculation = new ScriptedSpeculation(
+      ids,
+      request.speculative === false ? null : { prompt: promptIds, cachedReplies, ...(prediction ? { prediction } : {}) },
+      prediction?.length,
+    );
+    /** The reply's ids emitted so far (what drafts are looked up from). */
+    const fedIds: number[] = [];
     let output = "";
+    let ended = reply.finish !== "length";
     let emitted = 0;
     let finish: "stop" | "length" | "abort" = reply.finish ?? "stop";
     const stops = request.sampling.stop;
@@ -126,23 +139,28 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       if (reply.error && emitted === (reply.errorAfterTokens ?? 0)) throw reply.error;
       if (emitted >= maxTokens) {
         finish = "length";
+        ended = false;
         break;
       }
+      speculation.next(fedIds, maxTokens - emitted);
       // Like a real engine: the token that completes a stop sequence is generated, then generation ends.
       const candidate = output + token;
       const hit = firstStop(candidate, stops, output.length);
       output = candidate;
+      fedIds.push(ids[emitted]);
       emitted++;
       yield { type: "text", text: token, ...(request.topLogprobs !== undefined ? { logprobs: fakeLogprobs(token, request.topLogprobs) } : {}) };
       if (hit >= 0) {
         output = candidate.slice(0, hit);
         finish = "stop";
+        ended = false;
         break;
       }
       if (delay > 0) await sleep(delay, signal);
       else await Promise.resolve();
     }
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
+    if (finish === "stop" && ended) speculation.end(fedIds);
     // The last sampled token is never fed back. Aborted before the first token: stopped inside prefill, contents uncertain.
     if (finish === "abort" && emitted === 0) kv.drop(turn);
     else kv.finish(turn, request, [...promptIds, ...vocab.encode(tokens.slice(0, Math.max(emitted - 1, 0)))], output, finish);
@@ -156,6 +174,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         completionTokens: emitted,
         prefillTokensPerS: (promptTokens - cachedTokens) / 1e-3,
         decodeTokensPerS: emitted / seconds,
+        ...speculation.usage(fedIds),
       },
     };
   }

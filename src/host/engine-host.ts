@@ -49,6 +49,7 @@ import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../
 import { createEmbeddings, notAChatModel, type EmbeddingsContext } from "./embeddings.js";
 import { load } from "../lazy-imports.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
+import { addCompletionDetails, addDecodeCounts, decodeCounts, predictionDetails } from "./decode-report.js";
 import { createTranscription, streamTranscription, type ChatFace } from "./transcriptions.js";
 import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 
@@ -71,6 +72,8 @@ export interface EngineHostOptions {
   deviceMemoryGb?: number;
   /** Prompt caching: `false` turns it off; an object sets the KV budget (engine/prompt-cache/config.ts). Default on. */
   promptCache?: PromptCacheOption;
+  /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
+  speculative?: boolean;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -428,6 +431,8 @@ export class EngineHost {
       continueFinalMessage: request.continueFinalMessage,
       topLogprobs: request.topLogprobs,
       ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),
+      ...(request.prediction !== undefined ? { prediction: request.prediction } : {}),
+      ...(this.options.speculative === false ? { speculative: false } : {}),
     };
     return {
       request,
@@ -436,7 +441,7 @@ export class EngineHost {
       context,
       engineRequest,
       started,
-      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0 },
+      stats: { request_id: newRequestId(), queue_ms: Math.round(started - arrived), ttft_ms: 0, prefill_tokens_per_s: 0, decode_tokens_per_s: 0, prefill_tokens: 0, decode_passes: 0, draft_tokens: 0, accepted_draft_tokens: 0 },
     };
   }
 
@@ -476,6 +481,8 @@ export class EngineHost {
     prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
     prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
     prepared.stats.prefill_tokens += usage.promptTokens - cached;
+    const decode = decodeCounts(usage);
+    addDecodeCounts(prepared.stats, decode);
     // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
     if (finish === "stop" && !parser.cutCall) this.rememberReply(prepared, output.reply(), raw);
     return {
@@ -486,8 +493,9 @@ export class EngineHost {
         completion_tokens: usage.completionTokens,
         total_tokens: usage.promptTokens + usage.completionTokens,
         prompt_tokens_details: { cached_tokens: cached },
-        completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens) },
+        completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens), ...predictionDetails(usage, prepared.request.prediction !== undefined) },
       },
+      decode,
     };
   }
 
@@ -630,7 +638,7 @@ function addUsage(total: Usage | null, next: Usage): Usage {
     completion_tokens: total.completion_tokens + next.completion_tokens,
     total_tokens: total.total_tokens + next.total_tokens,
     prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + next.prompt_tokens_details.cached_tokens },
-    completion_tokens_details: { reasoning_tokens: total.completion_tokens_details.reasoning_tokens + next.completion_tokens_details.reasoning_tokens },
+    completion_tokens_details: addCompletionDetails(total.completion_tokens_details, next.completion_tokens_details),
   };
 }
 

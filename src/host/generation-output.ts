@@ -8,6 +8,7 @@
 import type { ParseEvent } from "../parsers/types.js";
 import type { ChunkDelta, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
 import type { ChoiceBuilder } from "../protocol/choice-builder.js";
+import type { DecodeCounts } from "./decode-report.js";
 
 export interface GenerationOutput {
   /** One step's parser events (possibly none) and that step's logprobs. */
@@ -22,6 +23,8 @@ export interface GenerationResult {
   /** The output ended inside a call (max_tokens, a stop string, end of output): the call is out with the arguments it had. */
   cutCall: boolean;
   usage: Usage;
+  /** Forward passes and speculative drafts of this generation. */
+  decode: DecodeCounts;
 }
 
 export interface SentBackReply {

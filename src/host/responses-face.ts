@@ -248,5 +248,6 @@ function finalResponse(base: ResponseObject, output: ResponseObject["output"], r
     incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
     output,
     usage: responseUsage(result.usage),
+    x_webgpu: { ...result.decode },
   };
 }

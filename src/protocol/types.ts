@@ -211,8 +211,8 @@ export interface ChatCompletionCreateParams {
   metadata?: Record<string, string> | null;
   /** Ignored: there is one tier, this device. */
   service_tier?: string | null;
-  /** Ignored: a speed hint; the output does not depend on it. */
-  prediction?: object | null;
+  /** Predicted Outputs: the expected output (e.g. the file being edited), a source of speculative drafts; the output does not depend on it. */
+  prediction?: { type: "content"; content: string | Array<{ type: "text"; text: string }> } | null;
   /** Ignored. */
   verbosity?: string | null;
   /** Ignored. */
@@ -265,7 +265,12 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
-  completion_tokens_details: { reasoning_tokens: number };
+  completion_tokens_details: {
+    reasoning_tokens: number;
+    /** With `prediction`: the prediction's tokens that appeared in the output (accepted drafts from it), and the rest. */
+    accepted_prediction_tokens?: number;
+    rejected_prediction_tokens?: number;
+  };
 }
 
 /** Local extension, in place of the hosted API's vendor field. */
@@ -277,6 +282,11 @@ export interface WebGpuStats {
   decode_tokens_per_s: number;
   /** Prompt tokens the engine prefilled (the rest came from its KV cache: `cached_tokens`); summed over choices. */
   prefill_tokens: number;
+  /** Forward passes after the prompt's prefill (decode and speculative verify steps); summed over choices. */
+  decode_passes: number;
+  /** Tokens drafted by speculative decoding, and those the model accepted; summed over choices. */
+  draft_tokens: number;
+  accepted_draft_tokens: number;
 }
 
 export interface ChatCompletion {

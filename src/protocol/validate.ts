@@ -3,6 +3,7 @@
  * `NormalizedRequest` out, or an `ApiError` 400 naming the offending `param`
  * with a message that says what is allowed. Unknown fields are ignored.
  */
+import { validatePrediction } from "./prediction.js";
 import { ApiError, invalidParam } from "./api-error.js";
 import { normalizeAudioPart } from "./audio-part.js";
 import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
@@ -74,6 +75,8 @@ export interface NormalizedRequest {
   n: number;
   /** The last message is an assistant message to be continued. */
   continueFinalMessage: boolean;
+  /** `prediction`'s text: the expected output, a source of speculative drafts. */
+  prediction?: string;
 }
 
 export function validateRequest(raw: unknown): NormalizedRequest {
@@ -136,6 +139,7 @@ export function validateRequest(raw: unknown): NormalizedRequest {
     provider: validateProvider(body.provider),
     n,
     continueFinalMessage,
+    prediction: validatePrediction(body.prediction),
   };
 }
 

@@ -35,6 +35,7 @@ export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress:
     cache: config.cache,
     responsesStore: config.responsesStore,
     promptCache: config.promptCache,
+    speculative: config.speculative,
     onProgress,
   });
 }

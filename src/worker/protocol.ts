@@ -40,6 +40,7 @@ export interface WorkerHostConfig {
   cache?: "indexeddb" | "cache" | "opfs";
   responsesStore?: { maxResponses?: number };
   promptCache?: PromptCacheOption;
+  speculative?: boolean;
 }
 
 /** Which worker serves a client: one SharedWorker for every tab of the origin, a dedicated one, or none (this thread). */

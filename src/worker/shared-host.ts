@@ -39,7 +39,7 @@ interface Tab {
 
 /** The options a later tab sends that the running host was not built with (the first tab's win). */
 function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string[] {
-  const keys: Array<keyof WorkerHostConfig> = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore", "promptCache"];
+  const keys: Array<keyof WorkerHostConfig> = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore", "promptCache", "speculative"];
   return keys.filter((key) => JSON.stringify(first[key] ?? null) !== JSON.stringify(next[key] ?? null));
 }
 

@@ -26,6 +26,10 @@ describe("non-streaming completion", () => {
       prefill_tokens_per_s: expect.any(Number),
       decode_tokens_per_s: expect.any(Number),
       prefill_tokens: completion.usage.prompt_tokens,
+      // Two decode steps after the prefill's first token, and the one that produces the end of text; nothing to draft from "hi".
+      decode_passes: 3,
+      draft_tokens: 0,
+      accepted_draft_tokens: 0,
     });
   });
 

@@ -77,6 +77,18 @@ describe("speculative proposer: sources", () => {
     expect(p.lastSource).toBe("cache");
   });
 
+  it("counts the prediction's tokens that appeared in the output, each once", () => {
+    const prediction = [1, 2, 3, 4, 5, 6, 7, 8];
+    const p = new DraftProposer({ prompt: [], prediction });
+    // 4 replaced by 40; resynced on (5 6); 7 8 follow.
+    for (const output of [[1, 2, 3], [1, 2, 3, 40], [1, 2, 3, 40, 5], [1, 2, 3, 40, 5, 6]]) p.propose(output);
+    expect(p.predictionTokensMatched, "3 aligned, and the resync's 2-gram (5 6)").toBe(5);
+    p.observe([1, 2, 3, 40, 5, 6, 7, 8]);
+    expect(p.predictionTokensMatched).toBe(7);
+    expect(p.propose([1, 2, 3, 40, 5, 6, 7, 8, 5, 6])).toEqual([7, 8]);
+    expect(p.predictionTokensMatched, "a repeat matches positions already counted").toBe(7);
+  });
+
   it("never drafts past the limit", () => {
     const p = new DraftProposer({ prompt: [], prediction: range(1, 50) }, { initialDraft: 8 });
     expect(p.propose([], 3)).toEqual([1, 2, 3]);

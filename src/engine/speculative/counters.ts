@@ -5,7 +5,6 @@
  * engines so they count alike.
  */
 import type { EngineUsage } from "../types.js";
-import type { DraftSource } from "./proposer.js";
 
 export type SpeculationUsage = Required<Pick<EngineUsage, "decodePasses" | "draftTokens" | "acceptedDraftTokens">> &
   Pick<EngineUsage, "acceptedPredictionTokens" | "rejectedPredictionTokens">;
@@ -14,24 +13,23 @@ export class SpeculationCounters {
   decodePasses = 0;
   draftTokens = 0;
   acceptedDraftTokens = 0;
-  acceptedPredictionTokens = 0;
 
   /** `predictionTokens`: the prediction's length in tokens; undefined when the request has none. */
   constructor(private readonly predictionTokens?: number) {}
 
   /** One forward pass after the prefill: a plain decode step (`drafted` 0) or a verify step. */
-  pass(source: DraftSource | null, drafted: number, accepted: number): void {
+  pass(drafted: number, accepted: number): void {
     this.decodePasses++;
     this.draftTokens += drafted;
     this.acceptedDraftTokens += accepted;
-    if (source === "prediction") this.acceptedPredictionTokens += accepted;
   }
 
-  usage(): SpeculationUsage {
+  /** `predictionMatched`: the prediction's tokens that appeared in the output (DraftProposer.predictionTokensMatched; 0 when it was not used). */
+  usage(predictionMatched = 0): SpeculationUsage {
     const counts: SpeculationUsage = { decodePasses: this.decodePasses, draftTokens: this.draftTokens, acceptedDraftTokens: this.acceptedDraftTokens };
     if (this.predictionTokens === undefined) return counts;
     // OpenAI: the prediction's tokens that appeared in the completion, and those that did not.
-    const accepted = Math.min(this.acceptedPredictionTokens, this.predictionTokens);
+    const accepted = Math.min(predictionMatched, this.predictionTokens);
     return { ...counts, acceptedPredictionTokens: accepted, rejectedPredictionTokens: this.predictionTokens - accepted };
   }
 }

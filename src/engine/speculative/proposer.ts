@@ -62,6 +62,9 @@ class ReplySource {
   aligned: number | null = 0;
   /** Where it last lined up: a lookup prefers matches after it. */
   cursor = 0;
+  /** Positions the output lined up with (each counted once), and how many. */
+  private readonly matched: Uint8Array;
+  matchedCount = 0;
 
   constructor(
     readonly tokens: readonly number[],
@@ -69,6 +72,7 @@ class ReplySource {
     minN: number,
     maxN: number,
   ) {
+    this.matched = new Uint8Array(tokens.length);
     for (let n = minN; n <= maxN; n++) {
       const map = new Map<number, number[]>();
       for (let end = n; end < tokens.length; end++) {
@@ -78,6 +82,15 @@ class ReplySource {
         else map.set(key, [end]);
       }
       this.index.push(map);
+    }
+  }
+
+  /** Tokens [from, to) appeared in the output. */
+  mark(from: number, to: number): void {
+    for (let i = Math.max(0, from); i < to; i++) {
+      if (this.matched[i]) continue;
+      this.matched[i] = 1;
+      this.matchedCount++;
     }
   }
 }
@@ -117,6 +130,21 @@ export class DraftProposer {
     for (let n = this.minN; n <= this.maxN; n++) this.context.push(new Map());
   }
 
+  /**
+   * The prediction's tokens that appeared in the output where it lined up
+   * with it (each counted once): OpenAI's `accepted_prediction_tokens`. Counts
+   * the output as of the last `propose` or `observe`.
+   */
+  get predictionTokensMatched(): number {
+    return this.replies.find((r) => r.kind === "prediction")?.matchedCount ?? 0;
+  }
+
+  /** Takes in output generated since the last call without proposing (the end of a generation). */
+  observe(output: readonly number[]): void {
+    this.output = output;
+    this.advance(output);
+  }
+
   /** The current draft length (what `propose` asks for at most). */
   get draftLength(): number {
     return this.k;
@@ -148,6 +176,7 @@ export class DraftProposer {
       for (const reply of this.replies) {
         const at = this.findInReply(reply, n, key, total);
         if (at !== null) {
+          reply.mark(at - n, at);
           reply.aligned = at;
           reply.cursor = at;
           if (at < reply.tokens.length) return this.take(reply.tokens, at, k, reply.kind);
@@ -185,8 +214,10 @@ export class DraftProposer {
       const token = output[i];
       for (const reply of this.replies) {
         if (reply.aligned === null) continue;
-        if (reply.aligned < reply.tokens.length && reply.tokens[reply.aligned] === token) reply.cursor = ++reply.aligned;
-        else reply.aligned = null;
+        if (reply.aligned < reply.tokens.length && reply.tokens[reply.aligned] === token) {
+          reply.mark(reply.aligned, reply.aligned + 1);
+          reply.cursor = ++reply.aligned;
+        } else reply.aligned = null;
       }
     }
     this.seen = output.length;

@@ -130,6 +130,8 @@ export interface ResponseObject {
   temperature: number;
   reasoning: { effort: string | null; summary: string | null } | null;
   usage: ResponseUsage | null;
+  /** Local extension: forward passes after the prompt's prefill and speculative drafts (set when the response is finished). */
+  x_webgpu?: { decode_passes: number; draft_tokens: number; accepted_draft_tokens: number };
   max_output_tokens: number | null;
   max_tool_calls: number | null;
   store: boolean;

@@ -1,0 +1,67 @@
+/**
+ * Speculative decoding, simulated by the scripted engine on its own tokens:
+ * the scripted reply is what the model chooses, so a draft (from the same
+ * proposer web-llm's binding uses) is accepted as far as it agrees with the
+ * reply — greedy acceptance. The output never changes; what changes is the
+ * count of forward passes, which is what apps' tests and the benchmark read
+ * (`decode_passes`, `draft_tokens`, `accepted_draft_tokens`, and the
+ * prediction counts).
+ *
+ * Passes: the prompt's prefill gives the first token; each later pass feeds
+ * the last token plus a draft and gives the accepted draft tokens plus one.
+ * A reply that ends by itself needs the pass that produces its end-of-text
+ * token (unless a verify pass already produced it), as a real model does.
+ */
+import { DraftProposer, type DraftSources } from "./speculative/proposer.js";
+import { SpeculationCounters, type SpeculationUsage } from "./speculative/counters.js";
+import { acceptGreedy } from "./speculative/acceptance.js";
+
+/** The end-of-text token: no source holds it, so a draft running past the reply's end is rejected there. */
+const END_OF_TEXT = -1;
+
+export class ScriptedSpeculation {
+  /** Tokens produced by passes so far and not yet emitted (the prefill produces the first). */
+  private ready = 1;
+  private readonly proposer: DraftProposer | null;
+  private readonly counters: SpeculationCounters;
+
+  /**
+   * `reply`: the model's tokens, in order; `sources`: where drafts come from, or
+   * null with speculation off (every pass then decodes one token);
+   * `predictionTokens`: the prediction's length, when the request has one
+   * (with speculation off all of it is rejected, as nothing was drafted from it).
+   */
+  constructor(
+    private readonly reply: readonly number[],
+    sources: DraftSources | null,
+    predictionTokens?: number,
+  ) {
+    this.proposer = sources ? new DraftProposer(sources) : null;
+    this.counters = new SpeculationCounters(predictionTokens);
+  }
+
+  /** Before emitting token `output.length`: runs a forward pass when none is left over. `remaining`: tokens the request may still emit, this one included. */
+  next(output: readonly number[], remaining: number): void {
+    if (this.ready > 0) {
+      this.ready--;
+      return;
+    }
+    const draft = this.proposer?.propose(output, remaining - 1) ?? [];
+    const at = output.length;
+    const verdict = acceptGreedy(draft, (i) => (at + i < this.reply.length ? this.reply[at + i] : END_OF_TEXT));
+    this.proposer?.record(draft.length, verdict.accepted);
+    this.counters.pass(draft.length, verdict.accepted);
+    this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
+  }
+
+  /** The reply ended by itself: its end-of-text token takes a pass unless one is left over. */
+  end(output: readonly number[]): void {
+    this.next(output, 1);
+  }
+
+  /** The counts, once the generation is over; `output`: every token it emitted. */
+  usage(output: readonly number[]): SpeculationUsage {
+    this.proposer?.observe(output);
+    return this.counters.usage(this.proposer?.predictionTokensMatched ?? 0);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * How the engine decoded a reply, as the host reports it: forward passes and
+ * speculative drafts in `x_webgpu` (chat completions, chunks, Responses), and
+ * OpenAI's Predicted Outputs counts in `completion_tokens_details`.
+ */
+import type { EngineUsage } from "../engine/types.js";
+import type { Usage, WebGpuStats } from "../protocol/types.js";
+
+export type DecodeCounts = Pick<WebGpuStats, "decode_passes" | "draft_tokens" | "accepted_draft_tokens">;
+
+/** An engine that does not count its passes decodes one token per pass. */
+export function decodeCounts(usage: EngineUsage): DecodeCounts {
+  return {
+    decode_passes: usage.decodePasses ?? usage.completionTokens,
+    draft_tokens: usage.draftTokens ?? 0,
+    accepted_draft_tokens: usage.acceptedDraftTokens ?? 0,
+  };
+}
+
+/** Adds one choice's counts to the request's stats (summed over choices, as prefill_tokens). */
+export function addDecodeCounts(stats: WebGpuStats, counts: DecodeCounts): void {
+  stats.decode_passes += counts.decode_passes;
+  stats.draft_tokens += counts.draft_tokens;
+  stats.accepted_draft_tokens += counts.accepted_draft_tokens;
+}
+
+/** `accepted_prediction_tokens` / `rejected_prediction_tokens`, for a request with a prediction. */
+export function predictionDetails(usage: EngineUsage, predicted: boolean): Pick<Usage["completion_tokens_details"], "accepted_prediction_tokens" | "rejected_prediction_tokens"> {
+  if (!predicted) return {};
+  return { accepted_prediction_tokens: usage.acceptedPredictionTokens ?? 0, rejected_prediction_tokens: usage.rejectedPredictionTokens ?? 0 };
+}
+
+/** Sums the details of two choices' usage (prediction counts only where either has them). */
+export function addCompletionDetails(a: Usage["completion_tokens_details"], b: Usage["completion_tokens_details"]): Usage["completion_tokens_details"] {
+  const sum: Usage["completion_tokens_details"] = { reasoning_tokens: a.reasoning_tokens + b.reasoning_tokens };
+  if (a.accepted_prediction_tokens !== undefined || b.accepted_prediction_tokens !== undefined) {
+    sum.accepted_prediction_tokens = (a.accepted_prediction_tokens ?? 0) + (b.accepted_prediction_tokens ?? 0);
+    sum.rejected_prediction_tokens = (a.rejected_prediction_tokens ?? 0) + (b.rejected_prediction_tokens ?? 0);
+  }
+  return sum;
+}
