@@ -41,7 +41,7 @@
  * manifest models (their decode bypasses `embedAndForward`), and libraries
  * without `batch_prefill` or `kv_state_popn`.
  */
-import { DraftProposer, type DraftSource } from "./proposer.js";
+import { DraftProposer } from "./proposer.js";
 import { SpeculationCounters, type SpeculationUsage } from "./counters.js";
 import { verifierOf, type LogitRows, type Verifier, type VerifyHost } from "./webllm-verify.js";
 import { kvOpsOf, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
@@ -88,7 +88,6 @@ interface Pending {
   used: number;
   /** The KV sequence that holds them. */
   seq: number;
-  source: DraftSource | null;
 }
 
 /** Why a pipeline cannot speculate (null: it can). */
@@ -118,6 +117,8 @@ export class WebLlmSpeculative {
   private decoding: { genConfig: unknown } | null = null;
   /** web-llm decode steps of this request. */
   private steps = 0;
+  /** This request sampled a token (`outputIds` is its output). */
+  private sampled = false;
 
   constructor(
     private readonly pipeline: SpeculativePipeline,
@@ -146,6 +147,7 @@ export class WebLlmSpeculative {
     this.prediction = request.prediction && this.pipeline.tokenizer ? Array.from(this.pipeline.tokenizer.encode(request.prediction)) : undefined;
     this.counts = new SpeculationCounters(this.prediction?.length);
     this.steps = 0;
+    this.sampled = false;
     this.proposer = null;
     this.prefilled = [];
   }
@@ -158,10 +160,17 @@ export class WebLlmSpeculative {
    */
   end(): SpeculationUsage | null {
     this.settle();
+    const c = this.counts;
+    // The prediction's tokens that appeared in the output: walked to the output's end.
+    let matched = 0;
+    if (this.prediction && this.sampled) {
+      this.proposer ??= this.makeProposer();
+      this.proposer.observe(this.pipeline.outputIds);
+      matched = this.proposer.predictionTokensMatched;
+    }
     this.request = null;
     this.proposer = null;
-    const c = this.counts;
-    return this.steps === c.decodePasses + c.acceptedDraftTokens ? c.usage() : null;
+    return this.steps === c.decodePasses + c.acceptedDraftTokens ? c.usage(matched) : null;
   }
 
   private hook(): void {
@@ -193,13 +202,14 @@ export class WebLlmSpeculative {
       const draft = this.propose(decoding.genConfig);
       if (draft.length === 0) {
         const logits = await embedAndForward.call(pipe, inputData, inputDataLen);
-        this.counts.pass(null, 0, 0);
+        this.counts.pass(0, 0);
         return logits;
       }
       return this.verify(token, draft);
     };
     pipe.processNextToken = (...args: unknown[]) => {
       processNextToken.apply(pipe, args);
+      if (this.request) this.sampled = true;
       if (pipe.stopTriggered) this.settle();
     };
     pipe.triggerStop = () => {
@@ -257,7 +267,7 @@ export class WebLlmSpeculative {
     const pipe = this.pipeline;
     const rows = await (this.verifier as Verifier).forward([token, ...draft]);
     pipe.filledKVCacheLength += 1;
-    this.pending = { draft, rows, used: 0, seq: this.info.sequence(), source: this.proposer?.lastSource ?? null };
+    this.pending = { draft, rows, used: 0, seq: this.info.sequence() };
     return rows.row(0);
   }
 
@@ -272,6 +282,6 @@ export class WebLlmSpeculative {
     const rest = pending.draft.length - pending.used;
     if (rest > 0) (this.ops as KvOps).popn(pending.seq, rest);
     this.proposer?.record(pending.draft.length, pending.used);
-    this.counts.pass(pending.source, pending.draft.length, pending.used);
+    this.counts.pass(pending.draft.length, pending.used);
   }
 }
