@@ -17,6 +17,7 @@
  *   speculative (chat model): a greedy reply with speculation off, the same request with
  *   `prediction` = that reply, a regenerate with speculation on, and off; checks the same tokens,
  *   reports decode passes per token and the times side by side. [--max-tokens 32]
+ *   [--spec-steps "name;name"] [--spec-prediction <text>: the prediction when its reply step is skipped]
  *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
  *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
  *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
@@ -180,7 +181,7 @@ try {
     report.promptCache = await step(() => page.evaluate((x) => window.smokePromptCache(x), o), () => window.smokePromptCacheReport);
   }
   if (runSpeculative && !report.timedOutAfterS) {
-    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 32), ...(args["spec-steps"] ? { only: String(args["spec-steps"]).split(";") } : {}) };
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 32), ...(args["spec-steps"] ? { only: String(args["spec-steps"]).split(";") } : {}), ...(args["spec-prediction"] ? { prediction: String(args["spec-prediction"]) } : {}) };
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
   }
   if (runAudio && !report.timedOutAfterS) {
@@ -343,7 +344,8 @@ function promptCacheChecks(r) {
 /** The speculative step's summary: same greedy tokens with and without, passes per token, times side by side. */
 function speculativeChecks(r) {
   const steps = r.steps ?? [];
-  const base = steps[0];
+  // the reference: the reply with speculation off (absent when only later steps ran: nothing to compare)
+  const base = steps.find((s) => s.name === "reply, speculation off");
   r.table = steps.map((s) => ({
     name: s.name,
     tokens: s.tokens?.length,

@@ -24,6 +24,8 @@ export interface SpeculativeSmokeOptions {
   maxTokens: number;
   /** Steps to run (default all), by name. */
   only?: string[];
+  /** The prediction when the first step (whose reply it is) is not run: a reply measured before. */
+  prediction?: string;
 }
 
 declare global {
@@ -96,7 +98,7 @@ export function defineSpeculativeSmoke(): void {
       return step;
     };
     const plain = await ask("reply, speculation off", { speculative: false });
-    const reply = String(plain.text ?? "");
+    const reply = plain.text !== undefined ? String(plain.text) : (options.prediction ?? "");
     await ask("same request, prediction = reply", { speculative: true, prediction: reply });
     await ask("regenerate, speculation on", { speculative: true });
     await ask("regenerate, speculation off", { speculative: false });
