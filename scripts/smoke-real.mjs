@@ -14,6 +14,10 @@
  *   caching and one without; checks equal outputs token for token, and cached tokens = the
  *   common prefix with what the cache holds, computed here with the model's own tokenizer
  *   (@lenml/tokenizers on its tokenizer.json). [--cache-budget 4096]
+ *   speculative (chat model): a greedy reply with speculation off, the same request with
+ *   `prediction` = that reply, a regenerate with speculation on, and off; checks the same tokens,
+ *   reports decode passes per token and the times side by side. [--max-tokens 32]
+ *   [--spec-steps "name;name"] [--spec-prediction <text>: the prediction when its reply step is skipped]
  *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
  *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
  *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
@@ -90,6 +94,7 @@ const runChat = !!chatDir && steps.includes("chat");
 const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 const runPromptCache = !!chatDir && steps.includes("promptcache");
+const runSpeculative = !!chatDir && steps.includes("speculative");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -145,7 +150,7 @@ try {
   };
   page.on("console", (m) => {
     keep(`[${m.type()}] ${m.text().slice(0, 300)}`);
-    if (m.text().startsWith("[prompt-cache]")) log(m.text().slice(0, 2000)); // progress of the long prompt-cache step
+    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]")) log(m.text().slice(0, 3000)); // progress of the long steps
   });
   page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
   page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
@@ -175,6 +180,10 @@ try {
     const o = { modelId, budgetTokens: cacheBudget, ...(args["cache-steps"] ? { only: String(args["cache-steps"]).split(";") } : {}) };
     report.promptCache = await step(() => page.evaluate((x) => window.smokePromptCache(x), o), () => window.smokePromptCacheReport);
   }
+  if (runSpeculative && !report.timedOutAfterS) {
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 32), ...(args["spec-steps"] ? { only: String(args["spec-steps"]).split(";") } : {}), ...(args["spec-prediction"] ? { prediction: String(args["spec-prediction"]) } : {}) };
+    report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
+  }
   if (runAudio && !report.timedOutAfterS) {
     const o = {
       modelId,
@@ -193,6 +202,7 @@ try {
     ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
     ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
+    ...(runSpeculative ? speculativeChecks(report.speculative ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
   };
 } catch (error) {
@@ -328,6 +338,35 @@ function promptCacheChecks(r) {
     promptCachePromptTokensAsRendered: all("promptRendered"),
     promptCacheCachedEqualsCommonPrefix: all("cachedIsCommonPrefix"),
     promptCachePrefilledEqualsPromptMinusPrefix: all("prefilledIsPromptMinusPrefix"),
+  };
+}
+
+/** The speculative step's summary: same greedy tokens with and without, passes per token, times side by side. */
+function speculativeChecks(r) {
+  const steps = r.steps ?? [];
+  // the reference: the reply with speculation off (absent when only later steps ran: nothing to compare)
+  const base = steps.find((s) => s.name === "reply, speculation off");
+  r.table = steps.map((s) => ({
+    name: s.name,
+    tokens: s.tokens?.length,
+    sameTokensAsSpeculationOff: !!base && JSON.stringify(s.tokens) === JSON.stringify(base.tokens),
+    decodePasses: s.usage?.decodePasses,
+    passesPerToken: s.usage?.decodePasses !== undefined && s.tokens?.length ? +(s.usage.decodePasses / s.tokens.length).toFixed(3) : null,
+    drafted: s.usage?.draftTokens,
+    accepted: s.usage?.acceptedDraftTokens,
+    prediction: s.usage?.acceptedPredictionTokens !== undefined ? [s.usage.acceptedPredictionTokens, s.usage.rejectedPredictionTokens] : null,
+    prefilled: s.usage ? s.usage.promptTokens - s.usage.cachedTokens : null,
+    ttftS: s.ttftMs / 1000,
+    decodeS: s.decodeMs / 1000,
+    wallS: s.ms / 1000,
+  }));
+  const ran = steps.length === 4 && steps.every((s) => !s.error && s.tokens?.length > 0);
+  return {
+    speculativeAllStepsRan: r.done === true && ran,
+    speculativeReplyAtLeast32Tokens: (base?.tokens?.length ?? 0) >= 32,
+    speculativeSameGreedyTokens: ran && r.table.every((x) => x.sameTokensAsSpeculationOff),
+    speculativeFewerPassesWithPrediction: ran && r.table[1].decodePasses < r.table[0].decodePasses,
+    speculativeFewerPassesOnRegenerate: ran && r.table[2].decodePasses < r.table[3].decodePasses,
   };
 }
 

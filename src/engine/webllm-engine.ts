@@ -11,6 +11,9 @@
  *   `rawPrompt`, goes to `completions.create` as is). Abort →
  *   `interruptGenerate()` and the iterator's `return()`, which releases
  *   web-llm's per-model lock.
+ * - speculative decoding: speculative/webllm-speculative.ts verifies n-gram
+ *   drafts in one pass inside web-llm's decode step (attached by the cache
+ *   slot, below the prompt cache); its pass and draft counts join the usage.
  * - prompt caching: prompt-cache/webllm-cache-slot.ts hooks each loaded
  *   chat pipeline (prompt-cache/webllm-binding.ts); usage counts (prompt,
  *   cached) are read from the pipeline's filled KV length.
@@ -37,6 +40,7 @@ import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingPipeline, 
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat, type WebLlmModuleShape } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
+import { WebLlmSpeculativeSlot } from "./speculative/webllm-speculative-slot.js";
 import { RequestLogitProcessor, type LogitControls } from "./webllm-logits.js";
 import { createProgressMapper, type WebLlmProgressReport } from "./webllm-progress.js";
 import {
@@ -148,7 +152,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   let chatOpts: Record<string, unknown> | undefined;
   /** The embedding request whose inputs checkEmbedInputs last counted (all of one request's inputs). */
   let counted: EmbedRequest | null = null;
-  const cache = new WebLlmCacheSlot(options.promptCache);
+  const cache = new WebLlmCacheSlot(options.promptCache, new WebLlmSpeculativeSlot());
   const registry = new Map<string, RequestLogitProcessor>();
 
   async function getModule(): Promise<WebLlmModule> {
@@ -368,6 +372,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       // ≤ 0.2.79 leaves the token sampled at prefill out of its count.
       const completionTokens = (usage?.completion_tokens ?? 0) + (compat?.completionTokensMissFirst && usage ? 1 : 0);
       const { promptTokens, cachedTokens } = cache.end(finish, !!compat?.resetsKvAfterAbort) ?? { promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: 0 };
+      const decode = cache.decodeCounts;
       yield {
         type: "done",
         finish,
@@ -378,6 +383,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
           // web-llm divides by zero decode steps when only one token came out.
           prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),
           decodeTokensPerS: finite(usage?.extra?.decode_tokens_per_s),
+          // Speculative decoding's passes and drafts, counted on the pipeline (absent on a stand-in engine).
+          ...(decode ?? {}),
         },
       };
     } catch (error) {

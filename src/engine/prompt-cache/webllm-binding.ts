@@ -85,6 +85,10 @@ interface Active {
   plan: CachePlan;
   seq: number;
   prompt: number;
+  /** The full prompt, as token ids. */
+  tokens: number[];
+  /** What other sequences held after this same prompt when the request began. */
+  replies: number[][];
   /** Tokens the sequence holds, as fed. */
   fed: number[];
   cached: number;
@@ -174,6 +178,21 @@ export class WebLlmPromptCache {
     return complete ? { promptTokens: active.cached + (active.prefilled as number), cachedTokens: active.cached } : null;
   }
 
+  /** The KV sequence the running request's forwards go to (web-llm's 0 when none is placed). */
+  sequence(): number {
+    return this.active?.seq ?? 0;
+  }
+
+  /** The running request's full prompt as token ids (null: the cache is web-llm's own, only the prefilled tail is seen). */
+  prompt(): readonly number[] | null {
+    return this.active?.tokens ?? null;
+  }
+
+  /** Replies cached sequences held after the running request's prompt (a regenerate finds the previous one). */
+  cachedReplies(): ReadonlyArray<readonly number[]> {
+    return this.active?.replies ?? [];
+  }
+
   /** Empties the cache: every sequence goes (context overflow, device trouble). */
   clear(): void {
     this.armed = null;
@@ -243,6 +262,7 @@ export class WebLlmPromptCache {
     const [chunks, length] = full;
     const { tokens, firstImage } = promptTokens(chunks, length, full[2]);
     const lengths = new Map(policy.sequences().map((s) => [s.id, s.tokens.length]));
+    const replies = policy.continuations(tokens); // before begin(), which may take such a sequence over
     const plan = policy.begin({ tokens, key: this.armed?.key, reusableUpTo: firstImage, maxNewTokens: this.armed?.maxNewTokens });
     this.lastPlan = plan;
     let reused = plan.reused;
@@ -266,7 +286,7 @@ export class WebLlmPromptCache {
       this.present.add(plan.seq);
     }
     this.pipeline.filledKVCacheLength = reused;
-    this.active = { plan, seq: plan.seq, prompt: tokens.length, fed: tokens.slice(0, reused), cached: this.pipeline.filledKVCacheLength, prefilled: null, uncertain: false };
+    this.active = { plan, seq: plan.seq, prompt: tokens.length, tokens, replies, fed: tokens.slice(0, reused), cached: this.pipeline.filledKVCacheLength, prefilled: null, uncertain: false };
     return [cut(chunks, reused), length - reused, ...full.slice(2)] as InputData;
   }
 

@@ -17,10 +17,17 @@
  *   where the binding does not manage the cache the adapter resets web-llm's
  *   chat before the next request (a managed cache places every request's
  *   sequence itself).
+ * - speculative decoding (speculative/webllm-speculative-slot.ts) hooks the
+ *   pipeline just before the prompt cache does, so the prompt cache records
+ *   what each decode step feeds as without it; it learns from the binding
+ *   which sequence the request runs in, and settles its pending draft before
+ *   the binding records or places a sequence.
  */
 import type { EngineRequest } from "../types.js";
 import { DEFAULT_MAX_SEQUENCES } from "./policy.js";
 import { defaultBudgetTokens, kvBytesPerToken, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./config.js";
+import type { SpeculationUsage } from "../speculative/counters.js";
+import type { WebLlmSpeculativeSlot } from "../speculative/webllm-speculative-slot.js";
 import { WebLlmPromptCache, type PrefillCount, type PromptCacheBudget, type WebLlmPipeline } from "./webllm-binding.js";
 
 /** The chat config fields the KV size is read from (mlc-chat-config.json). */
@@ -33,8 +40,13 @@ export class WebLlmCacheSlot {
   private binding: WebLlmPromptCache | null = null;
   private settings: PromptCacheSettings = {};
   private resetPending = false;
+  /** The last request's decode counts (null: no pipeline to count on). */
+  private decode: SpeculationUsage | null = null;
 
-  constructor(private readonly own?: PromptCacheOption | PromptCacheSettings) {}
+  constructor(
+    private readonly own?: PromptCacheOption | PromptCacheSettings,
+    private readonly speculative?: WebLlmSpeculativeSlot,
+  ) {}
 
   /** The binding of the loaded chat model (null before a load or on a stand-in). */
   get current(): WebLlmPromptCache | null {
@@ -45,11 +57,14 @@ export class WebLlmCacheSlot {
   attach(pipeline: unknown, settings?: PromptCacheSettings): void {
     if (settings) this.settings = settings;
     this.resetPending = false;
+    this.speculative?.attach(pipeline);
     this.binding = isPipeline(pipeline) ? new WebLlmPromptCache(pipeline, this.budget(pipeline)) : null;
+    this.speculative?.connect(this.binding);
   }
 
   /** The model (and its cache) is gone. */
   forget(): void {
+    this.speculative?.forget();
     this.binding = null;
     this.resetPending = false;
   }
@@ -62,11 +77,18 @@ export class WebLlmCacheSlot {
   }
 
   begin(request: EngineRequest): void {
+    this.speculative?.begin({ enabled: request.speculative !== false, prediction: request.prediction });
     this.binding?.begin({ key: request.promptCacheKey });
+  }
+
+  /** The last ended request's decode passes and drafts (null: not read from a pipeline). */
+  get decodeCounts(): SpeculationUsage | null {
+    return this.decode;
   }
 
   /** After a request: what its prefill cost (null: not read from a pipeline). */
   end(finish: "stop" | "length" | "abort", resetsKvAfterAbort: boolean): PrefillCount | null {
+    this.decode = this.speculative?.end() ?? null;
     const count = this.binding?.end(finish === "abort" ? "abort" : "done") ?? null;
     if (finish !== "stop" && !resetsKvAfterAbort && !this.binding?.policy) this.resetPending = true;
     return count;
@@ -74,6 +96,7 @@ export class WebLlmCacheSlot {
 
   /** A request failed: its sequence is dropped (a context-window error clears all). */
   fail(error: unknown): void {
+    this.decode = this.speculative?.end() ?? null;
     this.binding?.end("error", error);
   }
 

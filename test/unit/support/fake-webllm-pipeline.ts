@@ -50,7 +50,7 @@ export class FakePipeline {
   prefillChunkSize = 8;
   slidingWindowSize = -1;
   /** The conversation web-llm would tokenize next. */
-  private prompt: number[] = [];
+  protected prompt: number[] = [];
   private image: [number, number] | undefined;
   /** 0.2.86 returns getInputData's result as a promise. */
   constructor(private readonly asyncInput = false) {}
@@ -122,9 +122,9 @@ export class FakePipeline {
   };
 
   /** What the next forward appends to (set by fKVCacheBeginForward). */
-  private forwardSeq = -1;
+  protected forwardSeq = -1;
   private failForward = false;
-  private pending: number[] = [];
+  protected pending: number[] = [];
 
   fKVCacheBeginForward: (...args: unknown[]) => unknown = (kv: unknown, seqIds: unknown, lengths: unknown) => {
     const cache = kv as SimKvCache;
