@@ -45,7 +45,7 @@
  *   parent keeps its tail (regenerate, edit, a new chat sharing the system
  *   prompt): the tail costs only its own tokens;
  * - `new`: runs in a new empty sequence (nothing to reuse).
-
+ *
  * Protocol. `begin(request)` returns the plan and applies it to the model;
  * the caller removes `evict` (in order), then popn / fork / adds the sequence,
  * prefills `tokens[reused:]` and generates. A reply longer than the room
