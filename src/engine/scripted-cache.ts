@@ -51,9 +51,9 @@ export class ScriptedCache {
     return { cached, seq: null };
   }
 
-  /** Replies the cache holds after this whole prompt (a source of speculative drafts); ask before `begin`. */
-  continuations(prompt: ScriptedPrompt): number[][] {
-    return this.policy?.continuations(prompt.ids) ?? [];
+  /** Replies the cache holds after this whole prompt under the request's key (a source of speculative drafts); ask before `begin`. */
+  continuations(request: EngineRequest, prompt: ScriptedPrompt): number[][] {
+    return this.policy?.continuations(prompt.ids, request.promptCacheKey) ?? [];
   }
 
   /**

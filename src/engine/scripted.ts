@@ -100,7 +100,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     const reply = nextReply(request);
     const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
     // Asked before the turn begins: the turn may take over the sequence that holds a previous reply.
-    const cachedReplies = request.speculative === false ? [] : kv.continuations(prompt);
+    const cachedReplies = request.speculative === false ? [] : kv.continuations(request, prompt);
     const turn = kv.begin(request, prompt);
     try {
       yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal);

@@ -81,7 +81,7 @@ export interface EngineRequest {
   continueFinalMessage: boolean;
   /** Number of alternatives per token to report; undefined = no logprobs. */
   topLogprobs?: number;
-  /** `prompt_cache_key` (or `user` / `safety_identifier`): the engine prefers cached sequences of this key and evicts them last. */
+  /** `prompt_cache_key` (or `user` / `safety_identifier`): the engine reuses only cached sequences (and cached replies as drafts) of this key; none: only unkeyed ones. */
   promptCacheKey?: string;
   /**
    * A raw-prompt request (`/completions`): this text is the whole prompt, tokenized as is with no

@@ -121,6 +121,19 @@ describe("prompt-cache policy: continuations (a source of speculative drafts)", 
     expect(p.continuations([...prompt, 999]), "a sequence that does not hold the whole prompt").toEqual([]);
   });
 
+  it("gives a request only the replies cached under its own key (unkeyed: only unkeyed ones)", () => {
+    const p = new PromptCachePolicy({ budgetTokens: 1000 });
+    const prompt = t(1, 10);
+    for (const [key, reply] of [["x", t(50, 5)], ["y", t(60, 3)], [undefined, t(70, 4)]] as const) {
+      const plan = p.begin({ tokens: prompt, key });
+      p.record(plan.seq, [...prompt, ...reply]);
+    }
+    expect(p.continuations(prompt, "x")).toEqual([t(50, 5)]);
+    expect(p.continuations(prompt, "y")).toEqual([t(60, 3)]);
+    expect(p.continuations(prompt)).toEqual([t(70, 4)]);
+    expect(p.continuations(prompt, "z"), "a key nobody used").toEqual([]);
+  });
+
   it("skips a sequence in use", () => {
     const p = new PromptCachePolicy({ budgetTokens: 1000 });
     const prompt = t(1, 10);

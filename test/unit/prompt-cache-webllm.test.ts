@@ -91,7 +91,7 @@ describe("web-llm prompt-cache binding: the runtime", () => {
     expect(pipe.held(0), "sequence 0 exists, as web-llm's resetKVCache leaves it").toEqual([]);
   });
 
-  it("a sequence another was forked from at its end gives its last token back before it grows", async () => {
+  it("another key's request reuses nothing of a key's sequence and leaves it whole; the key continues in place", async () => {
     const { pipe, cache } = setup({ budgetTokens: 10_000 });
     const A1 = t(1, 20);
     const run = async (prompt: number[], key?: string, reply = [7, 8]) => {
@@ -100,14 +100,14 @@ describe("web-llm prompt-cache binding: the runtime", () => {
       return { count: cache.end("done")!, plan: cache.lastPlan! };
     };
     await run(A1, "x");
-    // another key extends x's turn: a fork at x's very end (x is never taken over)
-    const other = await run([...A1, 7, ...t(2, 3)]);
-    expect(other.plan).toMatchObject({ from: "fork", parent: 0, reused: 21 });
-    expect(pipe.kvCache.sealed.has(0)).toBe(true);
-    // x continues in place: popn 1 and feed that token again, or the runtime refuses the append
+    const other = await run([...A1, 7, ...t(2, 3)], "y");
+    expect(other.plan).toMatchObject({ from: "new", reused: 0 });
+    expect(other.count.cachedTokens, "y learns nothing of x's prompt").toBe(0);
+    const unkeyed = await run([...A1, 7, ...t(2, 3)]);
+    expect(unkeyed.count.cachedTokens, "nor does a request without a key").toBe(0);
     const next = await run([...A1, 7, ...t(3, 3)], "x");
     expect(next.plan).toMatchObject({ from: "same", seq: 0, reused: 21 });
-    expect(next.count.cachedTokens).toBe(20);
+    expect(next.count.cachedTokens).toBe(21);
     expect(pipe.held(0)).toEqual([...A1, 7, ...t(3, 3), 7]);
   });
 

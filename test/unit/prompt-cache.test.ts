@@ -122,6 +122,30 @@ describe("prompt_cache_key", () => {
     expect(engine.requests.map((r) => r.promptCacheKey)).toEqual(["chat-key", "resp-key", "compact-key"]);
   });
 
+  it("separates users: another key's first request reuses nothing of a shared system prompt; the same key reuses it", async () => {
+    const { chat } = setup();
+    const alice = await chat([sys, user("Book Paris")], { prompt_cache_key: "user-alice" });
+    const bob = await chat([sys, user("Book Paris")], { prompt_cache_key: "user-bob" });
+    expect(bob.usage.prompt_tokens).toBe(alice.usage.prompt_tokens);
+    expect(cached(bob), "bob learns nothing of alice's prompt").toBe(0);
+    const bobAgain = await chat([sys, user("Book Rome")], { prompt_cache_key: "user-bob" });
+    expect(cached(bobAgain), "bob's own system prompt").toBeGreaterThan(SYSTEM.split(" ").length);
+    const aliceAgain = await chat([sys, user("Book Paris"), asst(alice), user("For two")], { prompt_cache_key: "user-alice" });
+    expect(cached(aliceAgain)).toBe(alice.usage.prompt_tokens + alice.usage.completion_tokens - 1);
+  });
+
+  it("requests without a key share among themselves, never with keyed ones; `user` stands in for the key", async () => {
+    const { chat, client } = setup();
+    await chat([sys, user("Book Paris")], { prompt_cache_key: "user-alice" });
+    expect(cached(await chat([sys, user("Book Paris")])), "unkeyed after a keyed one").toBe(0);
+    expect(cached(await chat([sys, user("Book Rome")])), "unkeyed after an unkeyed one").toBeGreaterThan(SYSTEM.split(" ").length);
+    expect(cached(await chat([sys, user("Book Oslo")], { user: "user-carol" })), "`user` is a key").toBe(0);
+    const viaSafety = await client.responses.create({ model: MODEL, instructions: SYSTEM, input: "Book Oslo", safety_identifier: "user-dave" });
+    expect(viaSafety.usage?.input_tokens_details.cached_tokens, "`safety_identifier` is a key").toBe(0);
+    const dave = await client.responses.create({ model: MODEL, instructions: SYSTEM, input: "Book Rome", prompt_cache_key: "user-dave" });
+    expect(dave.usage?.input_tokens_details.cached_tokens, "the same key through prompt_cache_key").toBeGreaterThan(SYSTEM.split(" ").length);
+  });
+
   it("a key that is not a string is refused on compact, naming the field", async () => {
     const { client } = setup();
     const response = await client.fetch("http://local/v1/responses/compact", { method: "POST", body: JSON.stringify({ model: MODEL, input: "hi", prompt_cache_key: 7 }) });

@@ -137,6 +137,22 @@ describe("regenerate: the reply the prompt cache holds is a draft source", () =>
   });
 });
 
+describe("the cached reply drafts only for its own prompt_cache_key", () => {
+  it("another key's regenerate gets no drafts from it (the same passes as a cold request); the key's own does", async () => {
+    const reply = "A long answer that the model gives to this question, with many words in it, ".repeat(4).trim();
+    const { client } = scriptedClient([reply, reply, reply, reply]);
+    const ask = (key?: string) => client.chat.completions.create({ model, messages: [user("Tell me something.")], temperature: 0, ...(key ? { prompt_cache_key: key } : {}) });
+    const first = await ask("x");
+    const otherKey = await ask("y");
+    const unkeyed = await ask();
+    const sameKey = await ask("x");
+    expect(otherKey.choices[0].message.content).toBe(first.choices[0].message.content);
+    expect(otherKey.x_webgpu.decode_passes, "no draft from x's cached reply").toBe(first.x_webgpu.decode_passes);
+    expect(unkeyed.x_webgpu.decode_passes, "nor for a request without a key").toBe(first.x_webgpu.decode_passes);
+    expect(sameKey.x_webgpu.decode_passes).toBeLessThan(first.x_webgpu.decode_passes);
+  });
+});
+
 describe("Responses report passes and drafts too", () => {
   it("x_webgpu on the response and on the streamed response.completed", async () => {
     const text = "The passage says: the bridge opens at five in the morning and closes at ten at night.";

@@ -24,9 +24,16 @@
  * its prefill plus `maxNewTokens` reserved for the reply — fits the budget
  * and the number of sequences fits `maxSequences`.
  *
- * Choice. The request runs from the sequence with the longest reusable
- * common prefix (ties: the request's key, then a sequence it can extend in
- * place, then the most recent). Reuse stops at the request's
+ * Keys. A `prompt_cache_key` is a boundary: a request reuses only sequences
+ * filled under its own key (one without a key: only sequences filled without
+ * one), never forks from nor takes over another key's, and is given only its
+ * own key's replies as drafts (`continuations`). Copy-on-write sharing across
+ * keys is refused too: its storage, counts and timing would tell one user what
+ * another sent. Eviction is least recently used across all keys alike.
+ *
+ * Choice. The request runs from the sequence of its key with the longest
+ * reusable common prefix (ties: a sequence it can extend in place, then the
+ * most recent). Reuse stops at the request's
  * `reusableUpTo` and at the sequence's own bound (an image or other part whose
  * tokens are not exact ends the reusable prefix at its position), and always
  * leaves at least one token to prefill (the logits of the next token come from
@@ -38,9 +45,6 @@
  *   parent keeps its tail (regenerate, edit, a new chat sharing the system
  *   prompt): the tail costs only its own tokens;
  * - `new`: runs in a new empty sequence (nothing to reuse).
- * A sequence of another key (or of a key when the request has none) is never
- * taken over in place; it is forked from instead, and when the request has a
- * key, sequences of other keys are evicted before sequences of its own.
  *
  * Protocol. `begin(request)` returns the plan and applies it to the model;
  * the caller removes `evict` (in order), then popn / fork / adds the sequence,
@@ -69,7 +73,7 @@ export interface PromptCacheOptions {
 export interface CacheRequest {
   /** The request's full prompt, as token ids. */
   tokens: readonly number[];
-  /** `prompt_cache_key`: this key's sequences are preferred and evicted last. */
+  /** `prompt_cache_key`: only sequences filled under this key are reused (none given: only unkeyed ones). */
   key?: string;
   /** Tokens at this index and after are never reused (an image part starts there). Default: all. */
   reusableUpTo?: number;
@@ -142,7 +146,7 @@ export class PromptCachePolicy {
       plan = { seq: -1, from: "new", popn: 0, reused: 0, prefill: tokens.length, evict: [] };
     } else {
       const { seq, reused } = best;
-      const inPlace = seq.tokens.length - reused <= 1 && seq.key === key;
+      const inPlace = seq.tokens.length - reused <= 1;
       plan = inPlace
         ? { seq: seq.id, from: "same", popn: seq.tokens.length - reused, reused, prefill: tokens.length - reused, evict: [] }
         : { seq: -1, from: "fork", parent: seq.id, popn: 0, reused, prefill: tokens.length - reused, evict: [] };
@@ -171,7 +175,7 @@ export class PromptCachePolicy {
   }
 
   /**
-   * Evicts least recently used idle sequences (other keys first) until `seq`
+   * Evicts least recently used idle sequences until `seq`
    * can hold `tokens` more than its prompt (the reply so far and what comes next) within the budget; returns them, for the caller to
    * remove. Stops when none is left (the cache then holds `seq` alone).
    */
@@ -179,7 +183,7 @@ export class PromptCachePolicy {
     const s = this.seqs.get(seq);
     if (!s) return [];
     const evicted: number[] = [];
-    for (const victim of this.victims(s.key, seq)) {
+    for (const victim of this.victims(seq)) {
       if (this.store.usage(this.pageSize) + this.store.appendCost(seq, tokens, this.pageSize) <= this.budgetTokens) break;
       this.drop(victim.id);
       evicted.push(victim.id);
@@ -200,15 +204,17 @@ export class PromptCachePolicy {
   }
 
   /**
-   * What idle sequences were fed after the whole of `tokens` (most recently
-   * used first): the replies cached after this same prompt, a source of
-   * speculative drafts (a regenerate finds the previous reply here). Ask
-   * before `begin`, which may take such a sequence over.
+   * What idle sequences of `key` (none: unkeyed ones) were fed after the
+   * whole of `tokens` (most recently used first): the replies cached after
+   * this same prompt, a source of speculative drafts (a regenerate finds the
+   * previous reply here). Another key's replies are never given: how many
+   * drafts are accepted, and how fast, would reveal them. Ask before `begin`,
+   * which may take such a sequence over.
    */
-  continuations(tokens: readonly number[]): number[][] {
+  continuations(tokens: readonly number[], key?: string): number[][] {
     const found: Array<{ tail: number[]; lastUse: number }> = [];
     for (const s of this.seqs.values()) {
-      if (s.busy || s.tokens.length <= tokens.length || commonPrefix(s.tokens, tokens) < tokens.length) continue;
+      if (s.busy || s.key !== key || s.tokens.length <= tokens.length || commonPrefix(s.tokens, tokens) < tokens.length) continue;
       found.push({ tail: s.tokens.slice(tokens.length), lastUse: s.lastUse });
     }
     return found.sort((a, b) => b.lastUse - a.lastUse).map((f) => f.tail);
@@ -226,18 +232,18 @@ export class PromptCachePolicy {
 
   private bestMatch(tokens: readonly number[], key: string | undefined, bound: number): { seq: Sequence; reused: number } | null {
     let best: { seq: Sequence; reused: number } | null = null;
-    const rank = (s: Sequence, reused: number) => [reused, s.key === key && key !== undefined ? 1 : 0, s.tokens.length - reused <= 1 && s.key === key ? 1 : 0, s.lastUse];
+    const rank = (s: Sequence, reused: number) => [reused, s.tokens.length - reused <= 1 ? 1 : 0, s.lastUse];
     for (const s of this.seqs.values()) {
-      if (s.busy) continue;
+      if (s.busy || s.key !== key) continue;
       const reused = Math.min(commonPrefix(s.tokens, tokens), bound, s.reusableUpTo);
       if (!best || greater(rank(s, reused), rank(best.seq, best.reused))) best = { seq: s, reused };
     }
     return best;
   }
 
-  /** Adds evictions (least recently used, other keys first) until the request fits; a fork whose parent must go becomes a popn of the parent. */
+  /** Adds evictions (least recently used) until the request fits; a fork whose parent must go becomes a popn of the parent. */
   private fit(plan: CachePlan, request: CacheRequest): CachePlan {
-    const victims = this.victims(request.key, plan.seq);
+    const victims = this.victims(plan.seq);
     const reserve = plan.prefill + Math.max(0, request.maxNewTokens ?? 0);
     for (;;) {
       const trial = this.store.clone();
@@ -258,11 +264,9 @@ export class PromptCachePolicy {
     }
   }
 
-  /** Idle sequences in eviction order: other keys' first (when `key` is set), then least recently used. */
-  private victims(key: string | undefined, except: number): Sequence[] {
-    return [...this.seqs.values()]
-      .filter((s) => !s.busy && s.id !== except)
-      .sort((a, b) => otherKey(b, key) - otherKey(a, key) || a.lastUse - b.lastUse);
+  /** Idle sequences in eviction order: least recently used first, whatever their key. */
+  private victims(except: number): Sequence[] {
+    return [...this.seqs.values()].filter((s) => !s.busy && s.id !== except).sort((a, b) => a.lastUse - b.lastUse);
   }
 
   /** The storage change of a plan's popn / fork / new (evictions aside); returns the sequence's id in `store`. */
@@ -300,8 +304,6 @@ export class PromptCachePolicy {
     return id;
   }
 }
-
-const otherKey = (s: Sequence, key: string | undefined) => (key !== undefined && s.key !== key ? 1 : 0);
 
 function greater(a: number[], b: number[]): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] > b[i];

@@ -111,7 +111,11 @@ export class WebLlmPromptCache {
   private readonly ops: KvOps | null;
   /** Sequences that exist in the runtime's cache. */
   private readonly present = new Set<number>([0]);
-  /** Sequences another was forked from at their very end: they take no new tokens until popped. */
+  /**
+   * Sequences another was forked from at their very end: they take no new tokens until popped.
+   * The policy plans no such fork now (a key's own sequence that a request covers is taken over in
+   * place, and other keys' are never forked); kept so a plan that does one stays valid in the runtime.
+   */
   private readonly sealed = new Set<number>();
   /** The last request's plan (for logs and tests). */
   lastPlan: CachePlan | null = null;

@@ -213,15 +213,26 @@ export const promptCacheCases: PromptCacheCase[] = [
     ],
   },
   {
-    name: "keys: ties go to the request's key, its sequences are evicted last, others are never taken over",
-    options: { budgetTokens: 95 },
+    name: "keys are a boundary: a request reuses only sequences of its own key; unkeyed requests only unkeyed ones",
+    options: { budgetTokens: big },
     steps: [
       { say: "X: A1", prompt: A1, key: "x", reply: r(1), expect: { reused: 0, seq: 0 } },
-      { say: "Y: A1 too (same prompt, other key): forks, X keeps its sequence", prompt: A1, key: "y", reply: r(2), expect: { reused: A1.length - 1, from: "fork", parent: 0, seq: 1 } },
-      { say: "Y: new user turn, tie at A1 → Y's sequence", prompt: [...A1, ...u(6)], key: "y", reply: r(3), expect: { reused: A1.length, parent: 1, from: "fork" } },
-      { say: "no key: extends X's turn by forking, never in place", prompt: A2, expect: { reused: A1.length + 5, from: "fork", parent: 0 } },
-      // Over budget: plain LRU would evict X's (0) then Y's first (1); a Y request evicts the other keys' sequences (0, then the unkeyed 3) first.
-      { say: "Y: long turn evicts X's and the unkeyed sequence before its own", prompt: [...A1, ...u(6), ...r(3), ...END, ...u(2, 20)], key: "y", maxNewTokens: 10, expect: { reused: A1.length + 5 + 5, evict: [0, 3] } },
+      { say: "Y: A1 too (same prompt, other key): nothing reused, no fork of X's", prompt: A1, key: "y", reply: r(2), expect: { reused: 0, from: "new", seq: 1 } },
+      { say: "Y: new user turn → forks Y's own sequence", prompt: [...A1, ...u(6)], key: "y", reply: r(3), expect: { reused: A1.length, from: "fork", parent: 1, seq: 2 } },
+      { say: "no key: X's turn extended → nothing reused", prompt: A2, expect: { reused: 0, from: "new", seq: 3 } },
+      { say: "no key again: the unkeyed sequence serves", prompt: [...A2, ...u(3)], expect: { reused: A2.length, from: "same", seq: 3 } },
+      { say: "X: its turn extended → its own sequence, in place", prompt: A2, key: "x", expect: { reused: A1.length + 5, from: "same", seq: 0 } },
+    ],
+  },
+  {
+    name: "keys: eviction is least recently used across all keys, whoever asks",
+    options: { budgetTokens: 100 },
+    steps: [
+      { say: "X: 30 tokens", prompt: t(81, 30), key: "x", expect: { reused: 0, seq: 0 } },
+      { say: "Y: 30 tokens", prompt: t(82, 30), key: "y", expect: { reused: 0, seq: 1 } },
+      { say: "X: 30 more", prompt: t(83, 30), key: "x", expect: { reused: 0, seq: 2 } },
+      { say: "X: 30 more do not fit → the least recently used goes, X's own", prompt: t(84, 30), key: "x", expect: { reused: 0, seq: 0, evict: [0] } },
+      { say: "no key: 30 more → Y's, now the oldest", prompt: t(85, 30), expect: { reused: 0, seq: 1, evict: [1] } },
     ],
   },
 ];
