@@ -266,7 +266,7 @@ export class WebLlmPromptCache {
     const [chunks, length] = full;
     const { tokens, firstImage } = promptTokens(chunks, length, full[2]);
     const lengths = new Map(policy.sequences().map((s) => [s.id, s.tokens.length]));
-    const replies = policy.continuations(tokens); // before begin(), which may take such a sequence over
+    const replies = policy.continuations(tokens, this.armed?.key); // before begin(), which may take such a sequence over; only this key's replies
     const plan = policy.begin({ tokens, key: this.armed?.key, reusableUpTo: firstImage, maxNewTokens: this.armed?.maxNewTokens });
     this.lastPlan = plan;
     let reused = plan.reused;
