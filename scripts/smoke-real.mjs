@@ -14,6 +14,9 @@
  *   caching and one without; checks equal outputs token for token, and cached tokens = the
  *   common prefix with what the cache holds, computed here with the model's own tokenizer
  *   (@lenml/tokenizers on its tokenizer.json). [--cache-budget 4096]
+ *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
+ *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
+ *   grammar's language (random weights follow no instruction: the grammar forces it).
  *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
  *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
  *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
@@ -90,6 +93,7 @@ const runChat = !!chatDir && steps.includes("chat");
 const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 const runPromptCache = !!chatDir && steps.includes("promptcache");
+const runGrammar = !!chatDir && steps.includes("grammar");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -175,6 +179,9 @@ try {
     const o = { modelId, budgetTokens: cacheBudget, ...(args["cache-steps"] ? { only: String(args["cache-steps"]).split(";") } : {}) };
     report.promptCache = await step(() => page.evaluate((x) => window.smokePromptCache(x), o), () => window.smokePromptCacheReport);
   }
+  if (runGrammar && !report.timedOutAfterS) {
+    report.grammar = await step(() => page.evaluate((x) => window.smokeGrammar(x), { modelId }), () => window.smokeGrammarReport);
+  }
   if (runAudio && !report.timedOutAfterS) {
     const o = {
       modelId,
@@ -193,6 +200,7 @@ try {
     ...(runEmbed ? embedChecks(report.embedding.result ?? {}) : {}),
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
     ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
+    ...(runGrammar ? grammarChecks(report.grammar ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
   };
 } catch (error) {
@@ -353,6 +361,15 @@ function commonPrefixLength(a, b) {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
+}
+
+/** Grammars: each output is in its grammar's language (the page tests it with the equivalent RegExp). */
+function grammarChecks(r) {
+  return {
+    grammarModelLoaded: !!r.load && !r.load.error,
+    grammarRegexOutputMatches: r.regex?.matches === true,
+    grammarCustomToolInputMatches: r.customTool?.matches === true && r.customTool?.finish_reason === "tool_calls",
+  };
 }
 
 /** The audio run's pass/fail summary: the model loaded, took the audio (and image) and answered; its manifest declares audio. */

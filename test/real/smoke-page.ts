@@ -12,6 +12,7 @@ import { defineEmbedSmoke } from "./embed-smoke.js";
 import { defineMixedSmoke } from "./mixed-smoke.js";
 import { definePromptCacheSmoke } from "./prompt-cache-smoke.js";
 import { defineAudioSmoke } from "./audio-smoke.js";
+import { defineGrammarSmoke } from "./grammar-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -257,4 +258,5 @@ defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
 defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
+defineGrammarSmoke(); // window.smokeGrammar: a regex response_format and a Lark custom tool, enforced
 window.smokeReady = true;
