@@ -8,7 +8,7 @@
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
- *   --steps chat,embed,mixed,promptcache,audio picks what runs (default: the first three, or audio with --audio).
+ *   --steps chat,embed,mixed,promptcache,grammar,audio picks what runs (default: the first three, or audio with --audio).
  *   promptcache (chat model): the same greedy requests (a chat, regenerate, next turn, a new chat
  *   with the same system prompt, an edit, the two chats interleaved) on a client with prompt
  *   caching and one without; checks equal outputs token for token, and cached tokens = the
