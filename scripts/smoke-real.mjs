@@ -8,7 +8,7 @@
  *   npm run smoke:real -- --embed-model-dir <folder> --embed-model-lib <wasm> [--webllm 0.2.86]
  *                         [--embed-model-id id] [--stub-kernels argsort1_kernel_2|none] [--inputs N]
  *   both folders: also a "mixed" step (chat + embedding model in one client, no reloads);
- *   --steps chat,embed,mixed,promptcache,audio picks what runs (default: the first three, or audio with --audio).
+ *   --steps chat,embed,mixed,promptcache,grammar,audio picks what runs (default: the first three, or audio with --audio).
  *   promptcache (chat model): the same greedy requests (a chat, regenerate, next turn, a new chat
  *   with the same system prompt, an edit, the two chats interleaved) on a client with prompt
  *   caching and one without; checks equal outputs token for token, and cached tokens = the
@@ -18,6 +18,9 @@
  *   `prediction` = that reply, a regenerate with speculation on, and off; checks the same tokens,
  *   reports decode passes per token and the times side by side. [--max-tokens 32]
  *   [--spec-steps "name;name"] [--spec-prediction <text>: the prediction when its reply step is skipped]
+ *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
+ *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
+ *   grammar's language (random weights follow no instruction: the grammar forces it).
  *   npm run smoke:real -- --model gemma-4-E2B-it-q4f16_1-MLC --audio speech.wav [--image cat.png]
  *                         [--model-dir <folder> --model-lib <wasm>] [--max-tokens 16]
  *   the audio step: a model that takes audio (Gemma 4 on web-llm 0.2.86) is asked about the file
@@ -95,6 +98,7 @@ const runEmbed = !!embedDir && steps.includes("embed");
 const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 const runPromptCache = !!chatDir && steps.includes("promptcache");
 const runSpeculative = !!chatDir && steps.includes("speculative");
+const runGrammar = !!chatDir && steps.includes("grammar");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -184,6 +188,9 @@ try {
     const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 32), ...(args["spec-steps"] ? { only: String(args["spec-steps"]).split(";") } : {}), ...(args["spec-prediction"] ? { prediction: String(args["spec-prediction"]) } : {}) };
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
   }
+  if (runGrammar && !report.timedOutAfterS) {
+    report.grammar = await step(() => page.evaluate((x) => window.smokeGrammar(x), { modelId }), () => window.smokeGrammarReport);
+  }
   if (runAudio && !report.timedOutAfterS) {
     const o = {
       modelId,
@@ -203,6 +210,7 @@ try {
     ...(runMixed ? mixedChecks(report.mixed ?? {}) : {}),
     ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
     ...(runSpeculative ? speculativeChecks(report.speculative ?? {}) : {}),
+    ...(runGrammar ? grammarChecks(report.grammar ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
   };
 } catch (error) {
@@ -392,6 +400,15 @@ function commonPrefixLength(a, b) {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
+}
+
+/** Grammars: each output is in its grammar's language (the page tests it with the equivalent RegExp). */
+function grammarChecks(r) {
+  return {
+    grammarModelLoaded: !!r.load && !r.load.error,
+    grammarRegexOutputMatches: r.regex?.matches === true,
+    grammarCustomToolInputMatches: r.customTool?.matches === true && r.customTool?.finish_reason === "tool_calls",
+  };
 }
 
 /** The audio run's pass/fail summary: the model loaded, took the audio (and image) and answered; its manifest declares audio. */

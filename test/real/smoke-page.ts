@@ -13,6 +13,7 @@ import { defineMixedSmoke } from "./mixed-smoke.js";
 import { definePromptCacheSmoke } from "./prompt-cache-smoke.js";
 import { defineAudioSmoke } from "./audio-smoke.js";
 import { defineSpeculativeSmoke } from "./speculative-smoke.js";
+import { defineGrammarSmoke } from "./grammar-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -259,4 +260,5 @@ defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
 defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
 defineSpeculativeSmoke(); // window.smokeSpeculative: greedy replies with and without speculative decoding
+defineGrammarSmoke(); // window.smokeGrammar: a regex response_format and a Lark custom tool, enforced
 window.smokeReady = true;
