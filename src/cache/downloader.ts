@@ -249,9 +249,11 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     } finally {
       budget.release(reserved);
     }
+    // Read the size now: once the pool hands the buffer to the next shard's read, this view is detached (length 0).
+    const size = bytes.byteLength;
     // The store has its own copy now (IndexedDB cloned it in put()): the buffer takes the next shard while this one commits.
     if (bytes.byteLength === bytes.buffer.byteLength) ctx.pool?.give(bytes.buffer as ArrayBuffer);
-    const done = committed.then(() => stored(artifact, bytes.byteLength));
+    const done = committed.then(() => stored(artifact, size));
     commits.push(done);
     done.catch(() => undefined);
     // Bound the clones waiting for disk: the oldest commit must land before more pile up.

@@ -42,9 +42,7 @@ describe.each(["indexeddb", "cache", "opfs"] as const)("cache backend %s", (back
     manager = new CacheManager(backend);
   });
 
-  // retry: once, under heavy machine load, the result's totalBytes missed six shards' sizes while the progress total had them
-  // all (a race in the downloader's commit bookkeeping, not yet found); the assertion stays strict.
-  it("downloads each file once with monotonic byte progress; the next load makes zero requests; web-llm agrees it is cached", { retry: 2 }, async () => {
+  it("downloads each file once with monotonic byte progress; the next load makes zero requests; web-llm agrees it is cached", async () => {
     const model = await serveModel(server, { shards: 8, shardBytes: 128 * 1024 });
     expect(await hasModelInCache(model.record.model_id, appConfigFor(model.record, backend))).toBe(false);
 
