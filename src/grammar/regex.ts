@@ -347,10 +347,12 @@ class RegexParser {
           continue;
         }
         // Annex B: a range with a set on either side is the set, `-` and the other side.
-        ranges.push(...asRanges(left), [0x2d, 0x2d], ...asRanges(right));
+        for (const range of asRanges(left)) ranges.push(range);
+        ranges.push([0x2d, 0x2d]);
+        for (const range of asRanges(right)) ranges.push(range);
         continue;
       }
-      ranges.push(...asRanges(left));
+      for (const range of asRanges(left)) ranges.push(range);
     }
     const set = normalize(ranges);
     return cls(negated ? complement(set, this.maxCp) : set);

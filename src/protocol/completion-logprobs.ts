@@ -64,10 +64,13 @@ export function joinLogprobs(parts: Array<CompletionLogprobs | null>): Completio
   const out: CompletionLogprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for (const part of parts) {
     if (!part) continue;
-    out.tokens.push(...part.tokens);
-    out.token_logprobs.push(...part.token_logprobs);
-    out.top_logprobs.push(...part.top_logprobs);
-    out.text_offset.push(...part.text_offset);
+    // Appended one by one: a reply's token count is the request's choice (no argument spreading).
+    for (let i = 0; i < part.tokens.length; i++) {
+      out.tokens.push(part.tokens[i]!);
+      out.token_logprobs.push(part.token_logprobs[i]!);
+      out.top_logprobs.push(part.top_logprobs[i]!);
+      out.text_offset.push(part.text_offset[i]!);
+    }
   }
   return out;
 }

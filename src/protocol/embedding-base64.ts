@@ -4,15 +4,15 @@
  * (`new Float32Array(bytes.buffer)` on little-endian machines).
  */
 
-const CHUNK = 0x8000;
 
 export function floatsToBase64(values: ArrayLike<number>): string {
   const bytes = new Uint8Array(values.length * 4);
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i], true);
-  let binary = "";
-  // String.fromCharCode takes its arguments on the stack: go in chunks.
-  for (let i = 0; i < bytes.length; i += CHUNK) binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  // One character per byte, no argument spreading: the vector's length is the request's (its model's) choice.
+  const chars: string[] = new Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) chars[i] = String.fromCharCode(bytes[i]!);
+  const binary = chars.join("");
   return btoa(binary);
 }
 
