@@ -7,25 +7,12 @@
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
 import { exactBuffer, type ArtifactStore, type StoredValue } from "./store.js";
+import { committed, promised } from "../idb/requests.js";
 
 const DB_VERSION = 1;
 const STORE = "urls";
 
-function promised<T>(request: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
 
-/** Resolves when the transaction commits (not when its request succeeds: quota aborts happen at commit). */
-function committed(transaction: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
-    transaction.oncomplete = () => resolve();
-    transaction.onerror = () => reject(transaction.error);
-    transaction.onabort = () => reject(transaction.error ?? new DOMException("The IndexedDB transaction was aborted.", "AbortError"));
-  });
-}
 
 /** Opens (creating if needed) one of web-llm's databases exactly as web-llm does. */
 export function openWebLlmDatabase(scope: Scope): Promise<IDBDatabase> {

@@ -16,6 +16,7 @@
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { checkRecord, DEFAULT_DATABASE, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import { committed, promised } from "../idb/requests.js";
 
 const VERSION = 1;
 const RESPONSES = "responses";
@@ -29,21 +30,7 @@ interface ResponseRecord {
   data: unknown;
 }
 
-function promised<T>(request: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
 
-/** Resolves when the transaction commits (a quota error aborts at commit, after every request succeeded). */
-function committed(transaction: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
-    transaction.oncomplete = () => resolve();
-    transaction.onerror = () => reject(transaction.error);
-    transaction.onabort = () => reject(transaction.error ?? new DOMException("The IndexedDB transaction was aborted.", "AbortError"));
-  });
-}
 
 export function openResponsesDatabase(name: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
