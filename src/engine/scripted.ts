@@ -20,6 +20,7 @@ import { Vocabulary, renderPrompt, renderRawPrompt, scriptedTokens } from "./scr
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
+import { decodingStateIsInTheText } from "./continuation.js";
 
 export { scriptedTokens } from "./scripted-prompt.js";
 
@@ -91,32 +92,35 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     const record = currentRecord;
     const window = record ? contextWindowOf(record) : 4096;
     // A raw prompt (/completions) is tokenized as is, without the chat template (as web-llm's completion API).
-    const prompt = request.rawPrompt !== undefined ? renderRawPrompt(request.rawPrompt, vocab) : renderPrompt(request.messages, request.continueFinalMessage, vocab);
+    const rendered = request.rawPrompt !== undefined ? renderRawPrompt(request.rawPrompt, vocab) : renderPrompt(request.messages, request.continueFinalMessage, vocab);
+    // A continued reply is prefilled right after the prompt, as web-llm's completion of the rendered prompt + reply.
+    const continued = request.continueReply ? vocab.encode(scriptedTokens(request.continueReply)) : [];
+    const prompt = continued.length > 0 ? { ...rendered, ids: [...rendered.ids, ...continued] } : rendered;
     const promptTokens = prompt.ids.length;
     if (promptTokens >= window) {
       kv.clear();
       throw new ApiError({ status: 400, code: "context_length_exceeded", param: request.rawPrompt !== undefined ? "prompt" : "messages", message: `The prompt is ${promptTokens} tokens; this model's context window is ${window} tokens. Shorten the conversation.` });
     }
     const reply = nextReply(request);
-    const maxTokens = Math.min(request.sampling.max_tokens, window - promptTokens);
+    const maxTokens = Math.min(request.sampling.max_tokens - continued.length, window - promptTokens);
     // Asked before the turn begins: the turn may take over the sequence that holds a previous reply.
     const cachedReplies = request.speculative === false ? [] : kv.continuations(request, prompt);
     const turn = kv.begin(request, prompt);
     try {
-      yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal);
+      yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal, continued.length);
     } finally {
       // An error, or a consumer that stopped listening: what the sequence holds is not known.
       if (!turn.settled) kv.drop(turn);
     }
   }
 
-  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, cachedReplies: number[][], signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, cachedReplies: number[][], signal: AbortSignal, continuedTokens = 0): AsyncGenerator<EngineEvent> {
     const record = currentRecord;
-    const promptTokens = promptIds.length;
+    const promptTokens = promptIds.length - continuedTokens;
     const cachedTokens = turn.cached;
     // As web-llm: thinking off writes its empty block into a chat reply (counted toward max_tokens); a script that starts with it gets no second one.
     const offBlock = !request.thinking.enabled && !request.continueFinalMessage && request.rawPrompt === undefined && usesEnableThinking(request.model, record?.family) && !reply.text.startsWith(WEBLLM_THINKING_OFF);
-    const tokens = scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text);
+    const tokens = remainderOf(scriptedTokens(offBlock ? WEBLLM_THINKING_OFF + reply.text : reply.text), request.continueReply);
     const ids = vocab.encode(tokens);
     const prediction = request.prediction !== undefined ? vocab.encode(scriptedTokens(request.prediction)) : undefined;
     const speculation = new ScriptedSpeculation(
@@ -164,7 +168,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     if (finish === "stop" && ended) speculation.end(fedIds);
     // The last sampled token is never fed back. Aborted before the first token: stopped inside prefill, contents uncertain.
     if (finish === "abort" && emitted === 0) kv.drop(turn);
-    else kv.finish(turn, request, [...promptIds, ...vocab.encode(tokens.slice(0, Math.max(emitted - 1, 0)))], output, finish);
+    else kv.finish(turn, request, [...promptIds, ...vocab.encode(tokens.slice(0, Math.max(emitted - 1, 0)))], (request.continueReply ?? "") + output, finish);
     const seconds = Math.max((performance.now() - started) / 1000, 1e-6);
     yield {
       type: "done",
@@ -172,8 +176,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       usage: {
         promptTokens,
         cachedTokens,
-        completionTokens: emitted,
-        prefillTokensPerS: (promptTokens - cachedTokens) / 1e-3,
+        completionTokens: continuedTokens + emitted,
+        ...(continuedTokens > 0 ? { continuedTokens } : {}),
+        prefillTokensPerS: (promptTokens + continuedTokens - cachedTokens) / 1e-3,
         decodeTokensPerS: emitted / seconds,
         ...speculation.usage(fedIds),
       },
@@ -213,6 +218,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     get loadedModel() {
       return loaded;
     },
+    continuesReply: decodingStateIsInTheText,
     embeds,
     get loadedEmbeddingModel() {
       return embeddingRecord?.model_id ?? null;
@@ -256,6 +262,22 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       return renderPrompt(request.messages, request.continueFinalMessage, vocab).ids.length;
     },
   };
+}
+
+/**
+ * The script's tokens after a continued start: the rest of the reply when it
+ * begins with that text (a resumed reply goes on as it would have), the whole
+ * reply otherwise (a script that differs from what was generated before).
+ */
+function remainderOf(tokens: string[], continued: string | undefined): string[] {
+  if (!continued) return tokens;
+  let text = "";
+  for (let i = 0; i < tokens.length; i++) {
+    if (text === continued) return tokens.slice(i);
+    text += tokens[i];
+    if (!continued.startsWith(text)) return tokens;
+  }
+  return text === continued ? [] : tokens;
 }
 
 function firstStop(text: string, stops: string[], searchFrom: number): number {

@@ -97,6 +97,14 @@ export interface EngineRequest {
   prediction?: string;
   /** Speculative decoding (`createClient({ speculative })`); absent: on where the engine can. */
   speculative?: boolean;
+  /**
+   * The start of this very reply, generated before its worker stopped (a
+   * background response resumed after a reload): the engine prefills it after
+   * the prompt, as the reply's own beginning (not a new turn), and yields only
+   * what follows. `max_tokens` counts its tokens. Set only where
+   * `Engine.continuesReply` said yes.
+   */
+  continueReply?: string;
 }
 
 export interface EngineUsage {
@@ -115,6 +123,8 @@ export interface EngineUsage {
   /** OpenAI's Predicted Outputs counts: prediction tokens that appeared in the output through accepted drafts, and the rest. */
   acceptedPredictionTokens?: number;
   rejectedPredictionTokens?: number;
+  /** `continueReply`'s tokens: prefilled with the prompt (not in `promptTokens`), counted in `completionTokens`. */
+  continuedTokens?: number;
 }
 
 export type EngineEvent =
@@ -183,6 +193,15 @@ export interface Engine {
    * included), without generating. Optional: the host estimates without it.
    */
   countTokens?(request: EngineRequest): Promise<number>;
+  /**
+   * Whether this engine can continue `request`'s reply from a given start
+   * (`continueReply`) exactly as the reply would have gone on when decoding
+   * is greedy: the state decoding carries (penalty counts, a grammar's
+   * position, a reasoning budget spent) is rebuilt from the text, or the
+   * request has none. Absent: never (a resumed response then regenerates
+   * from the start and checks what it had sent).
+   */
+  continuesReply?(request: EngineRequest): boolean;
   /** The id of the loaded model, if any. */
   readonly loadedModel: string | null;
   /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */

@@ -54,6 +54,7 @@ import {
 } from "./webllm-request.js";
 import { importWebLlm } from "./import-webllm.js";
 import { countWebLlmPromptTokens } from "./webllm-count.js";
+import { decodingStateIsInTheText } from "./continuation.js";
 
 /** The slice of web-llm's MLCEngine this adapter uses (the same in 0.2.79 and 0.2.86). */
 export interface WebLlmEngineLike {
@@ -324,12 +325,43 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     return renderContinuationPrompt({ ...config.conv_template, ...(config.conv_config ?? {}) } as ConvTemplate, request.messages);
   }
 
+  /**
+   * A reply continued from its journaled start (engine/continuation.ts): the
+   * conversation rendered with that start as an open assistant message, sent
+   * to the completion API as the rendering of a continued final message is,
+   * so web-llm prefills prompt and reply so far in one pass. Text only: the
+   * continuation rendering carries no images or audio.
+   */
+  function continuesReply(request: EngineRequest): boolean {
+    const textOnly = request.messages.every((m) => typeof m.content === "string" || m.content.every((part) => part.type === "text"));
+    return textOnly && decodingStateIsInTheText(request) && !!pipelineOf(request.model)?.tokenizer && !!internals().loadedModelIdToChatConfig?.get(request.model)?.conv_template;
+  }
+
+  /** `request` as web-llm receives it when it continues a reply: the reply so far as an open final message, max_tokens less its tokens. */
+  function continuation(request: EngineRequest): { request: EngineRequest; tokens: number } | null {
+    const start = request.continueReply;
+    if (!start) return null;
+    const tokens = pipelineOf(request.model)?.tokenizer?.encode(start).length ?? 0;
+    return {
+      tokens,
+      request: {
+        ...request,
+        messages: [...request.messages, { role: "assistant", content: start }],
+        continueFinalMessage: true,
+        continueReply: undefined,
+        sampling: { ...request.sampling, max_tokens: Math.max(1, request.sampling.max_tokens - tokens) },
+      },
+    };
+  }
+
   async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     if (!engine || loaded !== request.model || !record) {
       throw new ApiError({ status: 500, code: "model_not_loaded", message: `Model ${request.model} is not loaded in the web-llm engine.` });
     }
     if (signal.aborted) throw abortError();
     const live = engine;
+    const continued = continuation(request);
+    if (continued) request = continued.request;
     await cache.beforeRequest(() => live.resetChat(false, request.model));
     cache.begin(request);
     const processor = armProcessor(request);
@@ -371,15 +403,18 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       if (finish === "abort" && !signal.aborted) finish = "stop";
       // ≤ 0.2.79 leaves the token sampled at prefill out of its count.
       const completionTokens = (usage?.completion_tokens ?? 0) + (compat?.completionTokensMissFirst && usage ? 1 : 0);
-      const { promptTokens, cachedTokens } = cache.end(finish, !!compat?.resetsKvAfterAbort) ?? { promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: 0 };
+      const fed = cache.end(finish, !!compat?.resetsKvAfterAbort) ?? { promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: 0 };
+      const continuedTokens = continued?.tokens ?? 0;
       const decode = cache.decodeCounts;
       yield {
         type: "done",
         finish,
         usage: {
-          promptTokens,
-          cachedTokens,
-          completionTokens,
+          // A continued reply's start was fed with the prompt: reported as the reply's, not the prompt's.
+          promptTokens: fed.promptTokens - continuedTokens,
+          cachedTokens: fed.cachedTokens,
+          completionTokens: completionTokens + continuedTokens,
+          ...(continued ? { continuedTokens } : {}),
           // web-llm divides by zero decode steps when only one token came out.
           prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),
           decodeTokensPerS: finite(usage?.extra?.decode_tokens_per_s),
@@ -422,6 +457,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   return {
     requiresGpu: true,
     embedsTokenIds: true,
+    continuesReply,
     countTokens: async (request) => countWebLlmPromptTokens(pipelineOf(request.model)?.tokenizer, request),
     get loadedEmbeddingModel() {
       return embedding?.id ?? null;

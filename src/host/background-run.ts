@@ -5,9 +5,12 @@
  * run), its abort for `cancel`, and its event log in the response store,
  * written in batches so the stream never waits on storage.
  *
- * A run resumed after its worker died starts over from the same request and
- * is given the events already logged: the events it regenerates up to there
- * must be the same ones (a greedy or scripted generation is), and are not
+ * A run resumed after its worker died is given the events already logged and
+ * the engine chunks journaled with them. It continues the reply after those
+ * chunks where the engine can (generation-loop.ts: the chunks replayed
+ * through the parser yield the logged events again), or else starts over from
+ * the same request; either way the events it produces up to the cut must be
+ * the ones sent before (a greedy or scripted generation's are), and are not
  * sent again; the first that differs stops the run (`diverged`).
  */
 import type { ApiError } from "../protocol/api-error.js";
@@ -15,18 +18,29 @@ import { structuredCloneLite } from "../protocol/responses/output-builder.js";
 import type { ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ChunkSink } from "./engine-host.js";
+import type { GeneratedChunk } from "./generation-output.js";
 
 /** Events are logged at most this often (ms), and at the end. */
 const LOG_EVERY_MS = 100;
 
-/** Appends a response's events to its log in the store, in batches. */
+/**
+ * Appends a response's events to its log in the store, in batches, with the
+ * engine chunks they came from (the journal a resumed run continues from).
+ * A chunk is added before the events it yields, and both go in the same
+ * write, so every logged event's chunks are logged with it or before.
+ */
 export class EventLogWriter {
   private unlogged: ResponseStreamEvent[] = [];
+  private unloggedChunks: GeneratedChunk[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Batches of chunks only since the last logged event: their keys fall between that event and the next. */
+  private chunkOnlyBatches = 0;
 
   constructor(
     private readonly store: QueuedResponseStore,
     public id: string,
+    /** The sequence number of the last event logged before (a resumed run's). */
+    private lastLogged = -1,
   ) {}
 
   /** `events` must be this writer's own copies (the builder keeps changing the items its events name). */
@@ -35,13 +49,25 @@ export class EventLogWriter {
     this.timer ??= setTimeout(() => this.flush(), LOG_EVERY_MS);
   }
 
+  addChunk(chunk: GeneratedChunk): void {
+    this.unloggedChunks.push(chunk);
+    this.timer ??= setTimeout(() => this.flush(), LOG_EVERY_MS);
+  }
+
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.unlogged.length === 0) return;
+    if (this.unlogged.length === 0 && this.unloggedChunks.length === 0) return;
     const batch = this.unlogged;
+    const chunks = this.unloggedChunks;
     this.unlogged = [];
-    void this.store.appendEvents(this.id, batch);
+    this.unloggedChunks = [];
+    let batchKey: number | undefined;
+    if (batch.length > 0) {
+      this.lastLogged = batch[batch.length - 1].sequence_number;
+      this.chunkOnlyBatches = 0;
+    } else batchKey = this.lastLogged + 1 - 1 / (2 + this.chunkOnlyBatches++);
+    void this.store.appendEvents(this.id, batch, chunks, batchKey);
   }
 }
 
@@ -70,9 +96,9 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
     sentBefore: ResponseStreamEvent[] = [],
   ) {
     this.current = () => structuredCloneLite(initial);
-    this.log = store ? new EventLogWriter(store, id) : null;
     this.events = [...sentBefore];
     this.replayedUntil = sentBefore.length > 0 ? sentBefore[sentBefore.length - 1].sequence_number : -1;
+    this.log = store ? new EventLogWriter(store, id, this.replayedUntil) : null;
   }
 
   write(events: ResponseStreamEvent[]): void {
@@ -99,6 +125,11 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
     for (const event of events) this.events.push(event);
     for (const follower of this.followers) follower.write(events);
     this.log?.add(events);
+  }
+
+  /** Journals a chunk the engine produced (before the events it yields are written). */
+  journal(chunk: GeneratedChunk): void {
+    if (!this.diverged) this.log?.addChunk(chunk);
   }
 
   /** The next sequence number. */

@@ -2,10 +2,12 @@
  * The generation loop every chat-shaped face shares: engine → stop guard →
  * the family's parser → the face's output (GenerationOutput), then usage, the
  * request's stats, and the reply's raw text remembered for the next turn.
+ * A resumed reply (`prepared.resumeFrom`) replays its journaled start through
+ * the same steps and has the engine continue after it, where the engine can.
  */
 import { abortError } from "../protocol/api-error.js";
 import type { Engine, EngineUsage } from "../engine/types.js";
-import type { GenerationOutput, GenerationResult, SentBackReply } from "./generation-output.js";
+import type { GeneratedChunk, GenerationOutput, GenerationResult, SentBackReply } from "./generation-output.js";
 import type { Prepared } from "./prepare-request.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
@@ -20,7 +22,25 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   let engineUsage: EngineUsage | null = null;
   let finish: "stop" | "length" | "abort" = "stop";
   let first = true;
-  for await (const event of engine.generate(prepared.engineRequest, signal)) {
+  const step = (chunk: GeneratedChunk) => {
+    const text = guard.push(chunk.text);
+    raw += text;
+    const events = parser.push(text);
+    if (parser.inReasoning) reasoningTokens++;
+    output.write(events, chunk.logprobs);
+  };
+  let engineRequest = prepared.engineRequest;
+  // A resumed reply: its journaled start goes through the same guard and parser (the same events again: the
+  // face's run checks them against those sent and sends none twice), then the engine continues after it.
+  const resumeFrom = prepared.resumeFrom ?? [];
+  const continuing = resumeFrom.length > 0 && engine.continuesReply?.(engineRequest) === true;
+  // Regenerated from the start instead: its first chunks are the journaled ones again, not journaled twice.
+  let journaledAlready = continuing ? 0 : resumeFrom.length;
+  if (continuing) {
+    for (const chunk of resumeFrom) step(chunk);
+    engineRequest = { ...engineRequest, continueReply: resumeFrom.map((chunk) => chunk.text).join("") };
+  }
+  for await (const event of engine.generate(engineRequest, signal)) {
     if (event.type === "done") {
       engineUsage = event.usage;
       finish = event.finish;
@@ -30,11 +50,10 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
       first = false;
       prepared.stats.ttft_ms = Math.round(performance.now() - prepared.started);
     }
-    const text = guard.push(event.text);
-    raw += text;
-    const events = parser.push(text);
-    if (parser.inReasoning) reasoningTokens++;
-    output.write(events, event.logprobs);
+    const chunk: GeneratedChunk = event.logprobs ? { text: event.text, logprobs: event.logprobs } : { text: event.text };
+    if (journaledAlready > 0) journaledAlready--;
+    else output.generated?.(chunk);
+    step(chunk);
   }
   const held = guard.finish();
   raw += held;
@@ -42,10 +61,13 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   if (finish === "abort" && signal.aborted) throw abortError();
   const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
   // At least one prompt token is always prefilled (its logits give the first output token).
-  const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
+  const continuedTokens = continuing ? usage.continuedTokens ?? 0 : 0;
+  const fed = usage.promptTokens + continuedTokens;
+  const cachedFed = Math.max(0, Math.min(usage.cachedTokens, fed - 1));
+  const cached = Math.min(cachedFed, usage.promptTokens);
   prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
   prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
-  prepared.stats.prefill_tokens += usage.promptTokens - cached;
+  prepared.stats.prefill_tokens += fed - cachedFed;
   const decode = decodeCounts(usage);
   addDecodeCounts(prepared.stats, decode);
   // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
@@ -61,6 +83,7 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
       completion_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, usage.completionTokens), ...predictionDetails(usage, prepared.request.prediction !== undefined) },
     },
     decode,
+    ...(continuing ? { continued: { reply_tokens: continuedTokens, prefilled_tokens: fed - cachedFed } } : {}),
   };
 }
 

@@ -17,9 +17,17 @@ export function asSentBack(call: ToolCall | CustomToolCall): ToolCall {
   return call.type === "custom" ? { id: call.id, type: "function", function: { name: call.custom.name, arguments: customCallArguments(call.custom.input) } } : call;
 }
 
+/** One piece of a reply as the engine produced it (before the stop guard): what a background response journals, so a run resumed after its worker stopped can continue the reply (generation-loop.ts). */
+export interface GeneratedChunk {
+  text: string;
+  logprobs?: TokenLogprob[];
+}
+
 export interface GenerationOutput {
   /** One step's parser events (possibly none) and that step's logprobs. */
   write(events: ParseEvent[], logprobs: TokenLogprob[] | undefined): void;
+  /** Each chunk the engine produced, before its events are written (only an output that journals them has it). */
+  generated?(chunk: GeneratedChunk): void;
   /** The reply as an app sends it back (visible content, calls with ids, reasoning): what the KV-reuse memory keys and checks. */
   reply(): SentBackReply;
 }
@@ -32,6 +40,16 @@ export interface GenerationResult {
   usage: Usage;
   /** Forward passes and speculative drafts of this generation. */
   decode: DecodeCounts;
+  /** Set when the reply was continued from a journaled start (a resumed response). */
+  continued?: ContinuedReply;
+}
+
+/** A reply continued after its worker stopped: how much of it was there before, and what the engine prefilled to go on. */
+export interface ContinuedReply {
+  /** Tokens of the reply generated before (prefilled again, not decoded again). */
+  reply_tokens: number;
+  /** Tokens prefilled to continue: the prompt and the reply so far, less what the KV cache still held. */
+  prefilled_tokens: number;
 }
 
 export interface SentBackReply {

@@ -4,6 +4,7 @@
  * (messages, sampling, grammar, thinking budget) and the request's stats.
  * Pure: the pipeline core calls it once the request holds its queue slot.
  */
+import type { GeneratedChunk } from "./generation-output.js";
 import { newRequestId } from "../protocol/ids.js";
 import type { NormalizedMessage, NormalizedRequest } from "../protocol/validate.js";
 import type { ReasoningEffort, WebGpuStats } from "../protocol/types.js";
@@ -21,6 +22,8 @@ export interface Prepared {
   engineRequest: EngineRequest;
   stats: WebGpuStats;
   started: number;
+  /** The reply's start, journaled by a run whose worker stopped: the generation continues after it where the engine can (generation-loop.ts). */
+  resumeFrom?: GeneratedChunk[];
 }
 
 /** Reasoning budget (tokens) per effort; `max` is bounded only by max_tokens. */

@@ -13,7 +13,7 @@ import { itemsToMessages, validateResponsesRequest, type ResponsesRequest } from
 import { ResponseOutputBuilder, responseUsage, structuredCloneLite } from "../protocol/responses/output-builder.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { Family } from "../families/types.js";
-import type { GenerationOutput, GenerationResult } from "./generation-output.js";
+import type { GeneratedChunk, GenerationOutput, GenerationResult } from "./generation-output.js";
 import type { ChunkSink } from "./engine-host.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
@@ -24,7 +24,7 @@ import { ResponseOwner } from "../store/owner-lock.js";
 import { CancelChannel } from "./cancel-channel.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
-export interface Pipeline<P extends { family: Family }> {
+export interface Pipeline<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
 }
@@ -42,7 +42,7 @@ export interface ResponsesCleared {
   deleted: number;
 }
 
-export class ResponsesFace<P extends { family: Family }> {
+export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   /** Responses streaming or in the background, by id: their state as it stands (the store holds the last write). */
   private readonly live = new Map<string, () => ResponseObject>();
   /** Background responses still generating in this host. */
@@ -108,7 +108,7 @@ export class ResponsesFace<P extends { family: Family }> {
    * whose events its run keeps. `resume`: one whose worker stopped, started
    * over from its request with the events it had sent (background-run.ts).
    */
-  private startBackground(request: ResponsesRequest, resume?: { base: ResponseObject; sentBefore: ResponseStreamEvent[] }): BackgroundRun {
+  private startBackground(request: ResponsesRequest, resume?: { base: ResponseObject; sentBefore: ResponseStreamEvent[]; journaled: GeneratedChunk[] }): BackgroundRun {
     request.normalized.stream = true;
     const queued: ResponseObject = resume ? resume.base : { ...baseResponse(request), status: "queued" };
     const run = new BackgroundRun(queued.id, queued, this.store, resume?.sentBefore);
@@ -117,7 +117,7 @@ export class ResponsesFace<P extends { family: Family }> {
     this.live.set(run.id, () => structuredCloneLite(queued));
     void this.store.put(this.entry(request, queued));
     void run.whenDone.then(() => this.runs.delete(run.id));
-    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued, ...ids })).catch((error) => {
+    truncatingRetries(request, (attempt) => this.streamOnce(attempt, run, run.controller.signal, { run, base: queued, ...ids, journaled: resume?.journaled ?? [] })).catch((error) => {
       // Ended before generation started: cancelled while queued, or refused (model, context window, ...).
       const cancelled = run.cancelled && isAbortError(error);
       const failure = cancelled ? null : ApiError.from(forInput(error));
@@ -139,7 +139,7 @@ export class ResponsesFace<P extends { family: Family }> {
     request: ResponsesRequest,
     sink: ChunkSink<ResponseStreamEvent>,
     signal: AbortSignal | undefined,
-    background?: { run: BackgroundRun; base: ResponseObject; itemIds: string[]; callIds: string[] },
+    background?: { run: BackgroundRun; base: ResponseObject; itemIds: string[]; callIds: string[]; journaled: GeneratedChunk[] },
   ): Promise<void> {
     // A stored stream's events are logged too: if its worker stops, what it had sent is kept (recover()).
     const log = request.store && !background ? new EventLogWriter(this.store, "") : null;
@@ -179,7 +179,10 @@ export class ResponsesFace<P extends { family: Family }> {
             b.write(events, logprobs);
           },
           reply: () => b.reply(),
+          // A background reply is journaled chunk by chunk: a run resumed after its worker stopped continues after them.
+          ...(background ? { generated: (chunk: GeneratedChunk) => background.run.journal(chunk) } : {}),
         };
+        if (background && background.journaled.length > 0) prepared.resumeFrom = background.journaled;
         const result = await this.pipeline.generate(prepared, output, slotSignal);
         start();
         b.finish(result.finish);
@@ -400,7 +403,7 @@ export class ResponsesFace<P extends { family: Family }> {
     }
     // The stored request as it was: its input items keep their ids.
     request.inputItems = entry.inputItems;
-    await this.startBackground(request, { base: entry.response, sentBefore: sent }).whenDone;
+    await this.startBackground(request, { base: entry.response, sentBefore: sent, journaled: await this.store.readChunks(id) }).whenDone;
   }
 
   /** Stores a finished response; `streamed`: only in place of its in-progress entry, so a delete during the stream wins. */
@@ -530,6 +533,6 @@ function finalResponse(base: ResponseObject, output: ResponseObject["output"], r
     incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
     output,
     usage: responseUsage(result.usage),
-    x_webgpu: { ...result.decode },
+    x_webgpu: { ...result.decode, ...(result.continued ? { resumed: result.continued } : {}) },
   };
 }

@@ -35,7 +35,8 @@ function withMemoryFallback(idb: IdbResponseStore, memory: () => MemoryResponseS
     item: async (itemId) => (await store()).item(itemId),
     list: async () => (await store()).list(),
     clear: async () => (await store()).clear(),
-    appendEvents: async (id, events) => (await store()).appendEvents(id, events),
+    appendEvents: async (id, events, chunks, batchKey) => (await store()).appendEvents(id, events, chunks, batchKey),
     readEvents: async (id, fromBatch) => (await store()).readEvents(id, fromBatch),
+    readChunks: async (id) => (await store()).readChunks(id),
   };
 }

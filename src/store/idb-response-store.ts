@@ -9,7 +9,7 @@
  *
  *   responses  {id, seq, itemIds, data: StoredResponse}   index itemIds (multiEntry)
  *   summaries  {id, seq, bytes}                            small: what retention and list order read
- *   events     {id, first, events}                         a background response's event log, in batches
+ *   events     {id, first, events, chunks?}                a background response's event log and journal, in batches
  *
  * Each put is one readwrite transaction over responses + summaries: a reload
  * mid-write leaves the old state or the new one, never half a record.
@@ -17,6 +17,7 @@
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { checkRecord, DEFAULT_DATABASE, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import { committed, promised } from "../idb/requests.js";
+import type { GeneratedChunk } from "../host/generation-output.js";
 
 const VERSION = 1;
 const RESPONSES = "responses";
@@ -153,13 +154,21 @@ export class IdbResponseStore implements ResponseStore {
 
   // ── a background response's event log ──
 
-  async appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void> {
-    if (events.length === 0) return;
+  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = [], batchKey?: number): Promise<void> {
+    const first = events[0]?.sequence_number ?? batchKey;
+    if (first === undefined || (events.length === 0 && chunks.length === 0)) return;
     const db = await this.db();
     const tx = db.transaction(EVENTS, "readwrite");
     const done = committed(tx);
-    tx.objectStore(EVENTS).put({ id, first: events[0].sequence_number, events });
+    tx.objectStore(EVENTS).put(chunks.length > 0 ? { id, first, events, chunks } : { id, first, events });
     await done;
+  }
+
+  async readChunks(id: string): Promise<GeneratedChunk[]> {
+    const db = await this.db();
+    const range = IDBKeyRange.bound([id, -Infinity], [id, Infinity]);
+    const batches = (await promised(db.transaction(EVENTS, "readonly").objectStore(EVENTS).getAll(range))) as Array<{ chunks?: GeneratedChunk[] }>;
+    return batches.flatMap((batch) => batch.chunks ?? []);
   }
 
   async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {

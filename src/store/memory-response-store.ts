@@ -6,6 +6,7 @@
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { checkRecord, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import type { GeneratedChunk } from "../host/generation-output.js";
 
 interface Held {
   summary: RecordSummary;
@@ -18,6 +19,7 @@ export class MemoryResponseStore implements ResponseStore {
   readonly kind = "memory" as const;
   private readonly records = new Map<string, Held>();
   private readonly events = new Map<string, ResponseStreamEvent[]>();
+  private readonly chunks = new Map<string, GeneratedChunk[]>();
   /** Item id → the responses holding it, oldest first. */
   private readonly holders = new Map<string, string[]>();
   private readonly retention;
@@ -77,13 +79,19 @@ export class MemoryResponseStore implements ResponseStore {
     this.records.clear();
     this.holders.clear();
     this.events.clear();
+    this.chunks.clear();
     return n;
   }
 
-  async appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void> {
+  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = []): Promise<void> {
     const log = this.events.get(id) ?? [];
     for (const event of structuredClone(events)) log.push(event);
     this.events.set(id, log);
+    if (chunks.length > 0) this.chunks.set(id, [...(this.chunks.get(id) ?? []), ...structuredClone(chunks)]);
+  }
+
+  async readChunks(id: string): Promise<GeneratedChunk[]> {
+    return structuredClone(this.chunks.get(id) ?? []);
   }
 
   async readEvents(id: string, fromBatch = -Infinity): Promise<ResponseStreamEvent[]> {
@@ -114,6 +122,7 @@ export class MemoryResponseStore implements ResponseStore {
 
   private drop(id: string): boolean {
     this.events.delete(id);
+    this.chunks.delete(id);
     return this.unindex(id);
   }
 

@@ -9,6 +9,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
+import type { GeneratedChunk } from "../host/generation-output.js";
 
 export type StoreErrorHandler = (error: ApiError) => void;
 
@@ -49,14 +50,15 @@ export class QueuedResponseStore {
     return this.background("update", entry.response.id, () => this.store.replace(entry));
   }
 
-  appendEvents(id: string, events: ResponseStreamEvent[]): Promise<boolean> {
-    return this.background("log the events of", id, () => this.store.appendEvents(id, events));
+  appendEvents(id: string, events: ResponseStreamEvent[], chunks?: GeneratedChunk[], batchKey?: number): Promise<boolean> {
+    return this.background("log the events of", id, () => this.store.appendEvents(id, events, chunks, batchKey));
   }
 
   get = (id: string) => this.queued(() => this.store.get(id));
   item = (itemId: string) => this.queued(() => this.store.item(itemId));
   list = () => this.queued(() => this.store.list());
   readEvents = (id: string, fromBatch?: number) => this.queued(() => this.store.readEvents(id, fromBatch));
+  readChunks = (id: string) => this.queued(() => this.store.readChunks(id));
   delete = (id: string) => this.queued(() => this.store.delete(id));
   clear = () => this.queued(() => this.store.clear());
 

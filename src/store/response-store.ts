@@ -11,6 +11,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { GeneratedChunk } from "../host/generation-output.js";
 
 export interface StoredResponse {
   response: ResponseObject;
@@ -101,10 +102,18 @@ export interface ResponseStore {
   list(): Promise<ResponseObject[]>;
   /** Deletes every stored response; how many there were. */
   clear(): Promise<number>;
-  /** Adds events (in sequence order) to a background response's log; dropped with the response. */
-  appendEvents(id: string, events: ResponseStreamEvent[]): Promise<void>;
+  /**
+   * Adds events (in sequence order) to a background response's log, with the
+   * engine chunks they came from (its journal: what a resumed run continues
+   * from), in one write; dropped with the response. `batchKey` orders a batch
+   * with chunks but no events (its events are not out yet): any number above
+   * the last logged event's sequence number and below the next one.
+   */
+  appendEvents(id: string, events: ResponseStreamEvent[], chunks?: GeneratedChunk[], batchKey?: number): Promise<void>;
   /** A response's logged events, in order; `fromBatch`: only the batches logged from that sequence number on. */
   readEvents(id: string, fromBatch?: number): Promise<ResponseStreamEvent[]>;
+  /** A background response's journaled engine chunks, in order. */
+  readChunks(id: string): Promise<GeneratedChunk[]>;
 }
 
 let counter = 0;

@@ -60,9 +60,10 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeo
 }
 
 /** Ids are random: every id replaced by its place of first appearance, times zeroed. */
+/** Events with ids numbered in order of appearance, times zeroed, and the run's own performance counters left out (a resumed run decodes less). */
 function canon(value: unknown): string {
   const ids = new Map<string, string>();
-  return JSON.stringify(value)
+  return JSON.stringify(value, (key, v) => (key === "x_webgpu" ? undefined : v))
     .replace(/"(resp|msg|rs|fc|call)_[A-Za-z0-9]+"/g, (m) => (ids.has(m) ? ids.get(m)! : (ids.set(m, `"id${ids.size}"`), `"id${ids.size - 1}"`)))
     .replace(/"(created_at|completed_at)":\d+/g, '"$1":0');
 }
@@ -146,7 +147,7 @@ describe("a previous_response_id chain across worker restarts (the openai SDK v7
 });
 
 describe("a background response whose worker stopped", () => {
-  it("resumes in the next worker: a stream reattached after the cut gets each later event once, in order, and the response.completed of an uninterrupted run", async () => {
+  it("resumes in the next worker, which prefills the prompt and the reply so far and decodes only the rest: a stream reattached after the cut gets each later event once, in order, and the response.completed of an uninterrupted run", async () => {
     const name = database();
     const first = client(name, [WORDS], { tokenDelayMs: 15 });
     const created = await first.responses.create({ model: MODEL, input: "count", background: true });
@@ -176,13 +177,23 @@ describe("a background response whose worker stopped", () => {
     const uninterrupted: ResponseStreamEvent[] = [];
     for await (const event of await third.responses.retrieve(other.id, { stream: true })) uninterrupted.push(event);
     expect(canon(all)).toBe(canon(uninterrupted));
-    expect((await second.responses.retrieve(created.id)).output_text).toBe(WORDS);
+    const resumed = await second.responses.retrieve(created.id);
+    expect(resumed.output_text).toBe(WORDS);
+    // The reply was continued, not regenerated: the tokens it had were prefilled (with the prompt: a new worker's cache is empty), only the rest decoded.
+    const counts = resumed.x_webgpu!.resumed!;
+    const deltasSeen = seen.filter((e) => e.type === "response.output_text.delta").length;
+    expect(counts.reply_tokens).toBeGreaterThanOrEqual(deltasSeen);
+    expect(counts.reply_tokens).toBeLessThan(60);
+    expect(counts.prefilled_tokens).toBe(resumed.usage!.input_tokens + counts.reply_tokens);
+    expect(resumed.usage!.output_tokens).toBe(60);
+    expect(resumed.x_webgpu!.decode_passes).toBeLessThanOrEqual(60 - counts.reply_tokens);
+    expect(completed.response.x_webgpu).toEqual(resumed.x_webgpu);
   });
 
-  it("whose regeneration differs from what it had sent (sampling does not repeat itself) ends incomplete with the output it sent", async () => {
+  it("that cannot be continued from its text (penalties count the tokens generated) is regenerated from the start, and ends incomplete with the output it sent when the regeneration differs", async () => {
     const name = database();
     const first = client(name, [WORDS], { tokenDelayMs: 15 });
-    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true, frequency_penalty: 0.5 });
     const sent = await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 20);
     await sleep(250);
     first.terminate();

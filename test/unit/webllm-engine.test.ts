@@ -26,7 +26,7 @@ interface Call {
 const promptIds = (body: Record<string, unknown>) =>
   [...(body.messages as Array<{ role: string; content: string }>).flatMap((m) => [1_000 + m.role.length, ...[...m.content].map((c) => c.charCodeAt(0))]), 1_009];
 
-function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown; pipeline?: FakePipeline } = {}) {
+function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown; pipeline?: FakePipeline; chatConfig?: unknown; tokenizer?: unknown } = {}) {
   const calls: Call[] = [];
   const log: string[] = [];
   let interrupt = false;
@@ -36,7 +36,8 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     chat = { completions: { create: async (body: Record<string, unknown>) => this.stream("chat", body) } };
     completions = { create: async (body: Record<string, unknown>) => this.stream("completion", body) };
     constructor(readonly config: Record<string, unknown>) {}
-    loadedModelIdToPipeline = new Map<string, FakePipeline>();
+    loadedModelIdToPipeline = new Map<string, FakePipeline | { tokenizer: unknown }>();
+    loadedModelIdToChatConfig = new Map<string, unknown>();
     setAppConfig(appConfig: unknown) {
       log.push(`appConfig ${JSON.stringify(appConfig)}`);
     }
@@ -48,6 +49,8 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     async reload(id: string, chatOpts: unknown) {
       log.push(`reload ${id} ${JSON.stringify(chatOpts ?? null)}`);
       if (options.pipeline) this.loadedModelIdToPipeline.set(id, options.pipeline);
+      else if (options.tokenizer) this.loadedModelIdToPipeline.set(id, { tokenizer: options.tokenizer });
+      if (options.chatConfig) this.loadedModelIdToChatConfig.set(id, options.chatConfig);
       this.progress?.({ progress: 1, timeElapsed: 1, text: "Finish loading on WebGPU - test" });
     }
     async unload() {
@@ -250,6 +253,23 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(calls[0]).toMatchObject({ api: "chat", body: { extra_body: { enable_thinking: false }, stream: true, stream_options: { include_usage: true } } });
     // the stand-in exposes no conversation template: the adapter says what to do instead
     await expect(run(engine, request({ continueFinalMessage: true, messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "He" }] }))).rejects.toMatchObject({ status: 400, param: "messages" });
+  });
+
+  it("continues a reply from its start (a resumed response): the conversation with that start as an open assistant message goes to the completion API, max_tokens less its tokens; usage counts the start as the reply's", async () => {
+    const chatConfig = { conv_template: { system_template: "<s>{system_message}", system_message: "", roles: { user: "U", assistant: "A" }, seps: ["\n"], role_content_sep: ": " } };
+    const tokenizer = { encode: (text: string) => Array.from(text, (c) => c.charCodeAt(0)), decode: () => "" };
+    const { module, calls } = standIn({ chatConfig, tokenizer, promptTokens: [20], tokens: ["C", "D"] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    expect(engine.continuesReply!(request())).toBe(true);
+    // decoding state outside the text: a grammar's position, penalty counts, a reasoning budget partly spent
+    expect(engine.continuesReply!(request({ sampling: { stop: [], max_tokens: 8, frequency_penalty: 0.5 } }))).toBe(false);
+    expect(engine.continuesReply!(request({ responseFormat: { type: "json_object", schema: "{}" } }))).toBe(false);
+    expect(engine.continuesReply!(request({ thinking: { enabled: true, budgetTokens: 100, endMarker: "</think>" } }))).toBe(false);
+    const events = await run(engine, request({ continueReply: "AB" }));
+    expect(calls[0]).toMatchObject({ api: "completion", body: { prompt: "<s>U: Hi\nA: AB", max_tokens: 6 } });
+    expect(events.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["C", "D", "stop"]);
+    expect(events.at(-1)).toMatchObject({ usage: { promptTokens: 18, completionTokens: 4, continuedTokens: 2 } });
   });
 
   it("tool_choice on 0.2.79 (no structural tags, ignored silently): the same constraint goes as an EBNF grammar that 0.2.79's xgrammar enforces", async () => {

@@ -155,7 +155,13 @@ export interface ResponseObject {
   reasoning: { effort: string | null; summary: string | null } | null;
   usage: ResponseUsage | null;
   /** Local extension: forward passes after the prompt's prefill and speculative drafts (set when the response is finished). */
-  x_webgpu?: { decode_passes: number; draft_tokens: number; accepted_draft_tokens: number };
+  x_webgpu?: {
+    decode_passes: number;
+    draft_tokens: number;
+    accepted_draft_tokens: number;
+    /** A background response whose worker stopped, continued by the next one: the reply tokens it had, and the tokens prefilled to go on. */
+    resumed?: { reply_tokens: number; prefilled_tokens: number };
+  };
   max_output_tokens: number | null;
   max_tool_calls: number | null;
   store: boolean;
