@@ -18,6 +18,10 @@
  *   `prediction` = that reply, a regenerate with speculation on, and off; checks the same tokens,
  *   reports decode passes per token and the times side by side. [--max-tokens 32]
  *   [--spec-steps "name;name"] [--spec-prediction <text>: the prediction when its reply step is skipped]
+ *   resume (chat model, asked for by name): a greedy background response run to its end; the same
+ *   request interrupted by a page reload after --resume-cut text deltas (default 3) and resumed by
+ *   the next page's client; checks the same final text, and reports the reply tokens prefilled on
+ *   resume. [--max-tokens 8]
  *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
  *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
  *   grammar's language (random weights follow no instruction: the grammar forces it).
@@ -99,6 +103,7 @@ const runMixed = !!chatDir && !!embedDir && steps.includes("mixed");
 const runPromptCache = !!chatDir && steps.includes("promptcache");
 const runSpeculative = !!chatDir && steps.includes("speculative");
 const runGrammar = !!chatDir && steps.includes("grammar");
+const runResume = !!chatDir && steps.includes("resume");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -154,7 +159,7 @@ try {
   };
   page.on("console", (m) => {
     keep(`[${m.type()}] ${m.text().slice(0, 300)}`);
-    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]")) log(m.text().slice(0, 3000)); // progress of the long steps
+    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]") || m.text().startsWith("[resume]")) log(m.text().slice(0, 3000)); // progress of the long steps
   });
   page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
   page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
@@ -191,6 +196,18 @@ try {
   if (runGrammar && !report.timedOutAfterS) {
     report.grammar = await step(() => page.evaluate((x) => window.smokeGrammar(x), { modelId }), () => window.smokeGrammarReport);
   }
+  if (runResume && !report.timedOutAfterS) {
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 8), cutAfter: Number(args["resume-cut"] ?? 3) };
+    const r = (report.resume = { options: o });
+    r.uninterrupted = await step(() => page.evaluate((x) => window.smokeResume({ ...x, phase: "uninterrupted" }), o), () => window.smokeResumeReport);
+    if (!report.timedOutAfterS) r.start = await step(() => page.evaluate((x) => window.smokeResume({ ...x, phase: "start" }), o), () => window.smokeResumeReport);
+    if (!report.timedOutAfterS && r.start?.id) {
+      log(`resume: reloading the page after ${r.start.deltasBeforeCut} deltas (${JSON.stringify(r.start.textBeforeCut)})`);
+      await page.reload();
+      await page.waitForFunction(() => window.smokeReady === true, null, { timeout: 60_000 });
+      r.finish = await step(() => page.evaluate((x) => window.smokeResume({ ...x, phase: "finish" }), { ...o, id: r.start.id }), () => window.smokeResumeReport);
+    }
+  }
   if (runAudio && !report.timedOutAfterS) {
     const o = {
       modelId,
@@ -212,6 +229,7 @@ try {
     ...(runSpeculative ? speculativeChecks(report.speculative ?? {}) : {}),
     ...(runGrammar ? grammarChecks(report.grammar ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
+    ...(runResume ? resumeChecks(report.resume ?? {}) : {}),
   };
 } catch (error) {
   report.error = String(error?.stack ?? error);
@@ -412,6 +430,17 @@ function grammarChecks(r) {
 }
 
 /** The audio run's pass/fail summary: the model loaded, took the audio (and image) and answered; its manifest declares audio. */
+/** The resume step: the resumed response ends as the uninterrupted one did, continued (not regenerated) after the cut. */
+function resumeChecks(r) {
+  const { uninterrupted: u = {}, start: s = {}, finish: f = {} } = r;
+  return {
+    resumeReferenceCompleted: !u.error && typeof u.text === "string" && u.text.length > 0,
+    resumeCutMidReply: (s.deltasBeforeCut ?? 0) > 0 && typeof u.text === "string" && u.text.startsWith(s.textBeforeCut ?? "-") && u.text !== s.textBeforeCut,
+    resumeSameTextAsUninterrupted: !f.error && f.status === u.status && f.text === u.text,
+    resumeContinuedNotRegenerated: (f.x_webgpu?.resumed?.reply_tokens ?? 0) >= (s.deltasBeforeCut ?? 1),
+  };
+}
+
 function audioChecks(r) {
   const answered = (x) => !!x && !x.error && x.usage?.completion_tokens >= 1;
   return {

@@ -14,6 +14,7 @@ import { definePromptCacheSmoke } from "./prompt-cache-smoke.js";
 import { defineAudioSmoke } from "./audio-smoke.js";
 import { defineSpeculativeSmoke } from "./speculative-smoke.js";
 import { defineGrammarSmoke } from "./grammar-smoke.js";
+import { defineResumeSmoke } from "./resume-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -261,4 +262,5 @@ definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with a
 defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
 defineSpeculativeSmoke(); // window.smokeSpeculative: greedy replies with and without speculative decoding
 defineGrammarSmoke(); // window.smokeGrammar: a regex response_format and a Lark custom tool, enforced
+defineResumeSmoke(); // window.smokeResume: a background response resumed after a page reload
 window.smokeReady = true;
