@@ -20,7 +20,7 @@ import { Vocabulary, renderPrompt, renderRawPrompt, scriptedTokens } from "./scr
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
-import { decodingStateIsInTheText } from "./continuation.js";
+import { canContinue } from "./continuation.js";
 
 export { scriptedTokens } from "./scripted-prompt.js";
 
@@ -218,7 +218,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     get loadedModel() {
       return loaded;
     },
-    continuesReply: decodingStateIsInTheText,
+    continuesReply: (request: EngineRequest) => canContinue(request, scriptedTokens(request.continueReply ?? "").length),
     embeds,
     get loadedEmbeddingModel() {
       return embeddingRecord?.model_id ?? null;

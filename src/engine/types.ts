@@ -194,12 +194,12 @@ export interface Engine {
    */
   countTokens?(request: EngineRequest): Promise<number>;
   /**
-   * Whether this engine can continue `request`'s reply from a given start
-   * (`continueReply`) exactly as the reply would have gone on when decoding
-   * is greedy: the state decoding carries (penalty counts, a grammar's
-   * position, a reasoning budget spent) is rebuilt from the text, or the
-   * request has none. Absent: never (a resumed response then regenerates
-   * from the start and checks what it had sent).
+   * Whether this engine can continue `request`'s reply after its
+   * `continueReply` exactly as the reply would have gone on when decoding is
+   * greedy: the state decoding carries (penalty counts, a grammar's position,
+   * a reasoning budget spent) is rebuilt from the text, or the request has
+   * none (engine/continuation.ts). Absent: never (a resumed response then
+   * regenerates from the start and checks what it had sent).
    */
   continuesReply?(request: EngineRequest): boolean;
   /** The id of the loaded model, if any. */

@@ -54,7 +54,7 @@ import {
 } from "./webllm-request.js";
 import { importWebLlm } from "./import-webllm.js";
 import { countWebLlmPromptTokens } from "./webllm-count.js";
-import { decodingStateIsInTheText } from "./continuation.js";
+import { canContinue, continuedRequest } from "./continuation.js";
 
 /** The slice of web-llm's MLCEngine this adapter uses (the same in 0.2.79 and 0.2.86). */
 export interface WebLlmEngineLike {
@@ -333,25 +333,17 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
    * continuation rendering carries no images or audio.
    */
   function continuesReply(request: EngineRequest): boolean {
+    const tokenizer = pipelineOf(request.model)?.tokenizer;
     const textOnly = request.messages.every((m) => typeof m.content === "string" || m.content.every((part) => part.type === "text"));
-    return textOnly && decodingStateIsInTheText(request) && !!pipelineOf(request.model)?.tokenizer && !!internals().loadedModelIdToChatConfig?.get(request.model)?.conv_template;
+    if (!tokenizer || !textOnly || !internals().loadedModelIdToChatConfig?.get(request.model)?.conv_template) return false;
+    return canContinue(request, tokenizer.encode(request.continueReply ?? "").length);
   }
 
-  /** `request` as web-llm receives it when it continues a reply: the reply so far as an open final message, max_tokens less its tokens. */
+  /** `request` as web-llm receives it when it continues a reply (engine/continuation.ts), and the start's tokens. */
   function continuation(request: EngineRequest): { request: EngineRequest; tokens: number } | null {
-    const start = request.continueReply;
-    if (!start) return null;
-    const tokens = pipelineOf(request.model)?.tokenizer?.encode(start).length ?? 0;
-    return {
-      tokens,
-      request: {
-        ...request,
-        messages: [...request.messages, { role: "assistant", content: start }],
-        continueFinalMessage: true,
-        continueReply: undefined,
-        sampling: { ...request.sampling, max_tokens: Math.max(1, request.sampling.max_tokens - tokens) },
-      },
-    };
+    if (!request.continueReply) return null;
+    const tokens = pipelineOf(request.model)?.tokenizer?.encode(request.continueReply).length ?? 0;
+    return { tokens, request: continuedRequest(request, tokens) };
   }
 
   async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {

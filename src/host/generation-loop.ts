@@ -33,12 +33,13 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   // A resumed reply: its journaled start goes through the same guard and parser (the same events again: the
   // face's run checks them against those sent and sends none twice), then the engine continues after it.
   const resumeFrom = prepared.resumeFrom ?? [];
-  const continuing = resumeFrom.length > 0 && engine.continuesReply?.(engineRequest) === true;
+  const continued = { ...engineRequest, continueReply: resumeFrom.map((chunk) => chunk.text).join("") };
+  const continuing = resumeFrom.length > 0 && engine.continuesReply?.(continued) === true;
   // Regenerated from the start instead: its first chunks are the journaled ones again, not journaled twice.
   let journaledAlready = continuing ? 0 : resumeFrom.length;
   if (continuing) {
     for (const chunk of resumeFrom) step(chunk);
-    engineRequest = { ...engineRequest, continueReply: resumeFrom.map((chunk) => chunk.text).join("") };
+    engineRequest = continued;
   }
   for await (const event of engine.generate(engineRequest, signal)) {
     if (event.type === "done") {

@@ -36,8 +36,8 @@ function database(): string {
   return name;
 }
 
-function client(databaseName: string, replies: string[], options: { tokenDelayMs?: number; worker?: boolean | "shared" } = {}): Client {
-  const made = createClient({ engine: createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName }, worker: options.worker });
+function client(databaseName: string, replies: string[], options: { tokenDelayMs?: number; loadDelayMs?: number; worker?: boolean | "shared" } = {}): Client {
+  const made = createClient({ engine: createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs }), responsesStore: { databaseName }, worker: options.worker });
   clients.push(made);
   return made;
 }
@@ -188,6 +188,70 @@ describe("a background response whose worker stopped", () => {
     expect(resumed.usage!.output_tokens).toBe(60);
     expect(resumed.x_webgpu!.decode_passes).toBeLessThanOrEqual(60 - counts.reply_tokens);
     expect(completed.response.x_webgpu).toEqual(resumed.x_webgpu);
+  });
+
+  it("cut inside its reasoning: continued with the reasoning budget left (the parser state rebuilt from the journal); cut inside a call's arguments under a tool grammar: regenerated; both end as an uninterrupted run", async () => {
+    const reasoning = Array.from({ length: 25 }, (_, i) => `r${i}`).join(" ");
+    const reply = `<think>${reasoning}</think><tool_call>\n{"name": "lookup", "arguments": {"q": "${WORDS.slice(0, 80)}"}}\n</tool_call>`;
+    const withTools = { model: "Qwen3-0.6B-q4f16_1-MLC", input: "look it up", background: true as const, tools: [{ type: "function" as const, name: "lookup", strict: false, parameters: { type: "object", properties: { q: { type: "string" } } } }] };
+    const noTools = { model: "Qwen3-0.6B-q4f16_1-MLC", input: "look it up", background: true as const };
+    const run = async (body: typeof withTools | typeof noTools, replies: string[], cutWhen: (events: ResponseStreamEvent[]) => boolean) => {
+      const name = database();
+      const first = client(name, replies, { tokenDelayMs: 15 });
+      const created = await first.responses.create(body);
+      const seen: ResponseStreamEvent[] = [];
+      for await (const event of await first.responses.retrieve(created.id, { stream: true })) {
+        seen.push(event);
+        if (cutWhen(seen)) break;
+      }
+      await sleep(250);
+      first.terminate();
+      const second = client(name, replies, { tokenDelayMs: 1 });
+      await second.responses.retrieve(created.id);
+      const rest: ResponseStreamEvent[] = [];
+      for await (const event of await second.responses.retrieve(created.id, { stream: true, starting_after: seen.at(-1)!.sequence_number })) rest.push(event);
+      return { all: [...seen, ...rest], final: await second.responses.retrieve(created.id) };
+    };
+    const uninterruptedRun = async (body: typeof withTools | typeof noTools) => {
+      const third = client(database(), [reply], { tokenDelayMs: 1 });
+      const other = await third.responses.create(body);
+      const events: ResponseStreamEvent[] = [];
+      for await (const event of await third.responses.retrieve(other.id, { stream: true })) events.push(event);
+      return events;
+    };
+    for (const [where, body, cutWhen, continued] of [
+      ["in the reasoning", noTools, (e: ResponseStreamEvent[]) => e.filter((x) => x.type === "response.reasoning_text.delta").length === 10, true],
+      ["in the call's arguments", withTools, (e: ResponseStreamEvent[]) => e.filter((x) => x.type === "response.function_call_arguments.delta").length === 5, false],
+    ] as const) {
+      const { all, final } = await run(body, [reply], cutWhen);
+      expect(all.map((e) => e.sequence_number), where).toEqual(all.map((_, i) => i));
+      expect(canon(all), where).toBe(canon(await uninterruptedRun(body)));
+      expect(final.output.find((item) => item.type === "reasoning"), where).toBeDefined();
+      if (body === withTools) {
+        const call = final.output.find((item) => item.type === "function_call") as { name: string; arguments: string } | undefined;
+        expect(call?.name, where).toBe("lookup");
+        expect(JSON.parse(call?.arguments ?? "null"), where).toEqual({ q: WORDS.slice(0, 80) });
+      }
+      if (continued) expect(final.x_webgpu?.resumed?.reply_tokens, where).toBeGreaterThan(10);
+      else expect(final.x_webgpu?.resumed, where).toBeUndefined();
+    }
+  });
+
+  it("stopped before its first token (during the model's load or the prefill): the next worker generates it whole, nothing to continue", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15, loadDelayMs: 3_000 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    await sleep(400);
+    expect((await first.responses.retrieve(created.id)).output).toEqual([]);
+    first.terminate();
+    const second = client(name, [WORDS], { tokenDelayMs: 1 });
+    const ended = await until(() => second.responses.retrieve(created.id), (r) => r.status !== "in_progress" && r.status !== "queued");
+    expect(ended).toMatchObject({ status: "completed", output_text: WORDS });
+    expect(ended.x_webgpu?.resumed).toBeUndefined();
+    const events: ResponseStreamEvent[] = [];
+    for await (const event of await second.responses.retrieve(created.id, { stream: true })) events.push(event);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.filter((e) => e.type === "response.created")).toHaveLength(1);
   });
 
   it("that cannot be continued from its text (penalties count the tokens generated) is regenerated from the start, and ends incomplete with the output it sent when the regeneration differs", async () => {

@@ -265,7 +265,11 @@ describe("the web-llm adapter around MLCEngine", () => {
     // decoding state outside the text: a grammar's position, penalty counts, a reasoning budget partly spent
     expect(engine.continuesReply!(request({ sampling: { stop: [], max_tokens: 8, frequency_penalty: 0.5 } }))).toBe(false);
     expect(engine.continuesReply!(request({ responseFormat: { type: "json_object", schema: "{}" } }))).toBe(false);
-    expect(engine.continuesReply!(request({ thinking: { enabled: true, budgetTokens: 100, endMarker: "</think>" } }))).toBe(false);
+    // a reasoning budget is handed on: what the start left of it, none once the reasoning closed
+    const budget = (tokens: number, continueReply: string) => request({ continueReply, thinking: { enabled: true, budgetTokens: tokens, endMarker: "</think>" } });
+    expect(engine.continuesReply!(budget(100, "AB"))).toBe(true);
+    expect(engine.continuesReply!(budget(2, "AB"))).toBe(false);
+    expect(engine.continuesReply!(budget(2, "A</think>B"))).toBe(true);
     const events = await run(engine, request({ continueReply: "AB" }));
     expect(calls[0]).toMatchObject({ api: "completion", body: { prompt: "<s>U: Hi\nA: AB", max_tokens: 6 } });
     expect(events.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["C", "D", "stop"]);
