@@ -102,6 +102,23 @@ describe("the IndexedDB response store", () => {
     expect(await second.clear()).toBe(2);
     expect(await second.readEvents("resp_d")).toEqual([]);
   });
+
+  it("journals engine chunks with the event batches, in order, batches of chunks alone included; dropped with the response", async () => {
+    const store = new IdbResponseStore(database(), {});
+    await store.put(entry("resp_j", "j"));
+    const delta = (n: number) => ({ type: "response.output_text.delta", sequence_number: n, item_id: "m", output_index: 0, content_index: 0, delta: `d${n}`, logprobs: [] }) as unknown as ResponseStreamEvent;
+    await store.appendEvents("resp_j", [delta(0), delta(1)], [{ text: "a" }, { text: "b" }]);
+    // chunks whose events are not out yet (a parser holding a marker): keyed between event 1 and event 2
+    await store.appendEvents("resp_j", [], [{ text: "<" }], 1.5);
+    await store.appendEvents("resp_j", [], [{ text: "t" }], 1.75);
+    await store.appendEvents("resp_j", [delta(2)], [{ text: "c", logprobs: [{ token: "c", logprob: -1, bytes: [99], top_logprobs: [] }] }]);
+    expect((await store.readChunks("resp_j")).map((c) => c.text)).toEqual(["a", "b", "<", "t", "c"]);
+    expect((await store.readChunks("resp_j"))[4].logprobs?.[0].logprob).toBe(-1);
+    expect((await store.readEvents("resp_j")).map((e) => e.sequence_number)).toEqual([0, 1, 2]);
+    expect((await store.readEvents("resp_j", 2)).map((e) => e.sequence_number)).toEqual([2]);
+    await store.delete("resp_j");
+    expect(await store.readChunks("resp_j")).toEqual([]);
+  });
 });
 
 describe("a previous_response_id chain across worker restarts (the openai SDK v7 on client.fetch)", () => {
