@@ -211,6 +211,12 @@ export interface Engine {
    * GPU engine means yes; web-llm ≤ 0.2.79 reads another layout and fetches for itself.
    */
   acceptsPrefetch?(): Promise<boolean>;
+  /**
+   * For an engine that fetches for itself (`acceptsPrefetch` false): whether
+   * its own cache holds `model` whole, so loading it downloads nothing (what
+   * resuming a response checks: it never downloads).
+   */
+  holdsModel?(model: ModelRecord, cacheBackend?: LoadOptions["cacheBackend"]): Promise<boolean>;
 
   // ── embeddings (optional capability) ──
   // An engine that embeds holds at most one chat model and one embedding model at once: loading

@@ -485,6 +485,12 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       await getModule();
       return compat?.cacheOption === "cacheBackend" && compat.tensorCacheFile === "tensor-cache.json";
     },
+    async holdsModel(model, cacheBackend) {
+      const webllm = (await getModule()) as WebLlmModule & { hasModelInCache?: (id: string, appConfig: unknown) => Promise<boolean> };
+      if (!webllm.hasModelInCache || !compat) return false;
+      const appConfig = { model_list: [toWebLlmRecord(model)], ...cacheConfig(compat, cacheBackend ?? "indexeddb") };
+      return webllm.hasModelInCache(model.model_id, appConfig).catch(() => false);
+    },
     load,
     generate,
     async unload() {

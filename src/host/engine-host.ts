@@ -54,8 +54,11 @@ export class EngineHost {
   /** Transcription runs on the chat face (host/transcriptions.ts). */
   private readonly transcriptionChat: ChatFace;
 
+  private readonly cacheBackend: EngineHostOptions["cache"];
+
   constructor(options: EngineHostOptions = {}) {
     const core = new Pipeline(options);
+    this.cacheBackend = options.cache;
     this.core = core;
     this.chat = new ChatCompletionsFace(core);
     this.responses = new ResponsesFace<Prepared>(
@@ -166,7 +169,10 @@ export class EngineHost {
     const catalog = await this.core.catalog();
     const record = catalog.find(model) ?? (await this.core.resolve(model).catch(() => undefined));
     if (!record) return false;
-    if (!(await this.core.engineFor(record)).requiresGpu) return true;
+    const engine = await this.core.engineFor(record);
+    if (!engine.requiresGpu) return true;
+    // A web-llm that fetches for itself (≤ 0.2.79) keeps the model in its own cache, which only it can read.
+    if (engine.acceptsPrefetch && !(await engine.acceptsPrefetch())) return (await engine.holdsModel?.(record, this.cacheBackend)) ?? false;
     return (await this.cache.list()).some((cached) => cached.id === record.model_id && cached.complete);
   }
 

@@ -276,6 +276,19 @@ describe("the web-llm adapter around MLCEngine", () => {
     expect(events.at(-1)).toMatchObject({ usage: { promptTokens: 18, completionTokens: 4, continuedTokens: 2 } });
   });
 
+  it("a web-llm that fetches for itself (≤ 0.2.79) says whether its own cache holds a model (what resuming a response checks: it never downloads)", async () => {
+    const asked: unknown[] = [];
+    const { module } = standIn({ legacy: true });
+    const engine = createWebLlmEngine({ webllm: { ...module, hasModelInCache: async (id: string, appConfig: unknown) => (asked.push([id, appConfig]), id === record.model_id) } as unknown as WebLlmModule });
+    expect(await engine.acceptsPrefetch()).toBe(false);
+    expect(await engine.holdsModel!(record, "indexeddb")).toBe(true);
+    expect(asked[0]).toMatchObject([record.model_id, { model_list: [{ model_id: record.model_id, model: record.model }], useIndexedDBCache: true }]);
+    expect(await engine.holdsModel!({ ...record, model_id: "Other-MLC" }, "cache")).toBe(false);
+    expect(asked[1]).toMatchObject([expect.any(String), { useIndexedDBCache: false }]);
+    // without the function (a stand-in of another version): not known to be held
+    expect(await createWebLlmEngine({ webllm: module }).holdsModel!(record)).toBe(false);
+  });
+
   it("tool_choice on 0.2.79 (no structural tags, ignored silently): the same constraint goes as an EBNF grammar that 0.2.79's xgrammar enforces", async () => {
     const weather = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Lyon"] } }, required: ["city"] } } };
     const context = (toolChoice: "required" | "auto") => ({ tools: [weather], toolChoice, parallelToolCalls: true, thinking: false, rawAssistantText: () => undefined });
