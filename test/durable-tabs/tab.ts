@@ -1,11 +1,13 @@
 /**
  * One page of the durable-responses tests (test/unit/durable-tabs.test.ts):
  * a client (dedicated or shared worker, scripted engine) and the unchanged
- * openai SDK v7 on its `fetch`, driven with page.evaluate across reloads.
- * Streams are read into `window.tab.logs`, so the test can reload a page in
- * the middle of one and read what it had received.
+ * openai SDK (v6 or v7, as the test asks) on its `fetch`, driven with
+ * page.evaluate across reloads. Streams are read into `window.tab.logs`, so
+ * the test can reload a page in the middle of one and read what it had
+ * received.
  */
-import OpenAI from "openai-v7";
+import OpenAIv6 from "openai";
+import OpenAIv7 from "openai-v7";
 import { createClient, type Client } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 
@@ -16,6 +18,8 @@ interface Log {
 }
 
 let client: Client | null = null;
+/** Either SDK: the calls made here have the same shape in v6 and v7. */
+type OpenAI = OpenAIv7;
 let openai: OpenAI | null = null;
 const logs: Record<string, Log> = {};
 /** The page's console warnings (what the store reports a failed write with, from a dedicated worker's console too via the test). */
@@ -26,6 +30,9 @@ console.warn = (...args: unknown[]) => {
   originalWarn(...args);
 };
 
+const sdkVersions: string[] = [];
+const sdkVersionOf = (init?: RequestInit) => new Headers(init?.headers).get("x-stainless-package-version");
+
 const sdk = () => {
   if (!openai) throw new Error("connect first");
   return openai;
@@ -33,11 +40,24 @@ const sdk = () => {
 
 const api = {
   ready: true,
+  /** The SDK version of each request this page's client.fetch served (its X-Stainless-Package-Version header). */
+  sdkVersions,
   logs,
   warnings,
-  connect(options: { worker: boolean | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
+  connect(options: { sdk?: "v6" | "v7"; worker: boolean | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
     client = createClient({ worker: options.worker, engine: createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName: options.databaseName } });
-    openai = new OpenAI({ baseURL: "http://localhost.webgpu/v1", apiKey: "local", dangerouslyAllowBrowser: true, maxRetries: 0, fetch: (url: string | URL | Request, init?: RequestInit) => client!.fetch(url, init) });
+    const OpenAI = (options.sdk === "v6" ? OpenAIv6 : OpenAIv7) as typeof OpenAIv7;
+    openai = new OpenAI({
+      baseURL: "http://localhost.webgpu/v1",
+      apiKey: "local",
+      dangerouslyAllowBrowser: true,
+      maxRetries: 0,
+      fetch: (url: string | URL | Request, init?: RequestInit) => {
+        const version = sdkVersionOf(init) ?? "none";
+        if (!sdkVersions.includes(version)) sdkVersions.push(version);
+        return client!.fetch(url, init);
+      },
+    });
     return true;
   },
   async create(body: Record<string, unknown>) {

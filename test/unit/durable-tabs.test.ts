@@ -1,7 +1,7 @@
 /**
  * Stored responses and background generation across real page reloads, in
- * headless Chromium driven with playwright, for both worker kinds: the
- * unchanged openai SDK v7 on client.fetch continues a previous_response_id
+ * headless Chromium driven with playwright, for both worker kinds and both
+ * majors of the unchanged openai SDK (v6 and v7) on client.fetch: it continues a previous_response_id
  * chain across two reloads; a background response keeps going (or resumes in
  * the next worker) and a stream reattached after the reload with
  * starting_after gets every later event once, in order, ending with the
@@ -11,7 +11,7 @@
  * browser context (so its own shared worker) and its own database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { createServer, type ViteDevServer } from "vite";
@@ -22,6 +22,11 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`durable-responses tab tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium).`);
 
 const repo = resolve(import.meta.dirname, "../..");
+/** The openai SDK majors the pages drive (`openai` and the `openai-v7` alias), by the version each sends in its requests' headers. */
+const SDKS = (["v6", "v7"] as const).map((sdk) => ({
+  sdk,
+  version: (JSON.parse(readFileSync(resolve(repo, `node_modules/${sdk === "v6" ? "openai" : "openai-v7"}/package.json`), "utf8")) as { version: string }).version,
+}));
 const WORDS = Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ");
 
 type Event = { type: string; sequence_number: number; response?: { id: string; status: string } };
@@ -34,6 +39,7 @@ type Tab = {
   follow(name: string, id: string, startingAfter?: number): boolean;
   logs: Record<string, Log>;
   warnings: string[];
+  sdkVersions: string[];
   send(body: Record<string, unknown>): boolean;
   list(): Promise<Array<{ id: string; status: string }>>;
   inputLength(id: string): Promise<number>;
@@ -62,7 +68,7 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       logLevel: "warn",
       clearScreen: false,
       server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
-      optimizeDeps: { entries: ["test/durable-tabs/*.ts"], include: ["comlink", "idb-keyval", "openai-v7"] },
+      optimizeDeps: { entries: ["test/durable-tabs/*.ts"], include: ["comlink", "idb-keyval", "openai", "openai-v7"] },
     });
     await server.listen();
     base = server.resolvedUrls!.local[0].replace(/\/$/, "");
@@ -110,9 +116,9 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
   const finished = (page: Page, name: string) => until(() => logOf(page, name), (log) => log?.done === true) as Promise<Log>;
 
   /** The events of the same background request run without interruption (its own context and database). */
-  async function uninterrupted(worker: true | "shared"): Promise<Event[]> {
+  async function uninterrupted(worker: true | "shared", sdk: "v6" | "v7"): Promise<Event[]> {
     const ctx = await browser.newContext();
-    const page = await tab(ctx, { worker, replies: [WORDS], tokenDelayMs: 1, databaseName: "reference" });
+    const page = await tab(ctx, { sdk, worker, replies: [WORDS], tokenDelayMs: 1, databaseName: "reference" });
     const { id } = await call(page, (t) => t.create({ input: "count", background: true }));
     await call(page, (t, i) => t.follow("all", i), id);
     const log = await finished(page, "all");
@@ -120,12 +126,15 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
     return log.events;
   }
 
-  for (const worker of [true, "shared"] as const) {
-    const kind = worker === true ? "dedicated worker" : "shared worker";
+  /** Every request of the page went through the SDK the test asked for. */
+  const expectSdk = async (page: Page, version: string) => expect(await call(page, (t) => t.sdkVersions)).toEqual([version]);
+
+  for (const { sdk, version, worker } of SDKS.flatMap((one) => ([true, "shared"] as const).map((worker) => ({ ...one, worker })))) {
+    const kind = `${worker === true ? "dedicated worker" : "shared worker"}, openai ${version}`;
 
     it(`a 4-turn previous_response_id chain across two page reloads (${kind})`, async () => {
       const ctx = await browser.newContext();
-      const options = (replies: string[]) => ({ worker, replies, databaseName: "chain" });
+      const options = (replies: string[]) => ({ sdk, worker, replies, databaseName: "chain" });
       const page = await tab(ctx, options(["r1", "r2"]));
       const t1 = await call(page, (t) => t.create({ input: "turn one" }));
       const t2 = await call(page, (t, prev) => t.create({ input: "turn two", previous_response_id: prev }), t1.id);
@@ -135,12 +144,13 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       const t4 = await call(page, (t, prev) => t.create({ input: "turn four", previous_response_id: prev }), t3.id);
       expect([t1, t2, t3, t4].map((r) => r.output_text)).toEqual(["r1", "r2", "r3", "r4"]);
       expect((await call(page, (t, id) => t.retrieve(id), t1.id)).output_text).toBe("r1");
+      await expectSdk(page, version);
       await ctx.close();
     });
 
     it(`a background stream reattached after a reload with starting_after: each later event once, in order; completed as an uninterrupted run (${kind})`, async () => {
       const ctx = await browser.newContext();
-      const options = { worker, replies: [WORDS], tokenDelayMs: 20, databaseName: "background" };
+      const options = { sdk, worker, replies: [WORDS], tokenDelayMs: 20, databaseName: "background" };
       const page = await tab(ctx, options);
       const { id, status } = await call(page, (t) => t.create({ input: "count", background: true }));
       expect(status).toBe("queued");
@@ -155,14 +165,15 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       const all = [...before, ...after];
       expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
       expect(after.at(-1)!.type).toBe("response.completed");
-      expect(canon(all)).toBe(canon(await uninterrupted(worker)));
+      expect(canon(all)).toBe(canon(await uninterrupted(worker, sdk)));
       expect((await call(page, (t, i) => t.retrieve(i), id)).output_text).toBe(WORDS);
+      await expectSdk(page, version);
       await ctx.close();
     });
 
     it(`background + polling + cancel (${kind})`, async () => {
       const ctx = await browser.newContext();
-      const page = await tab(ctx, { worker, replies: [WORDS, "after"], tokenDelayMs: 20, databaseName: "cancel" });
+      const page = await tab(ctx, { sdk, worker, replies: [WORDS, "after"], tokenDelayMs: 20, databaseName: "cancel" });
       const { id } = await call(page, (t) => t.create({ input: "count", background: true }));
       const running = await until(() => call(page, (t, i) => t.retrieve(i), id), (r) => r.status === "in_progress" && (r.output_text ?? "").length > 10);
       expect(WORDS.startsWith(running.output_text)).toBe(true);
@@ -171,6 +182,7 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       expect(cancelled.output_text.length).toBeLessThan(WORDS.length);
       expect((await call(page, (t, i) => t.retrieve(i), id)).status).toBe("cancelled");
       expect((await call(page, (t) => t.create({ input: "next" }))).output_text).toBe("after");
+      await expectSdk(page, version);
       await ctx.close();
     });
   }
