@@ -8,7 +8,7 @@
  */
 import OpenAIv6 from "openai";
 import OpenAIv7 from "openai-v7";
-import { createClient, type Client } from "../../src/index.js";
+import { ApiError, createClient, type Client } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 
 interface Log {
@@ -31,6 +31,15 @@ console.warn = (...args: unknown[]) => {
 };
 
 const sdkVersions: string[] = [];
+/** What the client's onResponseStoreError received (from the worker, for worker-backed clients). */
+const storeErrors: Array<{ isApiError: boolean; status: number; code: string | null | undefined; message: string }> = [];
+
+/** `worker`, or the same kind of worker started from full-disk-worker.ts (the default worker on a full disk). */
+function workerOf(worker: boolean | "shared", fullDisk: boolean | undefined): boolean | "shared" | Worker | SharedWorker {
+  if (!fullDisk || worker === false) return worker;
+  if (worker === "shared") return new SharedWorker(new URL("./full-disk-worker.ts", import.meta.url), { type: "module", name: "full-disk" });
+  return new Worker(new URL("./full-disk-worker.ts", import.meta.url), { type: "module" });
+}
 const sdkVersionOf = (init?: RequestInit) => new Headers(init?.headers).get("x-stainless-package-version");
 
 const sdk = () => {
@@ -42,10 +51,16 @@ const api = {
   ready: true,
   /** The SDK version of each request this page's client.fetch served (its X-Stainless-Package-Version header). */
   sdkVersions,
+  storeErrors,
   logs,
   warnings,
-  connect(options: { sdk?: "v6" | "v7"; worker: boolean | "shared"; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
-    client = createClient({ worker: options.worker, engine: createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs }), responsesStore: { databaseName: options.databaseName } });
+  connect(options: { sdk?: "v6" | "v7"; worker: boolean | "shared"; fullDisk?: boolean; replies: string[]; tokenDelayMs?: number; databaseName: string }) {
+    client = createClient({
+      worker: workerOf(options.worker, options.fullDisk),
+      engine: createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs }),
+      responsesStore: { databaseName: options.databaseName },
+      onResponseStoreError: (error) => storeErrors.push({ isApiError: error instanceof ApiError, status: error.status, code: error.code, message: error.message }),
+    });
     const OpenAI = (options.sdk === "v6" ? OpenAIv6 : OpenAIv7) as typeof OpenAIv7;
     openai = new OpenAI({
       baseURL: "http://localhost.webgpu/v1",

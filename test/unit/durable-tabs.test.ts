@@ -40,6 +40,7 @@ type Tab = {
   logs: Record<string, Log>;
   warnings: string[];
   sdkVersions: string[];
+  storeErrors: Array<{ isApiError: boolean; status: number; code: string | null | undefined; message: string }>;
   send(body: Record<string, unknown>): boolean;
   list(): Promise<Array<{ id: string; status: string }>>;
   inputLength(id: string): Promise<number>;
@@ -252,10 +253,39 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
     expect(streamed.types.at(-1)).toBe("response.completed");
     const warnings = await until(() => call(host, (t) => t.warnings), (w) => w.some((text) => text.includes(streamed.id)), 10_000);
     expect(warnings.find((text) => text.includes(streamed.id))).toContain("QuotaExceededError");
+    expect(await call(host, (t) => t.storeErrors)).toMatchObject([{ isApiError: true, status: 507, code: "response_store_quota_exceeded" }]);
     // The store goes on: the next (small) response is stored.
     const small = await call(host, (t) => t.stream({ input: "small" }));
     expect(small.types.at(-1)).toBe("response.completed");
     expect((await call(host, (t, i) => t.retrieve(i), small.id)).status).toBe("completed");
     await ctx.close();
   });
+
+  for (const worker of [true, "shared"] as const) {
+    const kind = worker === true ? "dedicated worker" : "shared worker";
+
+    it(`faults: a quota error while the ${kind} persists a response: the stream completes and the app's onResponseStoreError hears of it${worker === "shared" ? " (in every tab)" : ""}`, async () => {
+      const ctx = await browser.newContext();
+      // The library's default worker on a disk that refuses records over 1 MB (test/durable-tabs/full-disk.ts).
+      const options = { worker, fullDisk: true, replies: ["all of it", "after"], databaseName: "full-disk" };
+      const page = await tab(ctx, options);
+      const other = worker === "shared" ? await tab(ctx, options) : null;
+      if (other) await call(other, (t) => t.list()); // a tab joins the shared worker with its client's first request
+      const streamed = await call(page, (t, text) => t.stream({ input: text }), "y".repeat(2_000_000));
+      expect(streamed.types.at(-1)).toBe("response.completed");
+      const errors = await until(() => call(page, (t) => t.storeErrors), (e) => e.length > 0, 10_000);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ isApiError: true, status: 507, code: "response_store_quota_exceeded" });
+      expect(errors[0].message).toContain(streamed.id);
+      expect(errors[0].message).toContain("QuotaExceededError");
+      // The shared worker's store is every tab's: the other tab hears of it too.
+      if (other) expect(await until(() => call(other, (t) => t.storeErrors), (e) => e.length > 0, 10_000)).toEqual(errors);
+      // The store goes on: the next (small) response is stored, with no further report.
+      const small = await call(page, (t) => t.stream({ input: "small" }));
+      expect(small.types.at(-1)).toBe("response.completed");
+      expect((await call(page, (t, i) => t.retrieve(i), small.id)).output_text).toBe("after");
+      expect(await call(page, (t) => t.storeErrors)).toHaveLength(1);
+      await ctx.close();
+    });
+  }
 });
