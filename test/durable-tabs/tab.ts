@@ -112,6 +112,19 @@ const api = {
     const estimate = await navigator.storage.estimate();
     return estimate.usage ?? 0;
   },
+  /**
+   * One run of an agent of the OpenAI Agents SDK (`@openai/agents`, its browser build, loaded only here),
+   * its default model on the Responses API through this page's openai v7 client, so through client.fetch.
+   */
+  async agent(input: string, previousResponseId?: string) {
+    const { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true); // no trace export over the network
+    setOpenAIAPI("responses");
+    setDefaultOpenAIClient(sdk() as never);
+    const agent = new Agent({ name: "Memory", instructions: "Answer from what the user told you.", model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC" });
+    const result = await run(agent, input, previousResponseId ? { previousResponseId } : {});
+    return { lastResponseId: result.lastResponseId ?? null, finalOutput: String(result.finalOutput), inputTokens: result.rawResponses.at(-1)?.usage.inputTokens ?? null };
+  },
   /** Starts reading `GET /responses/{id}?stream=true&starting_after=N` into logs[name]. */
   follow(name: string, id: string, startingAfter?: number) {
     const log: Log = { events: [], done: false, error: null };

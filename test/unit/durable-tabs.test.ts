@@ -1,14 +1,16 @@
 /**
  * Stored responses and background generation across real page reloads, in
  * headless Chromium driven with playwright, for both worker kinds and both
- * majors of the unchanged openai SDK (v6 and v7) on client.fetch: it continues a previous_response_id
- * chain across two reloads; a background response keeps going (or resumes in
- * the next worker) and a stream reattached after the reload with
- * starting_after gets every later event once, in order, ending with the
- * response.completed an uninterrupted run gives; polling and cancel; two tabs
- * following one background response on the shared worker. The pages are
- * test/durable-tabs/index.html on a Vite dev server; each test has its own
- * browser context (so its own shared worker) and its own database.
+ * majors of the unchanged openai SDK (v6 and v7) on client.fetch: it
+ * continues a previous_response_id chain across two reloads; a background
+ * response keeps going (or resumes in the next worker) and a stream
+ * reattached after the reload with starting_after gets every later event
+ * once, in order, ending with the response.completed an uninterrupted run
+ * gives; polling and cancel; two tabs following one background response; the
+ * Agents SDK's previousResponseId across a reload; faults (a reload mid-write,
+ * a quota error reported to the app through either worker, a damaged record).
+ * The pages are test/durable-tabs/index.html on a Vite dev server; each test
+ * has its own browser context (so its own shared worker) and its own database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
@@ -40,6 +42,7 @@ type Tab = {
   logs: Record<string, Log>;
   warnings: string[];
   sdkVersions: string[];
+  agent(input: string, previousResponseId?: string): Promise<{ lastResponseId: string | null; finalOutput: string; inputTokens: number | null }>;
   storeErrors: Array<{ isApiError: boolean; status: number; code: string | null | undefined; message: string }>;
   send(body: Record<string, unknown>): boolean;
   list(): Promise<Array<{ id: string; status: string }>>;
@@ -69,7 +72,7 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       logLevel: "warn",
       clearScreen: false,
       server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
-      optimizeDeps: { entries: ["test/durable-tabs/*.ts"], include: ["comlink", "idb-keyval", "openai", "openai-v7"] },
+      optimizeDeps: { entries: ["test/durable-tabs/*.ts"], include: ["comlink", "idb-keyval", "openai", "openai-v7", "@openai/agents"] },
     });
     await server.listen();
     base = server.resolvedUrls!.local[0].replace(/\/$/, "");
@@ -285,6 +288,27 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       expect(small.types.at(-1)).toBe("response.completed");
       expect((await call(page, (t, i) => t.retrieve(i), small.id)).output_text).toBe("after");
       expect(await call(page, (t) => t.storeErrors)).toHaveLength(1);
+      await ctx.close();
+    });
+  }
+
+  for (const worker of [true, "shared"] as const) {
+    const kind = worker === true ? "dedicated worker" : "shared worker";
+
+    it(`the Agents SDK in the page continues with previousResponseId across a page reload (${kind})`, async () => {
+      const ctx = await browser.newContext();
+      const options = (replies: string[]) => ({ sdk: "v7", worker, replies, databaseName: "agents" });
+      const page = await tab(ctx, options(["Noted, Ada."]));
+      const first = await call(page, (t) => t.agent("My name is Ada."));
+      expect(first.finalOutput).toBe("Noted, Ada.");
+      expect(first.lastResponseId).toMatch(/^resp_/);
+      await reload(page, options(["Your name is Ada.", "I do not know."]));
+      const next = await call(page, (t, id) => t.agent("What is my name?", id), first.lastResponseId);
+      expect(next.finalOutput).toBe("Your name is Ada.");
+      expect((await call(page, (t, id) => t.retrieve(id), next.lastResponseId)) as unknown).toMatchObject({ previous_response_id: first.lastResponseId, status: "completed" });
+      // The model read the turn before the reload: the same question alone is a shorter prompt.
+      const alone = await call(page, (t) => t.agent("What is my name?"));
+      expect(next.inputTokens!).toBeGreaterThan(alone.inputTokens!);
       await ctx.close();
     });
   }
