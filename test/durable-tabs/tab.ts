@@ -112,6 +112,35 @@ const api = {
     const estimate = await navigator.storage.estimate();
     return estimate.usage ?? 0;
   },
+  async delete(id: string) {
+    await sdk().responses.delete(id);
+    return true;
+  },
+  /** `api[name](...args)`: its value, or the fields of the error it threw (the SDK's APIError). */
+  async attempt(name: "create" | "retrieve", ...args: unknown[]) {
+    try {
+      return { value: await (api[name] as (...a: unknown[]) => Promise<unknown>)(...args), error: null };
+    } catch (error) {
+      const { status, code, message } = error as { status?: number; code?: string; message?: string };
+      return { value: null, error: { status: status ?? null, code: code ?? null, message: message ?? String(error) } };
+    }
+  },
+  /** Writes `record` over a response's record in the store's database, as a crash or another program could leave it. */
+  async damage(databaseName: string, record: { id: string; [key: string]: unknown }) {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(databaseName);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const tx = db.transaction("responses", "readwrite");
+      tx.objectStore("responses").put(record);
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+    });
+    db.close();
+    return true;
+  },
   /**
    * One run of an agent of the OpenAI Agents SDK (`@openai/agents`, its browser build, loaded only here),
    * its default model on the Responses API through this page's openai v7 client, so through client.fetch.

@@ -42,6 +42,9 @@ type Tab = {
   logs: Record<string, Log>;
   warnings: string[];
   sdkVersions: string[];
+  delete(id: string): Promise<boolean>;
+  attempt(name: "create" | "retrieve", ...args: unknown[]): Promise<{ value: any; error: { status: number | null; code: string | null; message: string } | null }>;
+  damage(databaseName: string, record: { id: string; [key: string]: unknown }): Promise<boolean>;
   agent(input: string, previousResponseId?: string): Promise<{ lastResponseId: string | null; finalOutput: string; inputTokens: number | null }>;
   storeErrors: Array<{ isApiError: boolean; status: number; code: string | null | undefined; message: string }>;
   send(body: Record<string, unknown>): boolean;
@@ -309,6 +312,36 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       // The model read the turn before the reload: the same question alone is a shorter prompt.
       const alone = await call(page, (t) => t.agent("What is my name?"));
       expect(next.inputTokens!).toBeGreaterThan(alone.inputTokens!);
+      await ctx.close();
+    });
+  }
+
+  for (const worker of [true, "shared"] as const) {
+    const kind = worker === true ? "dedicated worker" : "shared worker";
+
+    it(`faults: a damaged record read through the ${kind} is a clear 500 naming it; every other response is intact`, async () => {
+      const ctx = await browser.newContext();
+      const options = { worker, replies: ["good", "bad", "after"], databaseName: "damaged" };
+      const page = await tab(ctx, options);
+      const good = await call(page, (t) => t.create({ input: "one" }));
+      const bad = await call(page, (t) => t.create({ input: "two" }));
+      // The record as a crash mid-way through some other program's write could leave it; then the page reloads.
+      await call(page, (t, id) => t.damage("damaged", { id, seq: 2, itemIds: [], data: { response: 42 } }), bad.id);
+      await reload(page, { ...options, replies: ["after"] }); // a shared worker that outlived the reload answers "after" too
+      const read = await call(page, (t, id) => t.attempt("retrieve", id), bad.id);
+      expect(read.error).toMatchObject({ status: 500, code: "stored_response_corrupt" });
+      expect(read.error!.message).toContain(bad.id);
+      expect(read.error!.message).toContain("damaged");
+      const continued = await call(page, (t, id) => t.attempt("create", { input: "three", previous_response_id: id }), bad.id);
+      expect(continued.error).toMatchObject({ status: 500, code: "stored_response_corrupt" });
+      // The rest is intact: the other response reads and continues; list leaves the damaged one out; delete removes it.
+      expect((await call(page, (t, id) => t.retrieve(id), good.id)).output_text).toBe("good");
+      expect((await call(page, (t, id) => t.create({ input: "three", previous_response_id: id }), good.id)).output_text).toBe("after");
+      const listed = (await call(page, (t) => t.list())).map((r) => r.id);
+      expect(listed).toContain(good.id);
+      expect(listed).not.toContain(bad.id);
+      await call(page, (t, id) => t.delete(id), bad.id);
+      expect((await call(page, (t, id) => t.attempt("retrieve", id), bad.id)).error).toMatchObject({ status: 404 });
       await ctx.close();
     });
   }
