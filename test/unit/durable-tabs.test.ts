@@ -345,4 +345,33 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       await ctx.close();
     });
   }
+
+  for (const worker of [true, "shared"] as const) {
+    const kind = worker === true ? "dedicated workers: the first tab's worker generates, the other follows its stored events" : "shared worker";
+
+    it(`two tabs reattach to one background response with starting_after, one after a reload: each gets every later event once, in order (${kind})`, async () => {
+      const ctx = await browser.newContext();
+      const options = { worker, replies: [WORDS], tokenDelayMs: 50, databaseName: "two-reattach" };
+      const a = await tab(ctx, options);
+      const b = await tab(ctx, options);
+      const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
+      await call(a, (t, i) => t.follow("a", i), id);
+      await call(b, (t, i) => t.follow("before", i), id);
+      const before = (await until(() => logOf(b, "before"), (log) => (log?.events.length ?? 0) >= 15))!.events;
+      await new Promise((r) => setTimeout(r, 250)); // the event log is written in batches (every 100 ms)
+      // Tab B reloads (its stream goes with the page) and reattaches after the last event it had; tab A reattaches a second stream from an earlier cut.
+      await reload(b, options);
+      const cut = before.at(-1)!.sequence_number;
+      await call(b, (t, a) => t.follow("after", a.id, a.cut), { id, cut });
+      await call(a, (t, i) => t.follow("a-from-5", i, 5), id);
+      expect((await call(b, (t, i) => t.retrieve(i), id)).status).toBe("in_progress"); // both reattached to a running response
+      const [all, after, fromFive] = [(await finished(a, "a")).events, (await finished(b, "after")).events, (await finished(a, "a-from-5")).events];
+      for (const log of [all, after, fromFive]) expect(log.at(-1)!.type).toBe("response.completed");
+      expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
+      expect([...before, ...after]).toEqual(all);
+      expect(fromFive).toEqual(all.slice(6));
+      expect((await call(b, (t, i) => t.retrieve(i), id)).output_text).toBe(WORDS);
+      await ctx.close();
+    });
+  }
 });
