@@ -42,6 +42,9 @@ function workerOf(worker: boolean | "shared", fullDisk: boolean | undefined): bo
 }
 const sdkVersionOf = (init?: RequestInit) => new Headers(init?.headers).get("x-stainless-package-version");
 
+/** What followHelper read last: the helper's final response, by log name. */
+const finals: Record<string, { id: string; status: string; output_text: string } | null> = {};
+
 const sdk = () => {
   if (!openai) throw new Error("connect first");
   return openai;
@@ -153,6 +156,26 @@ const api = {
     const agent = new Agent({ name: "Memory", instructions: "Answer from what the user told you.", model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC" });
     const result = await run(agent, input, previousResponseId ? { previousResponseId } : {});
     return { lastResponseId: result.lastResponseId ?? null, finalOutput: String(result.finalOutput), inputTokens: result.rawResponses.at(-1)?.usage.inputTokens ?? null };
+  },
+  finals,
+  /** The SDK's background streaming helper, `responses.stream({ response_id, starting_after })`, read into logs[name]; its final response in finals[name]. */
+  followHelper(name: string, id: string, startingAfter: number) {
+    const log: Log = { events: [], done: false, error: null };
+    logs[name] = log;
+    void (async () => {
+      try {
+        const stream = sdk().responses.stream({ response_id: id, starting_after: startingAfter });
+        for await (const event of stream) log.events.push(event as never);
+        const final = await stream.finalResponse();
+        // Its text from the output items: v6's helper leaves output_text unset on a response it only retrieved.
+        const text = final.output.flatMap((item) => (item.type === "message" ? item.content.map((part) => (part.type === "output_text" ? part.text : "")) : [])).join("");
+        finals[name] = { id: final.id, status: final.status ?? "", output_text: text };
+      } catch (error) {
+        log.error = String(error);
+      }
+      log.done = true;
+    })();
+    return true;
   },
   /** Starts reading `GET /responses/{id}?stream=true&starting_after=N` into logs[name]. */
   follow(name: string, id: string, startingAfter?: number) {

@@ -39,6 +39,8 @@ type Tab = {
   retrieve(id: string): Promise<{ id: string; status: string; output_text: string; incomplete_details: unknown; error: unknown }>;
   cancel(id: string): Promise<{ id: string; status: string; output_text: string }>;
   follow(name: string, id: string, startingAfter?: number): boolean;
+  followHelper(name: string, id: string, startingAfter: number): boolean;
+  finals: Record<string, { id: string; status: string; output_text: string } | null>;
   logs: Record<string, Log>;
   warnings: string[];
   sdkVersions: string[];
@@ -167,12 +169,18 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       await reload(page, { ...options, tokenDelayMs: 1 });
       const cut = before.at(-1)!.sequence_number;
       await call(page, (t, a) => t.follow("after", a.id, a.cut), { id, cut });
+      await call(page, (t, a) => t.followHelper("helper", a.id, a.cut), { id, cut });
       const after = (await finished(page, "after")).events;
       expect(after[0].sequence_number).toBe(cut + 1);
       const all = [...before, ...after];
       expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
       expect(after.at(-1)!.type).toBe("response.completed");
       expect(canon(all)).toBe(canon(await uninterrupted(worker, sdk)));
+      // The SDK's helper, responses.stream({ response_id, starting_after }), emits the same events and ends with the whole response.
+      const helper = await finished(page, "helper");
+      expect(helper.error).toBeNull();
+      expect(helper.events.map((e) => [e.type, e.sequence_number])).toEqual(after.map((e) => [e.type, e.sequence_number]));
+      expect(await call(page, (t) => t.finals.helper)).toEqual({ id, status: "completed", output_text: WORDS });
       expect((await call(page, (t, i) => t.retrieve(i), id)).output_text).toBe(WORDS);
       await expectSdk(page, version);
       await ctx.close();
