@@ -278,10 +278,10 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
   for (const worker of [true, "shared"] as const) {
     const kind = worker === true ? "dedicated worker" : "shared worker";
 
-    it(`faults: a quota error while the ${kind} persists a response: the stream completes and the app's onResponseStoreError hears of it${worker === "shared" ? " (in every tab)" : ""}`, async () => {
+    it(`faults: a quota error (or another failed write) while the ${kind} persists a response: the stream completes and the app's onResponseStoreError hears of it${worker === "shared" ? " (in every tab)" : ""}`, async () => {
       const ctx = await browser.newContext();
       // The library's default worker on a disk that refuses records over 1 MB (test/durable-tabs/full-disk.ts).
-      const options = { worker, fullDisk: true, replies: ["all of it", "after"], databaseName: "full-disk" };
+      const options = { worker, fullDisk: true, replies: ["all of it", "failed", "after"], databaseName: "full-disk" };
       const page = await tab(ctx, options);
       const other = worker === "shared" ? await tab(ctx, options) : null;
       if (other) await call(other, (t) => t.list()); // a tab joins the shared worker with its client's first request
@@ -294,11 +294,17 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       expect(errors[0].message).toContain("QuotaExceededError");
       // The shared worker's store is every tab's: the other tab hears of it too.
       if (other) expect(await until(() => call(other, (t) => t.storeErrors), (e) => e.length > 0, 10_000)).toEqual(errors);
-      // The store goes on: the next (small) response is stored, with no further report.
+      // Any other failed write: 500 response_store_write_failed, the response served all the same.
+      const failed = await call(page, (t) => t.create({ input: "disk-error" }));
+      expect(failed.output_text).toBe("failed");
+      const both = await until(() => call(page, (t) => t.storeErrors), (e) => e.length > 1, 10_000);
+      expect(both[1]).toMatchObject({ isApiError: true, status: 500, code: "response_store_write_failed" });
+      expect(both[1].message).toContain(failed.id);
+      // The store goes on: the next response is stored, with no further report.
       const small = await call(page, (t) => t.stream({ input: "small" }));
       expect(small.types.at(-1)).toBe("response.completed");
       expect((await call(page, (t, i) => t.retrieve(i), small.id)).output_text).toBe("after");
-      expect(await call(page, (t) => t.storeErrors)).toHaveLength(1);
+      expect(await call(page, (t) => t.storeErrors)).toHaveLength(2);
       await ctx.close();
     });
   }
