@@ -8,7 +8,7 @@ import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.j
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
-import { ApiError } from "../protocol/api-error.js";
+import { ApiError, type ApiErrorInit } from "../protocol/api-error.js";
 import { load } from "../lazy-imports.js";
 import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
@@ -151,9 +151,11 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const api = Comlink.wrap<WorkerApi>(link.endpoint);
     const ports = new Set<MessagePort>();
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
+    const onResponseStoreError = options.onResponseStoreError;
+    const onStoreError = onResponseStoreError ? Comlink.proxy((wire: ApiErrorInit) => onResponseStoreError(deserializeError(wire) as ApiError)) : undefined;
     const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore, promptCache: options.promptCache, speculative: options.speculative };
     const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
-      const result = await api.configure(config, onProgress, tab);
+      const result = await api.configure(config, onProgress, tab, onStoreError);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
       if (result && result.ignored.length > 0) {
         console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's options ${result.ignored.join(", ")} differ from its and were not applied (the first tab's options win).`);

@@ -69,6 +69,14 @@ export interface ClientOptions {
    */
   responsesStore?: ResponsesStoreOptions;
   /**
+   * Called when a stored response could not be written (a quota error, a
+   * closed database): the response itself was served whole, but it may be
+   * missing after a reload. From the worker too; with the shared worker every
+   * tab's handler hears of every failed write of the origin's store (the error
+   * names the response). Default: reported on the console only.
+   */
+  onResponseStoreError?: (error: ApiError) => void;
+  /**
    * Prompt caching (default on): the engine keeps the KV cache of recent
    * prompts and prefills only what no cached prefix holds. `false` turns it
    * off; `{ budgetTokens, maxSequences }` bounds it (README "Prompt caching").
@@ -289,6 +297,7 @@ function chooseBackend(options: ClientOptions): Backend {
     cache: options.cache,
     onProgress: options.onProgress,
     responsesStore: options.responsesStore,
+    onResponseStoreError: options.onResponseStoreError,
     promptCache: options.promptCache,
     speculative: options.speculative,
   };

@@ -10,14 +10,14 @@ import * as Comlink from "comlink";
 import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { ConfigureResult, PortCommand, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
+import type { ConfigureResult, PortCommand, StoreErrorListener, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
 import { CompletionPortSink, EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
-import { installErrorTransfer } from "./transfer.js";
+import { installErrorTransfer, serializeError } from "./transfer.js";
 import { guardedEndpoint } from "./port-guard.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
-  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello): Promise<ConfigureResult | void>;
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult | void>;
   host(): EngineHost;
   info(): WorkerInfo;
   /** Aborts when the page behind this connection is gone (a SharedWorker's tab); absent for a dedicated worker. */
@@ -27,7 +27,7 @@ export interface HostAccess {
 }
 
 /** The host built from the page's `configure` (or the worker's own `initial` host, which wins). */
-export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void): EngineHost {
+export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, onStoreError?: StoreErrorListener): EngineHost {
   return new EngineHost({
     engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
     models: config.models,
@@ -38,15 +38,17 @@ export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress:
     promptCache: config.promptCache,
     speculative: config.speculative,
     onProgress,
+    // To the page as plain fields (an ApiError's own fields do not survive structured clone); a gone page's proxy never answers, and that is fine.
+    onResponseStoreError: onStoreError ? (error) => void Promise.resolve(onStoreError(serializeError(error))).catch(() => undefined) : undefined,
   });
 }
 
 function dedicatedAccess(initial?: EngineHost): HostAccess {
   let host = initial ?? null;
   return {
-    async configure(config, onProgress) {
+    async configure(config, onProgress, _tab, onStoreError) {
       if (initial) return; // the worker's own host wins
-      host = hostFromConfig(config, onProgress);
+      host = hostFromConfig(config, onProgress, onStoreError);
     },
     host: () => (host ??= new EngineHost()),
     info: () => ({ worker: "dedicated", tabs: 1 }),
@@ -98,7 +100,7 @@ export function exposeEngineHost(
   };
 
   const api: WorkerApi = {
-    configure: (config, onProgress, tab) => access.configure(config, onProgress, tab),
+    configure: (config, onProgress, tab, onStoreError) => access.configure(config, onProgress, tab, onStoreError),
     workerInfo: () => access.info(),
     createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal, client })),
     streamChatCompletion: (body, port) => streamOn(port, (host, signal) => host.streamChatCompletion(body, new PortSink(port), { signal, client })),

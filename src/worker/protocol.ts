@@ -73,9 +73,12 @@ export interface ConfigureResult {
   workerLock?: string;
 }
 
+/** A failed write of the response store, as it crosses to the page (rebuilt there as an ApiError). */
+export type StoreErrorListener = (error: ApiErrorInit) => void;
+
 /** The API the worker exposes with comlink. */
 export interface WorkerApi {
-  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello): Promise<ConfigureResult | void>;
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult | void>;
   workerInfo(): WorkerInfo;
   createChatCompletion(body: unknown, port: MessagePort): Promise<ChatCompletion>;
   /** Resolves when generation has started; chunks then arrive on `port`. */

@@ -18,7 +18,8 @@
  *   `worker_lost` instead of waiting forever, and the next one starts a fresh
  *   worker.
  * - load progress: reported to every connected tab that asked for it, since
- *   the model one tab loads is the model all of them use.
+ *   the model one tab loads is the model all of them use; so are failed
+ *   writes of the response store, which every tab reads.
  *
  * When the last tab is gone the browser ends the worker, and with it the GPU
  * device and its memory.
@@ -26,12 +27,13 @@
 import type { EngineHost } from "../host/engine-host.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { ConfigureResult, TabHello, WorkerHostConfig } from "./protocol.js";
+import type { ConfigureResult, StoreErrorListener, TabHello, WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 import { webLocks } from "../cache/locks.js";
 
 interface Tab {
   onProgress?: (progress: LoadProgress) => void;
+  onStoreError?: StoreErrorListener;
   gone: AbortController;
   /** The pending request for the tab's lock (kept referenced for the tab's life). */
   watching?: Promise<unknown>;
@@ -91,7 +93,7 @@ export class SharedHost {
   connect(port: MessagePort): void {
     const tab: Tab = { gone: new AbortController() };
     const access: HostAccess = {
-      configure: (config, onProgress, hello) => this.join(tab, port, config, onProgress, hello),
+      configure: (config, onProgress, hello, onStoreError) => this.join(tab, port, config, onProgress, hello, onStoreError),
       host: () => this.hostOrThrow(),
       info: () => ({ worker: "shared", tabs: this.tabs.size }),
       gone: tab.gone.signal,
@@ -100,12 +102,16 @@ export class SharedHost {
     exposeEngineHost(this.initial, port, access);
   }
 
-  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello): Promise<ConfigureResult> {
+  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult> {
     const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
     if (!this.initial) {
       if (!this.config) {
         this.config = config;
-        this.host = hostFromConfig(config, (progress) => this.progress(progress));
+        this.host = hostFromConfig(
+          config,
+          (progress) => this.progress(progress),
+          (error) => this.storeError(error),
+        );
       } else {
         if (JSON.stringify(this.config.engine) !== JSON.stringify(config.engine)) {
           throw new ApiError({
@@ -120,6 +126,7 @@ export class SharedHost {
       }
     }
     tab.onProgress = onProgress;
+    tab.onStoreError = onStoreError;
     this.tabs.add(tab);
     this.watch(tab, port, hello);
     return result;
@@ -143,6 +150,13 @@ export class SharedHost {
     for (const tab of this.tabs) {
       // A tab's comlink proxy answers asynchronously; a dead tab's never does, and that is fine.
       if (tab.onProgress) void Promise.resolve(tab.onProgress(progress)).catch(() => undefined);
+    }
+  }
+
+  /** A failed write of the store every tab shares: each tab that listens hears of it (the error names the response). */
+  private storeError(error: Parameters<StoreErrorListener>[0]): void {
+    for (const tab of this.tabs) {
+      if (tab.onStoreError) void Promise.resolve(tab.onStoreError(error)).catch(() => undefined);
     }
   }
 
