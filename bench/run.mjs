@@ -12,6 +12,7 @@
  * BENCH_ONLY=speculative (or any comma-separated list of those names: run only them; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
+ * BENCH_DOWNLOAD_BACKENDS ("indexeddb,cache,opfs": the library's backends timed; the goals need indexeddb and cache),
  * BENCH_WEBLLM_LIB=path/to/model-lib.wasm (a real web-llm model library: web-llm instantiates it before it
  * fetches weights, so its own loader is timed only with one; any prebuilt MLC library works).
  */
@@ -182,6 +183,7 @@ async function main() {
           rounds: Number(process.env.BENCH_DOWNLOAD_ROUNDS ?? 3),
           maxBufferedBytes: budget,
           webllmBackends: libPath ? ["indexeddb", "cache"] : [],
+          ...(process.env.BENCH_DOWNLOAD_BACKENDS ? { backends: process.env.BENCH_DOWNLOAD_BACKENDS.split(",").filter(Boolean) } : {}),
         };
         const d = await page.evaluate((o) => window.bench.callExport("/bench/download.ts", "benchDownload", o), options);
         const raw = d.find((r) => r.variant.startsWith("raw fetch (ceiling)"));

@@ -75,16 +75,19 @@ const CHUNK = 1 << 16;
 
 /** Deterministic bytes of shard `index` of `name` in [start, end). */
 function shardChunk(name: string, index: number, start: number, end: number): Buffer {
-  const out = Buffer.alloc(end - start);
   let seed = 2166136261;
   for (const ch of `${name}#${index}`) seed = Math.imul(seed ^ ch.charCodeAt(0), 16777619);
-  // A cheap position-keyed mix: any byte can be computed without the ones before it.
-  for (let i = 0; i < out.length; i += 4) {
-    const word = Math.imul((start + i) ^ seed, 0x9e3779b1) ^ ((start + i) >>> 7);
-    out.writeInt32LE(word | 0, i);
-  }
-  return out;
+  // A cheap position-keyed mix: any byte can be computed without the ones before it. Written as 32-bit words
+  // through a typed array (little-endian, as writeInt32LE wrote them), about 4× faster than writeInt32LE: on a
+  // two-core machine the server's own CPU time otherwise caps the loopback line the benchmark measures.
+  const words = new Int32Array(Math.ceil((end - start) / 4));
+  for (let w = 0, at = start; w < words.length; w++, at += 4) words[w] = Math.imul(at ^ seed, 0x9e3779b1) ^ (at >>> 7);
+  if (!LITTLE_ENDIAN) for (let w = 0; w < words.length; w++) words[w] = swap32(words[w]);
+  return Buffer.from(words.buffer, 0, end - start);
 }
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const swap32 = (x: number) => ((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24);
 
 function shardMd5(name: string, index: number, bytes: number): string {
   const hash = createHash("md5");
@@ -94,7 +97,6 @@ function shardMd5(name: string, index: number, bytes: number): string {
 
 function tensorIndex(model: ServedModel): object {
   const { spec } = model;
-  model.md5s ??= spec.md5 ? Array.from({ length: spec.shards }, (_, i) => shardMd5(model.name, i, spec.shardBytes)) : null;
   return {
     metadata: { ParamSize: (spec.shards * spec.shardBytes) / 4, ParamBytes: spec.shards * spec.shardBytes, BitsPerParam: 32 },
     records: Array.from({ length: spec.dataPaths?.length ?? spec.shards }, (_, i) => ({
@@ -159,7 +161,10 @@ export async function startArtifactServer(port = 0, options: ArtifactServerOptio
         const spec: ModelSpec = { shards: 8, shardBytes: 256 * 1024, tokenizerBytes: 4096, wasmBytes: 16 * 1024, md5: true, packageManifest: false, validTokenizer: false, realLib: false, ...body };
         if (spec.shardBytes % 4 !== 0) return send(res, 400, JSON.stringify({ error: "shardBytes must be a multiple of 4" }));
         const name = `test-model-${Date.now().toString(36)}-${++counter}`;
-        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0, rateBytesPerS: null, stallAfter: null, lyingLength: null }, requests: new Map(), md5s: null, line: { freeAt: 0 } });
+        // The shards' md5s are computed now, as a static server has its tensor-cache.json ready: computed on its first
+        // request instead (over 1 s for 256 MB), they counted in a download's time but not in a raw fetch of the shards.
+        const md5s = spec.md5 ? Array.from({ length: spec.shards }, (_, i) => shardMd5(name, i, spec.shardBytes)) : null;
+        models.set(name, { name, spec, fault: { stopped: false, dropFrom: null, corruptOnce: new Set(), delayMs: 0, rateBytesPerS: null, stallAfter: null, lyingLength: null }, requests: new Map(), md5s, line: { freeAt: 0 } });
         const record = { model: `${url}/m/${name}`, model_id: name, model_lib: `${url}/lib/${name}.wasm`, overrides: { context_window_size: 4096 }, ...(spec.packageManifest ? { model_manifest: "mlc-model-manifest.json" } : {}) };
         send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
       });
