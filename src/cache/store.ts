@@ -35,9 +35,11 @@ export interface ArtifactStore {
   /**
    * Like `write`, but resolves as soon as the store holds its own copy of the
    * bytes (the caller may reuse the buffer), with `committed` settling on the
-   * commit. IndexedDB has it: `put` clones synchronously.
+   * commit. IndexedDB has it: `put` clones synchronously. When the store took
+   * the bytes' buffer by transfer (to copy it on another thread), `buffer` is
+   * that buffer given back, and the caller's views of the old one are detached.
    */
-  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void> }>;
+  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }>;
   /**
    * Starts a streamed write (backends that can append: Cache API, OPFS).
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
