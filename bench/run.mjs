@@ -14,7 +14,8 @@
  * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
  * BENCH_DOWNLOAD_BACKENDS ("indexeddb,cache,opfs": the library's backends timed; the goals need indexeddb and cache),
  * BENCH_WEBLLM_LIB=path/to/model-lib.wasm (a real web-llm model library: web-llm instantiates it before it
- * fetches weights, so its own loader is timed only with one; any prebuilt MLC library works).
+ * fetches weights, so its own loader is timed only with one; it must be one web-llm 0.2.86's runtime instantiates: libraries
+ * built against an older TVM runtime fail with "Cannot find global function ffi.ModuleGetFunction" before any weight is fetched).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
