@@ -51,7 +51,27 @@ export interface DownloadBenchRow {
   peakBufferedBytes?: number;
   /** The library only: most files downloading at once (max over rounds). */
   peakConcurrency?: number;
+  /**
+   * Median CPU seconds per 100 MiB of shards, of the browser's processes (every thread of the page, its
+   * workers, the network and storage services) and of the bench's Node process (the server): what
+   * the variant costs the machine, which its other load does not change the way it changes MB/s.
+   * Absent where the server cannot tell (not Linux).
+   */
+  cpu?: { browser: number; server: number };
   error?: string;
+}
+
+interface CpuTimes {
+  self: number;
+  children: number;
+}
+
+async function cpuTimes(serverUrl: string): Promise<CpuTimes | null> {
+  try {
+    return await (await fetch(`${serverUrl}/__control/cpu`, { cache: "no-store" })).json();
+  } catch {
+    return null;
+  }
 }
 
 interface Served {
@@ -153,6 +173,7 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
 
   const runs = new Map<string, DownloadBenchRow>(variants.map((v) => [v.name, { variant: v.name, MBps: 0, runs: [] }]));
   const rounds = options.rounds ?? 3;
+  const cpuRuns = new Map<string, Array<{ browser: number; server: number }>>();
   for (let round = 0; round < rounds; round++) {
     // Rotating order: no variant always runs first (cold) or right after the heaviest one.
     for (let i = 0; i < variants.length; i++) {
@@ -160,7 +181,13 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       const row = runs.get(variant.name) as DownloadBenchRow;
       if (row.error) continue;
       try {
+        const before = await cpuTimes(options.serverUrl);
         const r = await variant.run();
+        const after = await cpuTimes(options.serverUrl);
+        if (before && after) {
+          const per100 = (100 * MB) / r.bytes;
+          (cpuRuns.get(variant.name) ?? cpuRuns.set(variant.name, []).get(variant.name))?.push({ browser: (after.children - before.children) * per100, server: (after.self - before.self) * per100 });
+        }
         row.runs.push(r.bytes / MB / r.seconds);
         if (r.peakBufferedBytes !== undefined) row.peakBufferedBytes = Math.max(row.peakBufferedBytes ?? 0, r.peakBufferedBytes);
         if (r.peakConcurrency !== undefined) row.peakConcurrency = Math.max(row.peakConcurrency ?? 0, r.peakConcurrency);
@@ -169,7 +196,11 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       }
     }
   }
-  for (const row of runs.values()) row.MBps = row.runs.length ? median(row.runs) : NaN;
+  for (const row of runs.values()) {
+    row.MBps = row.runs.length ? median(row.runs) : NaN;
+    const cpu = cpuRuns.get(row.variant);
+    if (cpu?.length) row.cpu = { browser: round2(median(cpu.map((c) => c.browser))), server: round2(median(cpu.map((c) => c.server))) };
+  }
   return [...runs.values()];
 }
 

@@ -12,9 +12,11 @@
  *        → {name, baseUrl, record}   (record: a ModelRecord for this server)
  *   POST /__control/fault?name=…  {stopped?, dropFrom?, corruptOnce?: string[], delayMs?, rateBytesPerS?, stallAfter?, lyingLength?}
  *   GET  /__control/stats?name=…   → {total, byFile: {file: count}}
+ *   GET  /__control/cpu            → {self, children}: CPU seconds of this process and of the processes it started (Linux), or null
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 
 export interface ModelSpec {
@@ -135,6 +137,40 @@ function validTokenizerJson(): Buffer {
   return Buffer.from(JSON.stringify({ version: "1.0", truncation: null, padding: null, added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, model }));
 }
 
+/**
+ * CPU seconds used so far by this process (the server, and whatever else runs
+ * in it) and by its descendant processes (a browser it launched), from
+ * /proc; null where there is none. Lets the benchmark tell what a download
+ * costs in CPU, which a machine's other load does not change the way it
+ * changes the throughput.
+ */
+function cpuTimes(): { self: number; children: number } | null {
+  if (!existsSync("/proc/self/stat")) return null;
+  const ticks = 100; // USER_HZ on Linux
+  const parents = new Map<number, number>();
+  const used = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command name, which may hold spaces: state ppid … utime(14) stime(15).
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(entry), Number(fields[1]));
+      used.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / ticks);
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const descends = (pid: number): boolean => {
+    for (let at = parents.get(pid), hops = 0; at !== undefined && at > 1 && hops < 64; at = parents.get(at), hops++) if (at === process.pid) return true;
+    return false;
+  };
+  let children = 0;
+  for (const [pid, seconds] of used) if (descends(pid)) children += seconds;
+  const self = process.cpuUsage();
+  return { self: (self.user + self.system) / 1e6, children };
+}
+
 export interface ArtifactServerOptions {
   /** A real web-llm model library to serve for models created with `realLib` (the benchmark's web-llm peer needs one). */
   modelLib?: Buffer;
@@ -169,6 +205,7 @@ export async function startArtifactServer(port = 0, options: ArtifactServerOptio
         send(res, 200, JSON.stringify({ name, baseUrl: `${url}/m/${name}/resolve/main/`, record, totalBytes: spec.shards * spec.shardBytes }));
       });
     }
+    if (path === "/__control/cpu") return send(res, 200, JSON.stringify(cpuTimes()));
     const model = models.get(query.get("name") ?? "");
     if (!model) return send(res, 404, JSON.stringify({ error: "unknown model" }));
     if (path === "/__control/fault" && req.method === "POST") {
