@@ -230,8 +230,11 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   };
 
   /** A file's commit goes on while the next file downloads; the oldest must land before more than MAX_PENDING_COMMITS pile up. */
-  const committing = async (artifact: Artifact, size: number, committed: Promise<void>) => {
-    const done = committed.then(() => stored(artifact, size));
+  const committing = async (artifact: Artifact, size: number, committed: Promise<void>, lastByteAt: number) => {
+    const done = committed.then(() => {
+      progress.committed((performance.now() - lastByteAt) / 1000);
+      return stored(artifact, size);
+    });
     commits.push(done);
     done.catch(() => undefined);
     while (commits.length > MAX_PENDING_COMMITS) await commits.shift();
@@ -240,7 +243,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const downloadOne = async (artifact: Artifact) => {
     if (store.openWrite) {
       const { size, committed } = await streamWithRetries(artifact, ctx, store, onBytes(artifact), record.model_id);
-      await committing(artifact, size, committed);
+      await committing(artifact, size, committed, performance.now());
       return;
     }
     const reserved = artifact.bytes ?? 0;
@@ -248,8 +251,10 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     let size: number;
     let committed: Promise<void>;
     let reusable: ArrayBuffer | null;
+    let lastByteAt: number;
     try {
       const bytes = await fetchWithRetries(artifact, ctx, onBytes(artifact));
+      lastByteAt = performance.now();
       // Read the sizes now: once the buffer is transferred to the store's worker, or handed by the pool to the next shard's read, this view is detached (length 0).
       size = bytes.byteLength;
       const held = bytes.buffer.byteLength;
@@ -266,7 +271,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     // The store has its own copy now (IndexedDB cloned it in put()): the buffer takes the next shard while this one commits.
     if (reusable) ctx.pool?.give(reusable);
     // Bounds the clones waiting for disk.
-    await committing(artifact, size, committed);
+    await committing(artifact, size, committed, lastByteAt);
   };
 
   const worker = async (slot: number) => {
