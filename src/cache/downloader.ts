@@ -10,7 +10,9 @@
  *   A shard is never whole in memory.
  * - buffered (IndexedDB: one `{url, data: ArrayBuffer}` record per file): the
  *   body is read into one buffer, handed to `put` (which clones it
- *   synchronously), and the buffer takes the next file while the commit runs.
+ *   synchronously; in a small worker where one can start, idb-writer.ts, so
+ *   the clone does not stop the reads), and the buffer takes the next file
+ *   while the commit runs.
  *   At most `maxBufferedBytes` of such buffers exist at once (a single larger
  *   file still downloads, alone).
  *
