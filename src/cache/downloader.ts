@@ -215,6 +215,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   // 4. The rest, several at a time. The first failure stops the others.
   // Files of undeclared size first, so the total is right early.
   const queue = [...missing].sort((a, b) => Number(a.bytes !== null) - Number(b.bytes !== null));
+  for (const scope of new Set(queue.map((a) => a.scope))) store.prepare?.(scope);
   let next = 0;
   ctx.pool = new BufferPool();
   const governor = new StreamGovernor(Math.max(1, options.concurrency ?? 6), () => fetchedBytes);

@@ -94,6 +94,11 @@ export class IdbArtifactStore implements ArtifactStore {
     return { committed: done };
   }
 
+  /** Starts the writer's worker and opens `scope` there, so the first large put does not wait for them. */
+  prepare(scope: Scope): void {
+    this.writer.warm(scope);
+  }
+
   async remove(scope: Scope, url: string): Promise<void> {
     const db = await this.db(scope);
     const transaction = db.transaction(STORE, "readwrite");

@@ -37,7 +37,8 @@ function open(name) {
   return db;
 }
 const describe = (error) => ({ name: (error && error.name) || "Error", message: (error && error.message) || String(error) });
-onmessage = async ({ data: { id, scope, url, buffer } }) => {
+onmessage = async ({ data: { id, scope, url, buffer, warm } }) => {
+  if (warm) return void open(warm).catch(() => undefined);
   try {
     const db = await open(scope);
     const transaction = db.transaction("urls", "readwrite");
@@ -113,6 +114,22 @@ export class IdbWriter {
     });
     worker.postMessage({ id, scope, url, buffer }, [buffer]);
     return { buffer: await taken, committed };
+  }
+
+  /**
+   * Starts the worker and opens `scope` there ahead of the first put: a
+   * download calls it when it starts, so the first shard's hand-over does not
+   * wait for a worker to start and a database to open (measured, a stall of
+   * 0.2-0.3 s early in the download, which the ETA then extrapolated).
+   */
+  warm(scope: string): void {
+    if (!this.usable) return;
+    void this.start().then((started) => {
+      if (!started || !this.worker) return;
+      this.worker.postMessage({ warm: scope });
+      // A warmed worker that gets no put ends like an idle one.
+      if (this.pending.size === 0) this.idle();
+    });
   }
 
   private start(): Promise<boolean> {

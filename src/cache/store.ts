@@ -45,6 +45,8 @@ export interface ArtifactStore {
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
    */
   openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite>;
+  /** Gets ready to write into `scope` (IndexedDB starts the worker its large puts run in); nothing waits for it. */
+  prepare?(scope: Scope): void;
   remove(scope: Scope, url: string): Promise<void>;
   /** Every URL stored in the scope. */
   urls(scope: Scope): Promise<string[]>;
