@@ -53,9 +53,10 @@ export interface DownloadBenchRow {
   peakConcurrency?: number;
   /**
    * Median CPU seconds per 100 MiB of shards, of the browser's processes (every thread of the page, its
-   * workers, the network and storage services) and of the bench's Node process (the server): what
-   * the variant costs the machine, which its other load does not change the way it changes MB/s.
-   * Absent where the server cannot tell (not Linux).
+   * workers, the network and storage services) and of the bench's Node process (the server), over the
+   * timed download only (web-llm's: with its engine's start and stop): what the variant costs the
+   * machine, which its other load does not change the way it changes MB/s. Absent where the server
+   * cannot tell (not Linux).
    */
   cpu?: { browser: number; server: number };
   error?: string;
@@ -64,6 +65,12 @@ export interface DownloadBenchRow {
 interface CpuTimes {
   self: number;
   children: number;
+}
+
+/** Brackets the part of a variant its CPU is counted for: the timed download, not the model's creation or deletion. */
+interface CpuMeter {
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 async function cpuTimes(serverUrl: string): Promise<CpuTimes | null> {
@@ -122,13 +129,16 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
   const shardBytes = options.shardBytes ?? 32 * MB;
   const shards = Math.max(1, Math.round(modelBytes / shardBytes));
   const spec = { shards, shardBytes };
-  const variants: Array<{ name: string; run: () => Promise<{ seconds: number; bytes: number; peakBufferedBytes?: number; peakConcurrency?: number }> }> = [];
+  const variants: Array<{ name: string; run: (meter: CpuMeter) => Promise<{ seconds: number; bytes: number; peakBufferedBytes?: number; peakConcurrency?: number }> }> = [];
   const timed = (name: string, perFile?: () => Promise<(chunk: Uint8Array) => void>) =>
     variants.push({
       name,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, spec);
-        return { seconds: await rawFetch(model.shardUrls, 4, perFile), bytes: model.bytes };
+        await meter.start();
+        const seconds = await rawFetch(model.shardUrls, 4, perFile);
+        await meter.stop();
+        return { seconds, bytes: model.bytes };
       },
     });
   timed("raw fetch (ceiling)");
@@ -145,12 +155,14 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
   for (const backend of options.backends ?? ["indexeddb", "cache", "opfs"]) {
     variants.push({
       name: `library → ${backend}`,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, spec);
         const manager = new CacheManager(backend);
+        await meter.start();
         const started = performance.now();
         const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes });
         const seconds = (performance.now() - started) / 1000;
+        await meter.stop();
         await manager.delete(model.record.model_id, model.record);
         return { seconds, bytes: model.bytes, peakBufferedBytes: result.peakBufferedBytes, peakConcurrency: result.peakConcurrency };
       },
@@ -159,10 +171,13 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
   for (const backend of options.webllmBackends ?? []) {
     variants.push({
       name: `web-llm 0.2.86 loader → ${backend}`,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, { ...spec, realLib: true, validTokenizer: true });
         try {
+          // Its CPU includes the engine's start (model library, WebGPU device) and stop around the download.
+          await meter.start();
           const { seconds } = await timeWebLlmDownload(model.record, backend);
+          await meter.stop();
           return { seconds, bytes: model.bytes };
         } finally {
           await new CacheManager(backend).delete(model.record.model_id, model.record).catch(() => undefined);
@@ -181,9 +196,9 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       const row = runs.get(variant.name) as DownloadBenchRow;
       if (row.error) continue;
       try {
-        const before = await cpuTimes(options.serverUrl);
-        const r = await variant.run();
-        const after = await cpuTimes(options.serverUrl);
+        const span: { before: CpuTimes | null; after: CpuTimes | null } = { before: null, after: null };
+        const r = await variant.run({ start: async () => void (span.before = await cpuTimes(options.serverUrl)), stop: async () => void (span.after = await cpuTimes(options.serverUrl)) });
+        const { before, after } = span;
         if (before && after) {
           const per100 = (100 * MB) / r.bytes;
           (cpuRuns.get(variant.name) ?? cpuRuns.set(variant.name, []).get(variant.name))?.push({ browser: (after.children - before.children) * per100, server: (after.self - before.self) * per100 });

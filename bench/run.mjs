@@ -194,7 +194,7 @@ async function main() {
         const goals = {};
         for (const r of d) {
           const share = raw && r !== raw ? `${pct(r.MBps / raw.MBps)} of raw` : r === raw ? "ceiling" : "";
-          const extra = (r.peakBufferedBytes !== undefined ? `, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB, ≤ ${r.peakConcurrency} streams` : "") + (r.cpu ? `, CPU s/100 MB ${fmt(r.cpu.browser, 2)} browser + ${fmt(r.cpu.server, 2)} server` : "");
+          const extra = (r.peakBufferedBytes !== undefined ? `, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB, ≤ ${r.peakConcurrency} streams` : "") + (r.cpu ? `, CPU s/100 MB ${fmt(r.cpu.browser, 2)} browser + ${fmt(r.cpu.server, 2)} server${r.variant.startsWith("web-llm") ? " (with its engine's start/stop)" : ""}` : "");
           rows.push([`  ${r.variant}`, r.error ? "failed" : `${fmt(r.MBps)} MB/s`, r.error ? r.error.slice(0, 90) : `${share}${extra} (runs ${r.runs.map((x) => fmt(x)).join(", ")})`]);
         }
         for (const backend of ["indexeddb", "cache"]) {
