@@ -5,7 +5,8 @@
  *   - raw `fetch` of the same files, 4 at a time, bodies read and dropped
  *     (the ceiling: what the browser and the server can do at all);
  *   - raw `fetch` + MD5 of every chunk on the same thread, in JavaScript and
- *     in WebAssembly (what hashing costs);
+ *     in WebAssembly (what hashing costs), and fetch + MD5 in four workers
+ *     (what hashing off the page's thread would give);
  *   - the library's download per backend (`CacheManager.ensure`: fetch,
  *     verify, store, committed);
  *   - web-llm 0.2.86's own loader into its cache (webllm-loader.ts), when the
@@ -150,6 +151,34 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
     timed("raw fetch + MD5 in WebAssembly on the thread", async () => {
       const md5 = (await createMD5()).init();
       return (chunk) => void md5.update(chunk);
+    });
+    variants.push({
+      name: "raw fetch + MD5 in WebAssembly, in 4 workers",
+      run: async (meter) => {
+        const model = await serve(options.serverUrl, spec);
+        const workers = Array.from({ length: 4 }, () => new Worker(new URL("./fetch-hash-worker.ts", import.meta.url), { type: "module" }));
+        try {
+          const ask = (worker: Worker, url: string) =>
+            new Promise<void>((resolve, reject) => {
+              worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve());
+              worker.onerror = (event) => reject(new Error(event.message));
+              worker.postMessage({ url });
+            });
+          // Started and warm before the clock (a worker that has hashed once has its WebAssembly instantiated).
+          await Promise.all(workers.map((w) => ask(w, model.shardUrls[0]).catch(() => undefined)));
+          let next = 0;
+          await meter.start();
+          const started = performance.now();
+          await Promise.all(workers.map(async (w) => {
+            while (next < model.shardUrls.length) await ask(w, model.shardUrls[next++]);
+          }));
+          const seconds = (performance.now() - started) / 1000;
+          await meter.stop();
+          return { seconds, bytes: model.bytes };
+        } finally {
+          for (const w of workers) w.terminate();
+        }
+      },
     });
   }
   for (const backend of options.backends ?? ["indexeddb", "cache", "opfs"]) {
