@@ -5,7 +5,8 @@
  *   - raw `fetch` of the same files, 4 at a time, bodies read and dropped
  *     (the ceiling: what the browser and the server can do at all);
  *   - raw `fetch` + MD5 of every chunk on the same thread, in JavaScript and
- *     in WebAssembly (what hashing costs);
+ *     in WebAssembly (what hashing costs), and fetch + MD5 in four workers
+ *     (what hashing off the page's thread would give);
  *   - the library's download per backend (`CacheManager.ensure`: fetch,
  *     verify, store, committed);
  *   - web-llm 0.2.86's own loader into its cache (webllm-loader.ts), when the
@@ -51,7 +52,34 @@ export interface DownloadBenchRow {
   peakBufferedBytes?: number;
   /** The library only: most files downloading at once (max over rounds). */
   peakConcurrency?: number;
+  /**
+   * Median CPU seconds per 100 MiB of shards, of the browser's processes (every thread of the page, its
+   * workers, the network and storage services) and of the bench's Node process (the server), over the
+   * timed download only (web-llm's: with its engine's start and stop): what the variant costs the
+   * machine, which its other load does not change the way it changes MB/s. Absent where the server
+   * cannot tell (not Linux).
+   */
+  cpu?: { browser: number; server: number };
   error?: string;
+}
+
+interface CpuTimes {
+  self: number;
+  children: number;
+}
+
+/** Brackets the part of a variant its CPU is counted for: the timed download, not the model's creation or deletion. */
+interface CpuMeter {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function cpuTimes(serverUrl: string): Promise<CpuTimes | null> {
+  try {
+    return await (await fetch(`${serverUrl}/__control/cpu`, { cache: "no-store" })).json();
+  } catch {
+    return null;
+  }
 }
 
 interface Served {
@@ -102,13 +130,16 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
   const shardBytes = options.shardBytes ?? 32 * MB;
   const shards = Math.max(1, Math.round(modelBytes / shardBytes));
   const spec = { shards, shardBytes };
-  const variants: Array<{ name: string; run: () => Promise<{ seconds: number; bytes: number; peakBufferedBytes?: number; peakConcurrency?: number }> }> = [];
+  const variants: Array<{ name: string; run: (meter: CpuMeter) => Promise<{ seconds: number; bytes: number; peakBufferedBytes?: number; peakConcurrency?: number }> }> = [];
   const timed = (name: string, perFile?: () => Promise<(chunk: Uint8Array) => void>) =>
     variants.push({
       name,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, spec);
-        return { seconds: await rawFetch(model.shardUrls, 4, perFile), bytes: model.bytes };
+        await meter.start();
+        const seconds = await rawFetch(model.shardUrls, 4, perFile);
+        await meter.stop();
+        return { seconds, bytes: model.bytes };
       },
     });
   timed("raw fetch (ceiling)");
@@ -121,16 +152,46 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       const md5 = (await createMD5()).init();
       return (chunk) => void md5.update(chunk);
     });
+    variants.push({
+      name: "raw fetch + MD5 in WebAssembly, in 4 workers",
+      run: async (meter) => {
+        const model = await serve(options.serverUrl, spec);
+        const workers = Array.from({ length: 4 }, () => new Worker(new URL("./fetch-hash-worker.ts", import.meta.url), { type: "module" }));
+        try {
+          const ask = (worker: Worker, url: string) =>
+            new Promise<void>((resolve, reject) => {
+              worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve());
+              worker.onerror = (event) => reject(new Error(event.message));
+              worker.postMessage({ url });
+            });
+          // Started and warm before the clock (a worker that has hashed once has its WebAssembly instantiated).
+          await Promise.all(workers.map((w) => ask(w, model.shardUrls[0]).catch(() => undefined)));
+          let next = 0;
+          await meter.start();
+          const started = performance.now();
+          await Promise.all(workers.map(async (w) => {
+            while (next < model.shardUrls.length) await ask(w, model.shardUrls[next++]);
+          }));
+          const seconds = (performance.now() - started) / 1000;
+          await meter.stop();
+          return { seconds, bytes: model.bytes };
+        } finally {
+          for (const w of workers) w.terminate();
+        }
+      },
+    });
   }
   for (const backend of options.backends ?? ["indexeddb", "cache", "opfs"]) {
     variants.push({
       name: `library → ${backend}`,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, spec);
         const manager = new CacheManager(backend);
+        await meter.start();
         const started = performance.now();
         const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes });
         const seconds = (performance.now() - started) / 1000;
+        await meter.stop();
         await manager.delete(model.record.model_id, model.record);
         return { seconds, bytes: model.bytes, peakBufferedBytes: result.peakBufferedBytes, peakConcurrency: result.peakConcurrency };
       },
@@ -139,10 +200,13 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
   for (const backend of options.webllmBackends ?? []) {
     variants.push({
       name: `web-llm 0.2.86 loader → ${backend}`,
-      run: async () => {
+      run: async (meter) => {
         const model = await serve(options.serverUrl, { ...spec, realLib: true, validTokenizer: true });
         try {
+          // Its CPU includes the engine's start (model library, WebGPU device) and stop around the download.
+          await meter.start();
           const { seconds } = await timeWebLlmDownload(model.record, backend);
+          await meter.stop();
           return { seconds, bytes: model.bytes };
         } finally {
           await new CacheManager(backend).delete(model.record.model_id, model.record).catch(() => undefined);
@@ -153,6 +217,7 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
 
   const runs = new Map<string, DownloadBenchRow>(variants.map((v) => [v.name, { variant: v.name, MBps: 0, runs: [] }]));
   const rounds = options.rounds ?? 3;
+  const cpuRuns = new Map<string, Array<{ browser: number; server: number }>>();
   for (let round = 0; round < rounds; round++) {
     // Rotating order: no variant always runs first (cold) or right after the heaviest one.
     for (let i = 0; i < variants.length; i++) {
@@ -160,7 +225,13 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       const row = runs.get(variant.name) as DownloadBenchRow;
       if (row.error) continue;
       try {
-        const r = await variant.run();
+        const span: { before: CpuTimes | null; after: CpuTimes | null } = { before: null, after: null };
+        const r = await variant.run({ start: async () => void (span.before = await cpuTimes(options.serverUrl)), stop: async () => void (span.after = await cpuTimes(options.serverUrl)) });
+        const { before, after } = span;
+        if (before && after) {
+          const per100 = (100 * MB) / r.bytes;
+          (cpuRuns.get(variant.name) ?? cpuRuns.set(variant.name, []).get(variant.name))?.push({ browser: (after.children - before.children) * per100, server: (after.self - before.self) * per100 });
+        }
         row.runs.push(r.bytes / MB / r.seconds);
         if (r.peakBufferedBytes !== undefined) row.peakBufferedBytes = Math.max(row.peakBufferedBytes ?? 0, r.peakBufferedBytes);
         if (r.peakConcurrency !== undefined) row.peakConcurrency = Math.max(row.peakConcurrency ?? 0, r.peakConcurrency);
@@ -169,7 +240,11 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       }
     }
   }
-  for (const row of runs.values()) row.MBps = row.runs.length ? median(row.runs) : NaN;
+  for (const row of runs.values()) {
+    row.MBps = row.runs.length ? median(row.runs) : NaN;
+    const cpu = cpuRuns.get(row.variant);
+    if (cpu?.length) row.cpu = { browser: round2(median(cpu.map((c) => c.browser))), server: round2(median(cpu.map((c) => c.server))) };
+  }
   return [...runs.values()];
 }
 

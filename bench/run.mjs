@@ -12,12 +12,14 @@
  * BENCH_ONLY=speculative (or any comma-separated list of those names: run only them; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
+ * BENCH_DOWNLOAD_BACKENDS ("indexeddb,cache,opfs": the library's backends timed; the goals need indexeddb and cache),
  * BENCH_WEBLLM_LIB=path/to/model-lib.wasm (a real web-llm model library: web-llm instantiates it before it
- * fetches weights, so its own loader is timed only with one; any prebuilt MLC library works).
+ * fetches weights, so its own loader is timed only with one; it must be one web-llm 0.2.86's runtime instantiates: libraries
+ * built against an older TVM runtime fail with "Cannot find global function ffi.ModuleGetFunction" before any weight is fetched).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
 import { createServer } from "vite";
@@ -182,13 +184,17 @@ async function main() {
           rounds: Number(process.env.BENCH_DOWNLOAD_ROUNDS ?? 3),
           maxBufferedBytes: budget,
           webllmBackends: libPath ? ["indexeddb", "cache"] : [],
+          ...(process.env.BENCH_DOWNLOAD_BACKENDS ? { backends: process.env.BENCH_DOWNLOAD_BACKENDS.split(",").filter(Boolean) } : {}),
         };
+        const loadBefore = loadavg()[0];
         const d = await page.evaluate((o) => window.bench.callExport("/bench/download.ts", "benchDownload", o), options);
+        // Throughput on a shared machine moves with its other load: printed beside the figures.
+        rows.push([`  load average (1 min) before / after`, `${fmt(loadBefore, 2)} / ${fmt(loadavg()[0], 2)}`, `${cpus().length} CPUs`]);
         const raw = d.find((r) => r.variant.startsWith("raw fetch (ceiling)"));
         const goals = {};
         for (const r of d) {
           const share = raw && r !== raw ? `${pct(r.MBps / raw.MBps)} of raw` : r === raw ? "ceiling" : "";
-          const extra = r.peakBufferedBytes !== undefined ? `, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB, ≤ ${r.peakConcurrency} streams` : "";
+          const extra = (r.peakBufferedBytes !== undefined ? `, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB, ≤ ${r.peakConcurrency} streams` : "") + (r.cpu ? `, CPU s/100 MB ${fmt(r.cpu.browser, 2)} browser + ${fmt(r.cpu.server, 2)} server${r.variant.startsWith("web-llm") ? " (with its engine's start/stop)" : ""}` : "");
           rows.push([`  ${r.variant}`, r.error ? "failed" : `${fmt(r.MBps)} MB/s`, r.error ? r.error.slice(0, 90) : `${share}${extra} (runs ${r.runs.map((x) => fmt(x)).join(", ")})`]);
         }
         for (const backend of ["indexeddb", "cache"]) {
@@ -204,7 +210,9 @@ async function main() {
         const rates = (process.env.BENCH_THROTTLE_MBPS ?? "10,100").split(",").filter(Boolean).map(Number);
         if (rates.length) {
           log(`download: throttled line at ${rates.join(", ")} MB/s…`);
+          const paceLoad = loadavg()[0];
           const t = await page.evaluate((o) => window.bench.callExport("/bench/download.ts", "benchThrottled", o), { serverUrl: downloadServer.url, ratesMBps: rates, maxBufferedBytes: budget });
+          rows.push([`  paced lines: load average (1 min) before / after`, `${fmt(paceLoad, 2)} / ${fmt(loadavg()[0], 2)}`, ""]);
           results.download.throttled = t;
           for (const r of t) {
             rows.push([`  line paced at ${r.lineMBps} MB/s (${fmt(r.modelBytes / 1024 / 1024)} MB): raw / library`, `${fmt(r.rawMBps, 1)} / ${fmt(r.libraryMBps, 1)} MB/s`, `reported rate ${fmt(r.reportedMBps, 1)} MB/s, peak buffered ${fmt(r.peakBufferedBytes / 1024 / 1024, 1)} MB`]);

@@ -75,6 +75,11 @@ export async function timeWebLlmDownload(record: ModelRecord, backend: CacheBack
       new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("web-llm's download timed out")), timeoutMs))),
     ]);
     return { seconds, reports };
+  } catch (error) {
+    const message = String((error as Error)?.message ?? error);
+    // The library was built against an older TVM runtime than web-llm 0.2.86's (its FFI names changed): say what to pass instead.
+    if (message.includes("Cannot find global function ffi.")) throw new Error(`${message}: the model library predates web-llm 0.2.86's runtime; set BENCH_WEBLLM_LIB to one it can instantiate`);
+    throw error;
   } finally {
     clearTimeout(timer);
     // Its GPU load of the generated weights is not measured: stop it and wait until it has stopped.

@@ -10,7 +10,9 @@
  *   A shard is never whole in memory.
  * - buffered (IndexedDB: one `{url, data: ArrayBuffer}` record per file): the
  *   body is read into one buffer, handed to `put` (which clones it
- *   synchronously), and the buffer takes the next file while the commit runs.
+ *   synchronously; in a small worker where one can start, idb-writer.ts, so
+ *   the clone does not stop the reads), and the buffer takes the next file
+ *   while the commit runs.
  *   At most `maxBufferedBytes` of such buffers exist at once (a single larger
  *   file still downloads, alone).
  *
@@ -77,7 +79,7 @@ export interface DownloadResult {
   peakConcurrency: number;
 }
 
-/** Commits handed to IndexedDB and not yet on disk, at most (each holds a clone of one file in the browser). */
+/** Commits handed to the store and not yet on disk, at most (an IndexedDB one holds a clone of one file in the browser). */
 const MAX_PENDING_COMMITS = 2;
 
 /** Lets a file start only while the bytes in flight stay within the budget (one file always may). */
@@ -213,6 +215,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   // 4. The rest, several at a time. The first failure stops the others.
   // Files of undeclared size first, so the total is right early.
   const queue = [...missing].sort((a, b) => Number(a.bytes !== null) - Number(b.bytes !== null));
+  for (const scope of new Set(queue.map((a) => a.scope))) store.prepare?.(scope);
   let next = 0;
   ctx.pool = new BufferPool();
   const governor = new StreamGovernor(Math.max(1, options.concurrency ?? 6), () => fetchedBytes);
@@ -229,35 +232,49 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     progress.add(n, artifact.name);
   };
 
+  /** A file's commit goes on while the next file downloads; the oldest must land before more than MAX_PENDING_COMMITS pile up. */
+  const committing = async (artifact: Artifact, size: number, committed: Promise<void>, lastByteAt: number) => {
+    const done = committed.then(() => {
+      progress.committed((performance.now() - lastByteAt) / 1000);
+      return stored(artifact, size);
+    });
+    commits.push(done);
+    done.catch(() => undefined);
+    while (commits.length > MAX_PENDING_COMMITS) await commits.shift();
+  };
+
   const downloadOne = async (artifact: Artifact) => {
     if (store.openWrite) {
-      const size = await streamWithRetries(artifact, ctx, store, onBytes(artifact), record.model_id);
-      await stored(artifact, size);
+      const { size, committed } = await streamWithRetries(artifact, ctx, store, onBytes(artifact), record.model_id);
+      await committing(artifact, size, committed, performance.now());
       return;
     }
     const reserved = artifact.bytes ?? 0;
     await budget.acquire(reserved, signal);
-    let bytes: Uint8Array;
+    let size: number;
     let committed: Promise<void>;
+    let reusable: ArrayBuffer | null;
+    let lastByteAt: number;
     try {
-      bytes = await fetchWithRetries(artifact, ctx, onBytes(artifact));
+      const bytes = await fetchWithRetries(artifact, ctx, onBytes(artifact));
+      lastByteAt = performance.now();
+      // Read the sizes now: once the buffer is transferred to the store's worker, or handed by the pool to the next shard's read, this view is detached (length 0).
+      size = bytes.byteLength;
+      const held = bytes.buffer.byteLength;
       try {
-        ({ committed } = await submitArtifact(store, artifact, bytes, record.model_id));
+        let buffer: ArrayBuffer | undefined;
+        ({ committed, buffer } = await submitArtifact(store, artifact, bytes, record.model_id));
+        reusable = buffer ?? (size === held ? (bytes.buffer as ArrayBuffer) : null);
       } finally {
-        hold(gauge, -bytes.buffer.byteLength);
+        hold(gauge, -held);
       }
     } finally {
       budget.release(reserved);
     }
-    // Read the size now: once the pool hands the buffer to the next shard's read, this view is detached (length 0).
-    const size = bytes.byteLength;
     // The store has its own copy now (IndexedDB cloned it in put()): the buffer takes the next shard while this one commits.
-    if (bytes.byteLength === bytes.buffer.byteLength) ctx.pool?.give(bytes.buffer as ArrayBuffer);
-    const done = committed.then(() => stored(artifact, size));
-    commits.push(done);
-    done.catch(() => undefined);
-    // Bound the clones waiting for disk: the oldest commit must land before more pile up.
-    while (commits.length > MAX_PENDING_COMMITS) await commits.shift();
+    if (reusable) ctx.pool?.give(reusable);
+    // Bounds the clones waiting for disk.
+    await committing(artifact, size, committed, lastByteAt);
   };
 
   const worker = async (slot: number) => {

@@ -90,16 +90,21 @@ export async function writeArtifact(store: ArtifactStore, artifact: Artifact, by
   }
 }
 
-/** Hands one file to the store; resolves once the buffer may be reused, to the commit (a quota failure there becomes 507). */
-export async function submitArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<{ committed: Promise<void> }> {
+/**
+ * Hands one file to the store; resolves once the buffer may be reused, to the
+ * commit (a quota failure there becomes 507) and, when the store took the
+ * buffer by transfer, the buffer given back.
+ */
+export async function submitArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }> {
   const contentType = artifact.storeType === "json" ? "application/json" : undefined;
   if (!store.submit) {
     await writeArtifact(store, artifact, bytes, modelId);
     return { committed: Promise.resolve() };
   }
   const size = bytes.byteLength;
-  const { committed } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType, contentType);
+  const { committed, buffer } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType, contentType);
   return {
+    buffer,
     committed: committed.catch(async (error) => {
       throw quotaError(error) ? await as507(artifact, size, modelId) : error;
     }),
@@ -140,7 +145,13 @@ export function fetchWithRetries(artifact: Artifact, ctx: FetchContext, onBytes:
   return withRetries(artifact, ctx, onBytes, (count) => fetchOnce(artifact, ctx, count));
 }
 
-export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<number> {
+/** A streamed file whose bytes all reached the store and passed the checks; `committed` settles when the store has made it visible. */
+export interface StreamedFile {
+  size: number;
+  committed: Promise<void>;
+}
+
+export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
   return withRetries(artifact, ctx, onBytes, (count) => streamOnce(artifact, ctx, store, count, modelId));
 }
 
@@ -321,9 +332,12 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
 /**
  * One attempt streamed into the store: each chunk is checked and written as
  * it arrives; the entry is committed only when every check passed, else
- * aborted (nothing stored). Resolves to the file's size once committed.
+ * aborted (nothing stored). Resolves once every byte is in and checked, with
+ * the commit still running: the store finishes writing while the caller's
+ * next file downloads (waiting for it here left a stream idle ~0.2 s per
+ * 32 MB shard on the Cache API).
  */
-async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<number> {
+async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
   const watch = new WatchedResponse(artifact, ctx);
   const check = await FileCheck.start(artifact);
   if (check.needsWholeFile) {
@@ -336,7 +350,7 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
     } finally {
       hold(ctx.gauge, -bytes.buffer.byteLength);
     }
-    return bytes.byteLength;
+    return { size: bytes.byteLength, committed: Promise.resolve() };
   }
   const cap = maxBytesOf(artifact.kind, artifact.bytes);
   let sink: StreamingWrite | null = null;
@@ -364,13 +378,13 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
     if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     const problem = await check.problem();
     if (problem) throw new IntegrityMismatch(problem);
-    try {
-      await sink.commit();
-    } catch (error) {
-      sink = null;
-      throw quotaError(error) ? await as507(artifact, length, modelId) : error;
-    }
-    return length;
+    const size = length;
+    const committed = sink.commit().catch(async (error) => {
+      throw quotaError(error) ? await as507(artifact, size, modelId) : error;
+    });
+    committed.catch(() => undefined);
+    sink = null;
+    return { size, committed };
   } catch (error) {
     check.release();
     await sink?.abort();

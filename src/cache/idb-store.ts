@@ -8,6 +8,7 @@ import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
 import { exactBuffer, type ArtifactStore, type StoredValue } from "./store.js";
 import { committed, promised } from "../idb/requests.js";
+import { IdbWriter } from "./idb-writer.js";
 
 const DB_VERSION = 1;
 const STORE = "urls";
@@ -33,9 +34,13 @@ export function openWebLlmDatabase(scope: Scope): Promise<IDBDatabase> {
   });
 }
 
+/** Files at least this large are put from the writer's worker; smaller ones cost less than the message. */
+const OFF_THREAD_BYTES = 1024 * 1024;
+
 export class IdbArtifactStore implements ArtifactStore {
   readonly backend = "indexeddb" as const;
   private readonly dbs = new Map<Scope, Promise<IDBDatabase>>();
+  private readonly writer = new IdbWriter();
 
   private db(scope: Scope): Promise<IDBDatabase> {
     let db = this.dbs.get(scope);
@@ -71,9 +76,15 @@ export class IdbArtifactStore implements ArtifactStore {
   /**
    * `put` clones the value synchronously (structured serialization), so the
    * caller's buffer is free again as soon as this resolves, while the commit
-   * to disk goes on: the next shard can stream into it meanwhile.
+   * to disk goes on: the next shard can stream into it meanwhile. A large
+   * file's buffer is put from the writer's worker (idb-writer.ts: the clone
+   * off the thread that reads the network) and comes back as `buffer`.
    */
-  async submit(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<{ committed: Promise<void> }> {
+  async submit(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }> {
+    if (storeType !== "json" && bytes.byteLength >= OFF_THREAD_BYTES && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) {
+      const put = await this.writer.put(scope, url, bytes.buffer);
+      if (put) return put;
+    }
     const data = storeType === "json" ? JSON.parse(new TextDecoder().decode(bytes)) : exactBuffer(bytes);
     const db = await this.db(scope);
     const transaction = db.transaction(STORE, "readwrite");
@@ -81,6 +92,11 @@ export class IdbArtifactStore implements ArtifactStore {
     done.catch(() => undefined);
     transaction.objectStore(STORE).put({ url, data });
     return { committed: done };
+  }
+
+  /** Starts the writer's worker and opens `scope` there, so the first large put does not wait for them. */
+  prepare(scope: Scope): void {
+    this.writer.warm(scope);
   }
 
   async remove(scope: Scope, url: string): Promise<void> {

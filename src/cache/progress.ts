@@ -7,6 +7,10 @@ import type { LoadProgress } from "../engine/types.js";
 
 /** Minimum gap between two reports while bytes stream (each file's end is always reported). */
 const REPORT_INTERVAL_MS = 50;
+/** The rate is taken over the later half of the download so far, and at least this long. */
+const MIN_RATE_WINDOW_MS = 1000;
+/** Points kept for the rate at most this often. */
+const SAMPLE_INTERVAL_MS = 100;
 
 /** Counts bytes of one phase and reports them with the rate and an ETA. */
 export class ByteProgress {
@@ -17,6 +21,12 @@ export class ByteProgress {
   /** When this call's first byte arrived (the wait before it is latency, not line speed). */
   private firstByteAt: number | null = null;
   private startBytes: number;
+  /** [time, reported bytes] since the first byte, oldest first; only those the rate window may still need. */
+  private readonly samples: Array<[number, number]> = [];
+  private lastByteAt = 0;
+  /** Seconds from a file's last byte to its commit, for the last few files: the download ends when the last file is committed. */
+  private readonly commitLags: number[] = [];
+  private commitLagS = 0;
 
   constructor(
     private total: number,
@@ -51,7 +61,21 @@ export class ByteProgress {
     this.loaded += bytes;
     if (this.loaded > this.total) this.total = this.loaded;
     const now = performance.now();
+    if (bytes > 0) this.lastByteAt = now;
     if (force || now - this.lastReport >= REPORT_INTERVAL_MS) this.report(file, now);
+  }
+
+  /**
+   * A file was committed `seconds` after its last byte arrived. The ETA adds
+   * the least of the last four: mid-download a commit also waits behind the
+   * others and shares the machine with the downloads, which the last file's
+   * commit, alone at the end, does not (measured, the mean overstated the
+   * final wait by about half).
+   */
+  committed(seconds: number): void {
+    this.commitLags.push(Math.max(0, seconds));
+    if (this.commitLags.length > 4) this.commitLags.shift();
+    this.commitLagS = Math.min(...this.commitLags);
   }
 
   report(file: string | null, now = performance.now()): void {
@@ -60,11 +84,39 @@ export class ByteProgress {
     this.reported = Math.max(this.reported, this.loaded);
     const fraction = this.total > 0 ? Math.min(1, this.reported / this.total) : 1;
     this.reportedFraction = Math.max(this.reportedFraction, fraction);
-    const elapsedS = this.firstByteAt === null ? 0 : (now - this.firstByteAt) / 1000;
-    // The average since the first byte: on a steady line it is the line's speed, and it does not jump with each chunk.
-    const rate = elapsedS > 0.05 && this.reported > this.startBytes ? (this.reported - this.startBytes) / elapsedS : null;
-    const etaS = this.reported >= this.total ? 0 : rate ? (this.total - this.reported) / rate : null;
+    const rate = this.rate(now);
+    // The last bytes still have to be committed: measured on the files before, that lag ends the download.
+    const etaS = this.reported >= this.total ? Math.max(0, this.commitLagS - (now - this.lastByteAt) / 1000) : rate ? (this.total - this.reported) / rate + this.commitLagS : null;
     this.emit({ phase: this.phase, loadedBytes: this.reported, totalBytes: this.total, fraction: this.reportedFraction, etaS, bytesPerS: rate === null ? null : Math.round(rate), file });
+  }
+
+  /**
+   * Bytes per second over the later half of the time since the first byte
+   * (at least the last second): on a steady line it is the line's speed and
+   * does not jump with each chunk; on a download that slows down (the store
+   * falling behind, a line shared with another transfer) it follows within
+   * a few seconds, where an average from the first byte kept the early speed.
+   */
+  private rate(now: number): number | null {
+    if (this.firstByteAt === null) return null;
+    const elapsed = now - this.firstByteAt;
+    if (elapsed <= 50 || this.reported <= this.startBytes) return null;
+    const last = this.samples.at(-1);
+    if (!last || now - last[0] >= SAMPLE_INTERVAL_MS) this.samples.push([now, this.reported]);
+    const from = Math.max(this.firstByteAt, now - Math.max(MIN_RATE_WINDOW_MS, elapsed / 2));
+    // The window's start only moves forward: points before it are not needed again (one before it is kept to interpolate).
+    while (this.samples.length > 2 && this.samples[1][0] <= from) this.samples.shift();
+    const [t0, b0] = this.samples[0];
+    let bytesAtFrom = this.startBytes;
+    if (t0 <= from && this.samples.length > 1) {
+      const [t1, b1] = this.samples[1];
+      bytesAtFrom = t1 > t0 ? b0 + ((b1 - b0) * (from - t0)) / (t1 - t0) : b0;
+    } else if (from > this.firstByteAt) {
+      // Between the first byte and the oldest point: interpolated from the first byte.
+      bytesAtFrom = this.startBytes + ((b0 - this.startBytes) * (from - this.firstByteAt)) / Math.max(1, t0 - this.firstByteAt);
+    }
+    const span = (now - from) / 1000;
+    return span > 0 && this.reported > bytesAtFrom ? (this.reported - bytesAtFrom) / span : null;
   }
 }
 

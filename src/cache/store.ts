@@ -35,14 +35,18 @@ export interface ArtifactStore {
   /**
    * Like `write`, but resolves as soon as the store holds its own copy of the
    * bytes (the caller may reuse the buffer), with `committed` settling on the
-   * commit. IndexedDB has it: `put` clones synchronously.
+   * commit. IndexedDB has it: `put` clones synchronously. When the store took
+   * the bytes' buffer by transfer (to copy it on another thread), `buffer` is
+   * that buffer given back, and the caller's views of the old one are detached.
    */
-  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void> }>;
+  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }>;
   /**
    * Starts a streamed write (backends that can append: Cache API, OPFS).
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
    */
   openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite>;
+  /** Gets ready to write into `scope` (IndexedDB starts the worker its large puts run in); nothing waits for it. */
+  prepare?(scope: Scope): void;
   remove(scope: Scope, url: string): Promise<void>;
   /** Every URL stored in the scope. */
   urls(scope: Scope): Promise<string[]>;

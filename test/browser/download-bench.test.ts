@@ -4,12 +4,13 @@ import { benchDownload, benchThrottled } from "../../bench/download.js";
 
 const server = inject("artifactServer");
 
-it("benchDownload times raw fetch, fetch + MD5 and the library per backend on the same files", async () => {
+it("benchDownload times raw fetch, fetch + MD5 (on the thread and in workers) and the library per backend on the same files", async () => {
   const rows = await benchDownload({ serverUrl: server, modelBytes: 4 * 1024 * 1024, shardBytes: 512 * 1024, rounds: 1, maxBufferedBytes: 1024 * 1024 });
   expect(rows.map((r) => r.variant)).toEqual([
     "raw fetch (ceiling)",
     "raw fetch + MD5 in JS on the thread",
     "raw fetch + MD5 in WebAssembly on the thread",
+    "raw fetch + MD5 in WebAssembly, in 4 workers",
     "library → indexeddb",
     "library → cache",
     "library → opfs",

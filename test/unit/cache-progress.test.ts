@@ -34,6 +34,50 @@ describe("load progress", () => {
     expect(events.at(-1)).toMatchObject({ loadedBytes: 1000, etaS: 0, fraction: 1 });
   });
 
+  it("follows a download that slows down: the rate is the later half's, not the average since the first byte", () => {
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => now);
+    const events: LoadProgress[] = [];
+    const progress = new ByteProgress(20_000, 0, (p) => events.push(p));
+    // 1000 bytes/s for 4 s (reported every 100 ms), then the store falls behind: 500 bytes/s for 4 s.
+    for (let t = 0; t < 8000; t += 100) {
+      now = t;
+      progress.add(t < 4000 ? 100 : 50, "a", true);
+    }
+    const last = events.at(-1) as LoadProgress;
+    expect(last.loadedBytes).toBe(6000);
+    // The average since the first byte would say 750 bytes/s and 18.7 s left; the line now gives 500.
+    expect(last.bytesPerS).toBeGreaterThanOrEqual(480);
+    expect(last.bytesPerS).toBeLessThanOrEqual(520);
+    expect(last.etaS).toBeGreaterThan(26);
+    expect(last.etaS).toBeLessThan(30);
+  });
+
+  it("counts the time a file takes to commit after its last byte into the ETA, down to 0 once it lands", () => {
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => now);
+    const events: LoadProgress[] = [];
+    const progress = new ByteProgress(4000, 0, (p) => events.push(p));
+    for (let t = 0; t <= 2000; t += 100) {
+      now = t;
+      progress.add(100, "a", true);
+    }
+    // 2100 bytes at 1000 bytes/s: 1.9 s of bytes left; the first file was committed 0.5 s after its last byte.
+    progress.committed(0.5);
+    progress.report("a", now);
+    expect(events.at(-1)?.etaS).toBeCloseTo(1.9 + 0.5, 1);
+    now = 3900;
+    progress.add(1900, "b", true);
+    // Every byte is in; the last file's commit is still to come.
+    expect(events.at(-1)).toMatchObject({ loadedBytes: 4000, fraction: 1, etaS: 0.5 });
+    now = 4200;
+    progress.report("b", now);
+    expect(events.at(-1)?.etaS).toBeCloseTo(0.2, 5);
+    now = 4500;
+    progress.report(null, now);
+    expect(events.at(-1)?.etaS).toBe(0);
+  });
+
   it("widens the total for files of undeclared size instead of passing 100%", () => {
     const events: LoadProgress[] = [];
     const progress = new ByteProgress(100, 0, (p) => events.push(p));
