@@ -4,6 +4,7 @@
  * encoder's metadata, silent) is left out.
  */
 import { AudioInputError } from "./errors.js";
+import { binaryString } from "./base64.js";
 import { DurationMeter, type AudioBudget, type CodecStream } from "./packets.js";
 
 const BITRATES_V1_L3 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
@@ -58,7 +59,7 @@ export function mp3Stream(bytes: Uint8Array, budget: AudioBudget): CodecStream {
     }
     first ??= frame;
     const tagAt = at + 4 + frame.sideInfo;
-    const tag = String.fromCharCode(...bytes.subarray(tagAt, tagAt + 4));
+    const tag = binaryString(bytes.subarray(tagAt, tagAt + 4));
     if (!(packets.length === 0 && (tag === "Xing" || tag === "Info"))) {
       meter.add(frame.samples, frame.sampleRate);
       packets.push({ data: bytes.subarray(at, at + frame.length), timestamp: Math.round((time * 1e6) / frame.sampleRate) });

@@ -5,6 +5,7 @@
  * (OpusTags) is skipped.
  */
 import { AudioInputError } from "./errors.js";
+import { binaryString } from "./base64.js";
 import { DurationMeter, opusPacketSamples, type AudioBudget, type CodecStream } from "./packets.js";
 
 /** The Opus packets of `bytes`; stops with a 400-worthy error once their TOC durations pass `budget` (packets.ts). */
@@ -42,7 +43,7 @@ export function oggOpusStream(bytes: Uint8Array, budget: AudioBudget): CodecStre
     at = body;
   }
   const head = packets[0];
-  if (!head || String.fromCharCode(...head.subarray(0, 8)) !== "OpusHead") {
+  if (!head || binaryString(head.subarray(0, 8)) !== "OpusHead") {
     throw new AudioInputError("This Ogg file does not hold Opus audio (only Opus is decoded here; Vorbis is not). Send WAV, mp3, or Opus in Ogg/WebM.");
   }
   let time = 0;

@@ -75,7 +75,7 @@ export class ByteProgress {
   committed(seconds: number): void {
     this.commitLags.push(Math.max(0, seconds));
     if (this.commitLags.length > 4) this.commitLags.shift();
-    this.commitLagS = Math.min(...this.commitLags);
+    this.commitLagS = this.commitLags.reduce((least, lag) => Math.min(least, lag));
   }
 
   report(file: string | null, now = performance.now()): void {

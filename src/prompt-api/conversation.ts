@@ -82,7 +82,7 @@ export class Conversation {
       }
       if (round + 1 >= MAX_TOOL_ROUNDS) throw domError("OperationError", `The model kept calling tools for ${MAX_TOOL_ROUNDS} rounds without answering.`);
       added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
-      added.push(...(await runToolCalls(reply.toolCalls, this.config.tools, signal)));
+      for (const result of await runToolCalls(reply.toolCalls, this.config.tools, signal)) added.push(result);
     }
   }
 

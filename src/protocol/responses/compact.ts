@@ -15,6 +15,7 @@ import { ApiError, invalidParam } from "../api-error.js";
 import { randomId } from "../ids.js";
 import { isAbsent, isObject } from "../params.js";
 import type { ResponseUsage } from "./types.js";
+import { bytesToBase64 } from "../../audio/base64.js";
 
 /** Marks our payload format; a different prefix is not ours to decode. */
 export const COMPACTION_PREFIX = "wgo-compaction.v1.";
@@ -127,10 +128,7 @@ export function splitForCompaction(items: unknown[], recentUserTurns = RECENT_US
 }
 
 function toBase64Url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return bytesToBase64(new TextEncoder().encode(text)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 function fromBase64Url(text: string): string {
