@@ -14,6 +14,7 @@ import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.j
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 import type { LoadProgress } from "../engine/types.js";
+import type { ModelRecord } from "../models/record.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { Pipeline, type ChunkSink, type PipelineOptions, type Prepared, type RequestOptions } from "./pipeline-core.js";
@@ -169,9 +170,13 @@ export class EngineHost {
     const catalog = await this.core.catalog();
     const record = catalog.find(model) ?? (await this.core.resolve(model).catch(() => undefined));
     if (!record) return false;
+    if (!(await this.core.engineFor(record)).requiresGpu) return true;
+    return this.cachedWhole(record);
+  }
+
+  /** Whether the cache holds `record` whole: ours, or the engine's own where it fetches for itself (web-llm ≤ 0.2.79, whose cache only it can read). */
+  private async cachedWhole(record: ModelRecord): Promise<boolean> {
     const engine = await this.core.engineFor(record);
-    if (!engine.requiresGpu) return true;
-    // A web-llm that fetches for itself (≤ 0.2.79) keeps the model in its own cache, which only it can read.
     if (engine.acceptsPrefetch && !(await engine.acceptsPrefetch())) return (await engine.holdsModel?.(record, this.cacheBackend)) ?? false;
     return (await this.cache.list()).some((cached) => cached.id === record.model_id && cached.complete);
   }
@@ -193,7 +198,7 @@ export class EngineHost {
       resolve: (model) => core.resolve(model),
       engineFor: (record) => core.engineFor(record),
       checkDevice: (record) => core.checkDevice(record, undefined),
-      cached: async (record) => (await this.cache.list()).some((entry) => entry.id === record.model_id && entry.complete),
+      cached: (record) => this.cachedWhole(record),
     };
   }
 

@@ -63,6 +63,12 @@ describe("client.models.status", () => {
     expect(await fits.modelStatus(MODEL)).toEqual({ id: MODEL, status: "downloadable" });
     expect(await fits.modelStatus("no-such-model")).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/no-such-model/) });
   });
+
+  it("a GPU engine that fetches into its own cache (web-llm ≤ 0.2.79): available when that cache holds the model, which only the engine can tell", async () => {
+    const selfFetching = (holds: boolean): Engine => Object.assign(gpuEngine(), { acceptsPrefetch: async () => false, holdsModel: async () => holds });
+    expect(await new EngineHost({ engine: selfFetching(true), probeGpu: async () => adapter(["shader-f16"]) }).modelStatus(MODEL)).toEqual({ id: MODEL, status: "available" });
+    expect(await new EngineHost({ engine: selfFetching(false), probeGpu: async () => adapter(["shader-f16"]) }).modelStatus(MODEL)).toEqual({ id: MODEL, status: "downloadable" });
+  });
 });
 
 describe("web-llm's count", () => {
