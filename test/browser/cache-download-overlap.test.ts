@@ -38,6 +38,18 @@ it("IndexedDB: a large file's buffer is put from the writer's worker and given b
   await store.remove("webllm/model", url);
 });
 
+
+/** For each weight shard the store takes: whether it handed the buffer back (the worker's transfer) rather than keeping it. */
+function watchHandBacks(store: Awaited<ReturnType<CacheManager["store"]>>): boolean[] {
+  const submit = store.submit!.bind(store);
+  const handedBack: boolean[] = [];
+  store.submit = async (...args) => {
+    const result = await submit(...args);
+    if (args[1].includes("params_shard_")) handedBack.push(result.buffer !== undefined);
+    return result;
+  };
+  return handedBack;
+}
 it("IndexedDB: where no worker can start, large files are put on the download's thread and the model is complete", async () => {
   vi.stubGlobal("Worker", class {
     constructor() {
@@ -47,13 +59,7 @@ it("IndexedDB: where no worker can start, large files are put on the download's 
   const model = await serveModel(server, { shards: 3, shardBytes: 2 * MiB });
   const manager = new CacheManager("indexeddb");
   const store = await manager.store();
-  const submit = store.submit!.bind(store);
-  const handedBack: boolean[] = [];
-  store.submit = async (...args) => {
-    const result = await submit(...args);
-    if (args[1].includes("params_shard_")) handedBack.push(result.buffer !== undefined);
-    return result;
-  };
+  const handedBack = watchHandBacks(store);
   const result = await manager.ensure(model.record);
   expect(handedBack).toEqual([false, false, false]);
   expect(result.sizes.get(`${model.baseUrl}params_shard_2.bin`)).toBe(2 * MiB);
@@ -65,13 +71,7 @@ it("IndexedDB: shards of 2 MiB go through the worker, every one verified and sto
   const model = await serveModel(server, { shards: 6, shardBytes: 2 * MiB });
   const manager = new CacheManager("indexeddb");
   const store = await manager.store();
-  const submit = store.submit!.bind(store);
-  const handedBack: boolean[] = [];
-  store.submit = async (...args) => {
-    const result = await submit(...args);
-    if (args[1].includes("params_shard_")) handedBack.push(result.buffer !== undefined);
-    return result;
-  };
+  const handedBack = watchHandBacks(store);
   const result = await manager.ensure(model.record, { maxBufferedBytes: 4 * MiB });
   expect(handedBack).toEqual(Array(6).fill(true));
   expect(result.totalBytes).toBeGreaterThan(12 * MiB);
