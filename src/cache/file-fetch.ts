@@ -84,7 +84,7 @@ async function as507(artifact: Artifact, bytes: number, modelId: string): Promis
 /** Commits one file; a quota failure becomes 507. */
 export async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<void> {
   try {
-    await store.write(artifact.scope, artifact.url, bytes, artifact.storeType, artifact.storeType === "json" ? "application/json" : undefined);
+    await store.write(artifact.scope, artifact.url, bytes, artifact.storeType);
   } catch (error) {
     throw quotaError(error) ? await as507(artifact, bytes.byteLength, modelId) : error;
   }
@@ -96,13 +96,12 @@ export async function writeArtifact(store: ArtifactStore, artifact: Artifact, by
  * buffer by transfer, the buffer given back.
  */
 export async function submitArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }> {
-  const contentType = artifact.storeType === "json" ? "application/json" : undefined;
   if (!store.submit) {
     await writeArtifact(store, artifact, bytes, modelId);
     return { committed: Promise.resolve() };
   }
   const size = bytes.byteLength;
-  const { committed, buffer } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType, contentType);
+  const { committed, buffer } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType);
   return {
     buffer,
     committed: committed.catch(async (error) => {
@@ -358,7 +357,7 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
   let length = 0;
   try {
     const response = await watch.fetch();
-    sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes, artifact.storeType === "json" ? "application/json" : undefined);
+    sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes);
     reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
     while (reader) {
       const { done, value } = await watch.guard(reader.read());

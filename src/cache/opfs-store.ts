@@ -6,7 +6,7 @@
  */
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
-import type { ArtifactStore, StoredValue, StreamingWrite } from "./store.js";
+import { contentTypeOf, type ArtifactStore, type StoredValue, type StreamingWrite } from "./store.js";
 
 const ROOT = "tvmjs-opfs-store";
 
@@ -64,7 +64,7 @@ export class OpfsArtifactStore implements ArtifactStore {
     return entry ? { kind: "bytes", data: await entry.payload.arrayBuffer() } : undefined;
   }
 
-  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void> {
+  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
     const directory = (await this.dir(scope)) as FileSystemDirectoryHandle;
     const base = await sha256Hex(url);
     // Record last, as web-llm does: a payload without a record is a miss.
@@ -72,12 +72,12 @@ export class OpfsArtifactStore implements ArtifactStore {
       if (!isNotFound(error)) throw error;
     });
     await writeFile(await directory.getFileHandle(`${base}.bin`, { create: true }), bytes);
-    const record: OpfsRecord = { url, nbytes: bytes.byteLength, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+    const record: OpfsRecord = { url, nbytes: bytes.byteLength, contentType: contentTypeOf(storeType) };
     await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
   }
 
   /** Appends to the payload's swap file as bytes arrive; `close()` makes it the payload, then the record is written. */
-  async openWrite(scope: Scope, url: string, storeType: StoreType, _size: number | null, contentType?: string): Promise<StreamingWrite> {
+  async openWrite(scope: Scope, url: string, storeType: StoreType): Promise<StreamingWrite> {
     const directory = (await this.dir(scope)) as FileSystemDirectoryHandle;
     const base = await sha256Hex(url);
     await directory.removeEntry(`${base}.record.json`).catch((error) => {
@@ -92,7 +92,7 @@ export class OpfsArtifactStore implements ArtifactStore {
       },
       commit: async () => {
         await writable.close();
-        const record: OpfsRecord = { url, nbytes: length, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+        const record: OpfsRecord = { url, nbytes: length, contentType: contentTypeOf(storeType) };
         await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
       },
       abort: async () => {
