@@ -31,7 +31,7 @@ import { ByteProgress } from "./progress.js";
 import { ensureRoom } from "./quota.js";
 import type { Scope } from "./layout.js";
 import type { ArtifactStore } from "./store.js";
-import { StreamGovernor } from "./stream-governor.js";
+import { StreamGovernor, waitForWake } from "./stream-governor.js";
 
 export interface DownloadOptions {
   store: ArtifactStore;
@@ -92,10 +92,7 @@ class ByteBudget {
   async acquire(bytes: number, signal: AbortSignal): Promise<void> {
     while (this.used > 0 && this.used + bytes > this.limit) {
       if (signal.aborted) throw abortError();
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await waitForWake(this.waiters, signal);
     }
     this.used += bytes;
   }
