@@ -79,7 +79,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   /** Events up to this sequence number were sent before (a resumed run): regenerated ones are checked, not sent. */
   private readonly replayedUntil: number;
   done = false;
-  /** Set by `cancel`: the abort that follows is a cancellation, kept as `status: "cancelled"`. */
+  /** Set by `cancel()`: the abort that follows is a cancellation, kept as `status: "cancelled"`. */
   cancelled = false;
   /** Set when a resumed run regenerated an event other than the one sent before: it cannot continue what was sent. */
   diverged: string | null = null;
@@ -135,6 +135,12 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   /** The next sequence number. */
   get nextSequence(): number {
     return this.events.length > 0 ? this.events[this.events.length - 1].sequence_number + 1 : 0;
+  }
+
+  /** Stops the run (cancel, delete, clear): it ends `cancelled`, with its output so far. */
+  cancel(): void {
+    this.cancelled = true;
+    this.controller.abort();
   }
 
   end(): void {

@@ -312,8 +312,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
   private async cancelHere(id: string): Promise<ResponseObject | null> {
     const run = this.runs.get(id);
     if (!run || run.done) return null;
-    run.cancelled = true;
-    run.controller.abort();
+    run.cancel();
     await run.whenDone;
     return run.current();
   }
@@ -321,10 +320,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
   async delete(id: string): Promise<ResponseDeleted> {
     const wasLive = this.live.delete(id);
     const run = this.runs.get(id);
-    if (run && !run.done) {
-      run.cancelled = true;
-      run.controller.abort();
-    }
+    if (run && !run.done) run.cancel();
     if (!(await this.store.delete(id)) && !wasLive) throw notFound(id);
     return { id, object: "response", deleted: true };
   }
@@ -343,10 +339,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
 
   /** `client.responses.clear()`: deletes every stored response (background ones still running are cancelled). */
   async clear(): Promise<ResponsesCleared> {
-    for (const run of this.runs.values()) {
-      run.cancelled = true;
-      run.controller.abort();
-    }
+    for (const run of this.runs.values()) run.cancel();
     this.live.clear();
     return { object: "response.cleared", deleted: await this.store.clear() };
   }
