@@ -19,6 +19,7 @@ import type { ResponseObject, ResponseStreamEvent } from "../protocol/responses/
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ChunkSink } from "./engine-host.js";
 import type { GeneratedChunk } from "./generation-output.js";
+import { nextSequenceAfter } from "./event-replay.js";
 
 /** Events are logged at most this often (ms), and at the end. */
 const LOG_EVERY_MS = 100;
@@ -97,7 +98,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   ) {
     this.current = () => structuredCloneLite(initial);
     this.events = [...sentBefore];
-    this.replayedUntil = sentBefore.length > 0 ? sentBefore[sentBefore.length - 1].sequence_number : -1;
+    this.replayedUntil = nextSequenceAfter(sentBefore) - 1;
     this.log = store ? new EventLogWriter(store, id, this.replayedUntil) : null;
   }
 
@@ -134,7 +135,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
 
   /** The next sequence number. */
   get nextSequence(): number {
-    return this.events.length > 0 ? this.events[this.events.length - 1].sequence_number + 1 : 0;
+    return nextSequenceAfter(this.events);
   }
 
   /** Stops the run (cancel, delete, clear): it ends `cancelled`, with its output so far. */
