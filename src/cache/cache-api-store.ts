@@ -6,7 +6,7 @@
  */
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
-import type { ArtifactStore, StoredValue, StreamingWrite } from "./store.js";
+import { contentTypeOf, type ArtifactStore, type StoredValue, type StreamingWrite } from "./store.js";
 
 export class CacheApiArtifactStore implements ArtifactStore {
   readonly backend = "cache" as const;
@@ -20,18 +20,17 @@ export class CacheApiArtifactStore implements ArtifactStore {
     return response ? { kind: "bytes", data: await response.arrayBuffer() } : undefined;
   }
 
-  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void> {
-    const type = contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream");
-    const response = new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { "content-type": type, "content-length": String(bytes.byteLength) } });
+  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
+    const response = new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { "content-type": contentTypeOf(storeType), "content-length": String(bytes.byteLength) } });
     await (await caches.open(scope)).put(url, response);
   }
 
   /** `cache.put` of a response whose body is fed chunk by chunk: the entry exists only once the body ends without error. */
-  async openWrite(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite> {
+  async openWrite(scope: Scope, url: string, storeType: StoreType, size: number | null): Promise<StreamingWrite> {
     const cache = await caches.open(scope);
     const pipe = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, { highWaterMark: 4 });
     const writer = pipe.writable.getWriter();
-    const headers: Record<string, string> = { "content-type": contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+    const headers: Record<string, string> = { "content-type": contentTypeOf(storeType) };
     if (size !== null) headers["content-length"] = String(size);
     const put = cache.put(url, new Response(pipe.readable as ReadableStream<Uint8Array<ArrayBuffer>>, { status: 200, headers }));
     // Seen by commit(); an early rejection must not go unhandled meanwhile.

@@ -31,7 +31,7 @@ import { ByteProgress } from "./progress.js";
 import { ensureRoom } from "./quota.js";
 import type { Scope } from "./layout.js";
 import type { ArtifactStore } from "./store.js";
-import { StreamGovernor } from "./stream-governor.js";
+import { StreamGovernor, waitForWake } from "./stream-governor.js";
 
 export interface DownloadOptions {
   store: ArtifactStore;
@@ -92,10 +92,7 @@ class ByteBudget {
   async acquire(bytes: number, signal: AbortSignal): Promise<void> {
     while (this.used > 0 && this.used + bytes > this.limit) {
       if (signal.aborted) throw abortError();
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await waitForWake(this.waiters, signal);
     }
     this.used += bytes;
   }
@@ -181,9 +178,9 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   // 2. What is missing, and does it fit. Sets throughout: an index may list tens of thousands of shards.
   const rest = plan.artifacts.filter((a) => a.kind !== "config" && a.kind !== "tensor-index" && a.kind !== "package");
   const missing = new Set(await missingOf(store, rest));
-  const sizeOf = (a: Artifact) => a.bytes ?? options.knownSizes?.get(a.url) ?? 0;
-  let neededBytes = 0;
-  for (const p of pending) neededBytes += p.bytes.byteLength;
+  let pendingBytes = 0;
+  for (const p of pending) pendingBytes += p.bytes.byteLength;
+  let neededBytes = pendingBytes;
   for (const a of missing) neededBytes += a.bytes ?? 0;
   const quotaChecked = await ensureRoom(neededBytes, record.model_id);
   await options.onPlanned?.(plan);
@@ -193,14 +190,13 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   for (const artifact of plan.artifacts) {
     if (missing.has(artifact)) totalKnown += artifact.bytes ?? 0;
     else {
-      totalKnown += sizeOf(artifact);
-      cachedBytes += sizeOf(artifact);
-      sizes.set(artifact.url, sizeOf(artifact));
+      const size = artifact.bytes ?? options.knownSizes?.get(artifact.url) ?? 0;
+      totalKnown += size;
+      cachedBytes += size;
+      sizes.set(artifact.url, size);
     }
   }
   // The config and index count as downloaded once written below.
-  let pendingBytes = 0;
-  for (const p of pending) pendingBytes += p.bytes.byteLength;
   const progress = new ByteProgress(totalKnown, cachedBytes - pendingBytes, options.onProgress);
 
   // 3. Write the manifest files first, so an interrupted download resumes without them.
@@ -304,12 +300,9 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const results = await Promise.allSettled(workers);
   governor.stop();
   const commitResults = await Promise.allSettled(commits);
-  const failure = [...results, ...commitResults].find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failure) {
-    // Report the first real cause, not the aborts it caused in the other workers.
-    const causes = [...results, ...commitResults].filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason);
-    throw causes.find((c) => !isAbortError(c) || options.signal?.aborted) ?? failure.reason;
-  }
+  const causes = [...results, ...commitResults].filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason);
+  // Report the first real cause, not the aborts it caused in the other workers.
+  if (causes.length > 0) throw causes.find((c) => !isAbortError(c) || options.signal?.aborted) ?? causes[0];
   progress.report(null);
   let totalBytes = 0;
   for (const size of sizes.values()) totalBytes += size;

@@ -76,18 +76,18 @@ function quotaError(error: unknown): boolean {
   return (error as { name?: string })?.name === "QuotaExceededError";
 }
 
-async function as507(artifact: Artifact, bytes: number, modelId: string): Promise<ApiError> {
-  const { free } = await storageReport().catch(() => ({ free: null }));
-  return insufficientStorage(modelId, bytes, free, ` Writing ${artifact.name} failed; the model stays marked incomplete and resumes from here.`);
+/** `commit`, with a quota failure turned into 507 naming the file (the model stays incomplete and resumes). */
+function storing(commit: Promise<void>, artifact: Artifact, bytes: number, modelId: string): Promise<void> {
+  return commit.catch(async (error) => {
+    if (!quotaError(error)) throw error;
+    const { free } = await storageReport().catch(() => ({ free: null }));
+    throw insufficientStorage(modelId, bytes, free, ` Writing ${artifact.name} failed; the model stays marked incomplete and resumes from here.`);
+  });
 }
 
 /** Commits one file; a quota failure becomes 507. */
 export async function writeArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<void> {
-  try {
-    await store.write(artifact.scope, artifact.url, bytes, artifact.storeType, artifact.storeType === "json" ? "application/json" : undefined);
-  } catch (error) {
-    throw quotaError(error) ? await as507(artifact, bytes.byteLength, modelId) : error;
-  }
+  return storing(store.write(artifact.scope, artifact.url, bytes, artifact.storeType), artifact, bytes.byteLength, modelId);
 }
 
 /**
@@ -96,19 +96,13 @@ export async function writeArtifact(store: ArtifactStore, artifact: Artifact, by
  * buffer by transfer, the buffer given back.
  */
 export async function submitArtifact(store: ArtifactStore, artifact: Artifact, bytes: Uint8Array, modelId: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }> {
-  const contentType = artifact.storeType === "json" ? "application/json" : undefined;
   if (!store.submit) {
     await writeArtifact(store, artifact, bytes, modelId);
     return { committed: Promise.resolve() };
   }
   const size = bytes.byteLength;
-  const { committed, buffer } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType, contentType);
-  return {
-    buffer,
-    committed: committed.catch(async (error) => {
-      throw quotaError(error) ? await as507(artifact, size, modelId) : error;
-    }),
-  };
+  const { committed, buffer } = await store.submit(artifact.scope, artifact.url, bytes, artifact.storeType);
+  return { buffer, committed: storing(committed, artifact, size, modelId) };
 }
 
 /** Runs attempts of one file, retrying network errors, stalls and failed checks; the last error becomes 503 naming the file. */
@@ -338,12 +332,10 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
  * 32 MB shard on the Cache API).
  */
 async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
-  const watch = new WatchedResponse(artifact, ctx);
   const check = await FileCheck.start(artifact);
   if (check.needsWholeFile) {
     // SRI without WebAssembly is checked over the whole file (WebCrypto): the buffered path.
     check.release();
-    watch.close();
     const bytes = await fetchOnce(artifact, ctx, onBytes);
     try {
       await writeArtifact(store, artifact, bytes, modelId);
@@ -352,13 +344,14 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
     }
     return { size: bytes.byteLength, committed: Promise.resolve() };
   }
+  const watch = new WatchedResponse(artifact, ctx);
   const cap = maxBytesOf(artifact.kind, artifact.bytes);
   let sink: StreamingWrite | null = null;
   let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let length = 0;
   try {
     const response = await watch.fetch();
-    sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes, artifact.storeType === "json" ? "application/json" : undefined);
+    sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes);
     reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
     while (reader) {
       const { done, value } = await watch.guard(reader.read());
@@ -378,13 +371,10 @@ async function streamOnce(artifact: Artifact, ctx: FetchContext, store: Artifact
     if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     const problem = await check.problem();
     if (problem) throw new IntegrityMismatch(problem);
-    const size = length;
-    const committed = sink.commit().catch(async (error) => {
-      throw quotaError(error) ? await as507(artifact, size, modelId) : error;
-    });
+    const committed = storing(sink.commit(), artifact, length, modelId);
     committed.catch(() => undefined);
     sink = null;
-    return { size, committed };
+    return { size: length, committed };
   } catch (error) {
     check.release();
     await sink?.abort();

@@ -13,8 +13,6 @@ import { IdbWriter } from "./idb-writer.js";
 const DB_VERSION = 1;
 const STORE = "urls";
 
-
-
 /** Opens (creating if needed) one of web-llm's databases exactly as web-llm does. */
 export function openWebLlmDatabase(scope: Scope): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {

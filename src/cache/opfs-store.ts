@@ -6,7 +6,7 @@
  */
 import type { StoreType } from "./artifacts.js";
 import type { Scope } from "./layout.js";
-import type { ArtifactStore, StoredValue, StreamingWrite } from "./store.js";
+import { contentTypeOf, type ArtifactStore, type StoredValue, type StreamingWrite } from "./store.js";
 
 const ROOT = "tvmjs-opfs-store";
 
@@ -64,25 +64,34 @@ export class OpfsArtifactStore implements ArtifactStore {
     return entry ? { kind: "bytes", data: await entry.payload.arrayBuffer() } : undefined;
   }
 
-  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void> {
+  /**
+   * Record last, as web-llm does: a payload without a record is a miss. So a
+   * write first removes the record (the old payload is then a miss while the
+   * new one is written) and `finishWrite` writes it once the payload is whole.
+   */
+  private async startWrite(scope: Scope, url: string): Promise<{ directory: FileSystemDirectoryHandle; base: string }> {
     const directory = (await this.dir(scope)) as FileSystemDirectoryHandle;
     const base = await sha256Hex(url);
-    // Record last, as web-llm does: a payload without a record is a miss.
     await directory.removeEntry(`${base}.record.json`).catch((error) => {
       if (!isNotFound(error)) throw error;
     });
-    await writeFile(await directory.getFileHandle(`${base}.bin`, { create: true }), bytes);
-    const record: OpfsRecord = { url, nbytes: bytes.byteLength, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
+    return { directory, base };
+  }
+
+  private async finishWrite(directory: FileSystemDirectoryHandle, base: string, url: string, nbytes: number, storeType: StoreType): Promise<void> {
+    const record: OpfsRecord = { url, nbytes, contentType: contentTypeOf(storeType) };
     await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
   }
 
+  async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
+    const { directory, base } = await this.startWrite(scope, url);
+    await writeFile(await directory.getFileHandle(`${base}.bin`, { create: true }), bytes);
+    await this.finishWrite(directory, base, url, bytes.byteLength, storeType);
+  }
+
   /** Appends to the payload's swap file as bytes arrive; `close()` makes it the payload, then the record is written. */
-  async openWrite(scope: Scope, url: string, storeType: StoreType, _size: number | null, contentType?: string): Promise<StreamingWrite> {
-    const directory = (await this.dir(scope)) as FileSystemDirectoryHandle;
-    const base = await sha256Hex(url);
-    await directory.removeEntry(`${base}.record.json`).catch((error) => {
-      if (!isNotFound(error)) throw error;
-    });
+  async openWrite(scope: Scope, url: string, storeType: StoreType): Promise<StreamingWrite> {
+    const { directory, base } = await this.startWrite(scope, url);
     const writable = await (await directory.getFileHandle(`${base}.bin`, { create: true })).createWritable();
     let length = 0;
     return {
@@ -92,8 +101,7 @@ export class OpfsArtifactStore implements ArtifactStore {
       },
       commit: async () => {
         await writable.close();
-        const record: OpfsRecord = { url, nbytes: length, contentType: contentType ?? (storeType === "json" ? "application/json" : "application/octet-stream") };
-        await writeFile(await directory.getFileHandle(`${base}.record.json`, { create: true }), new TextEncoder().encode(JSON.stringify(record)));
+        await this.finishWrite(directory, base, url, length, storeType);
       },
       abort: async () => {
         await writable.abort().catch(() => undefined);

@@ -22,6 +22,11 @@ export interface StreamingWrite {
   abort(): Promise<void>;
 }
 
+/** The content type a file is stored with where the backend keeps one (Cache API, OPFS), as web-llm stores it. */
+export function contentTypeOf(storeType: StoreType): string {
+  return storeType === "json" ? "application/json" : "application/octet-stream";
+}
+
 /** A stored file as read back: bytes, or (IndexedDB `tensor-cache.json`) the parsed object. */
 export type StoredValue = { kind: "bytes"; data: ArrayBuffer } | { kind: "json"; data: unknown };
 
@@ -31,7 +36,7 @@ export interface ArtifactStore {
   has(scope: Scope, url: string): Promise<boolean>;
   read(scope: Scope, url: string): Promise<StoredValue | undefined>;
   /** Stores `bytes` the way web-llm stores this kind of file; resolves once committed. */
-  write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<void>;
+  write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void>;
   /**
    * Like `write`, but resolves as soon as the store holds its own copy of the
    * bytes (the caller may reuse the buffer), with `committed` settling on the
@@ -39,12 +44,12 @@ export interface ArtifactStore {
    * the bytes' buffer by transfer (to copy it on another thread), `buffer` is
    * that buffer given back, and the caller's views of the old one are detached.
    */
-  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType, contentType?: string): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }>;
+  submit?(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<{ committed: Promise<void>; buffer?: ArrayBuffer }>;
   /**
    * Starts a streamed write (backends that can append: Cache API, OPFS).
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
    */
-  openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null, contentType?: string): Promise<StreamingWrite>;
+  openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null): Promise<StreamingWrite>;
   /** Gets ready to write into `scope` (IndexedDB starts the worker its large puts run in); nothing waits for it. */
   prepare?(scope: Scope): void;
   remove(scope: Scope, url: string): Promise<void>;

@@ -13,6 +13,23 @@ const GAIN = 1.1;
 
 import { abortError } from "../protocol/api-error.js";
 
+/**
+ * Resolves when the entry it adds to `waiters` is called (the owner's
+ * wake-up), or when `signal` aborts (the caller then checks it). The abort
+ * listener goes once woken: a download's admission waits (one per file and
+ * wake-up) do not pile listeners on its signal.
+ */
+export function waitForWake(waiters: Array<() => void>, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    waiters.push(done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 export class StreamGovernor {
   readonly max: number;
   private target: number;
@@ -40,10 +57,7 @@ export class StreamGovernor {
   async enter(slot: number, signal: AbortSignal): Promise<boolean> {
     while (slot >= this.target && !this.stopped) {
       if (signal.aborted) throw abortError();
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await waitForWake(this.waiters, signal);
     }
     if (signal.aborted) throw abortError();
     if (this.stopped) return false;

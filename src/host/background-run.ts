@@ -19,6 +19,7 @@ import type { ResponseObject, ResponseStreamEvent } from "../protocol/responses/
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ChunkSink } from "./engine-host.js";
 import type { GeneratedChunk } from "./generation-output.js";
+import { nextSequenceAfter } from "./event-replay.js";
 
 /** Events are logged at most this often (ms), and at the end. */
 const LOG_EVERY_MS = 100;
@@ -79,7 +80,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   /** Events up to this sequence number were sent before (a resumed run): regenerated ones are checked, not sent. */
   private readonly replayedUntil: number;
   done = false;
-  /** Set by `cancel`: the abort that follows is a cancellation, kept as `status: "cancelled"`. */
+  /** Set by `cancel()`: the abort that follows is a cancellation, kept as `status: "cancelled"`. */
   cancelled = false;
   /** Set when a resumed run regenerated an event other than the one sent before: it cannot continue what was sent. */
   diverged: string | null = null;
@@ -97,7 +98,7 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
   ) {
     this.current = () => structuredCloneLite(initial);
     this.events = [...sentBefore];
-    this.replayedUntil = sentBefore.length > 0 ? sentBefore[sentBefore.length - 1].sequence_number : -1;
+    this.replayedUntil = nextSequenceAfter(sentBefore) - 1;
     this.log = store ? new EventLogWriter(store, id, this.replayedUntil) : null;
   }
 
@@ -134,7 +135,13 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
 
   /** The next sequence number. */
   get nextSequence(): number {
-    return this.events.length > 0 ? this.events[this.events.length - 1].sequence_number + 1 : 0;
+    return nextSequenceAfter(this.events);
+  }
+
+  /** Stops the run (cancel, delete, clear): it ends `cancelled`, with its output so far. */
+  cancel(): void {
+    this.cancelled = true;
+    this.controller.abort();
   }
 
   end(): void {

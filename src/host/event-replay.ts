@@ -48,3 +48,8 @@ export function idsFromEvents(events: readonly ResponseStreamEvent[]): { itemIds
   }
   return { itemIds, callIds };
 }
+
+/** The sequence number of the event that follows `events` (0 for none). */
+export function nextSequenceAfter(events: readonly ResponseStreamEvent[]): number {
+  return events.length > 0 ? events[events.length - 1].sequence_number + 1 : 0;
+}

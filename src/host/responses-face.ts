@@ -19,7 +19,7 @@ import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
 import { prefetchLookup } from "../store/lookup.js";
 import { BackgroundRun, EventLogWriter } from "./background-run.js";
-import { idsFromEvents, outputFromEvents } from "./event-replay.js";
+import { idsFromEvents, nextSequenceAfter, outputFromEvents } from "./event-replay.js";
 import { ResponseOwner } from "../store/owner-lock.js";
 import { CancelChannel } from "./cancel-channel.js";
 
@@ -312,8 +312,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
   private async cancelHere(id: string): Promise<ResponseObject | null> {
     const run = this.runs.get(id);
     if (!run || run.done) return null;
-    run.cancelled = true;
-    run.controller.abort();
+    run.cancel();
     await run.whenDone;
     return run.current();
   }
@@ -321,10 +320,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
   async delete(id: string): Promise<ResponseDeleted> {
     const wasLive = this.live.delete(id);
     const run = this.runs.get(id);
-    if (run && !run.done) {
-      run.cancelled = true;
-      run.controller.abort();
-    }
+    if (run && !run.done) run.cancel();
     if (!(await this.store.delete(id)) && !wasLive) throw notFound(id);
     return { id, object: "response", deleted: true };
   }
@@ -343,10 +339,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
 
   /** `client.responses.clear()`: deletes every stored response (background ones still running are cancelled). */
   async clear(): Promise<ResponsesCleared> {
-    for (const run of this.runs.values()) {
-      run.cancelled = true;
-      run.controller.abort();
-    }
+    for (const run of this.runs.values()) run.cancel();
     this.live.clear();
     return { object: "response.cleared", deleted: await this.store.clear() };
   }
@@ -388,7 +381,7 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
     const sent = await this.store.readEvents(id);
     const stop = (code: string, message: string) => {
       const ended = interruptedResponse(entry.response, sent, code, message);
-      void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: sent.length > 0 ? sent[sent.length - 1].sequence_number + 1 : 0, response: structuredCloneLite(ended) }]);
+      void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: nextSequenceAfter(sent), response: structuredCloneLite(ended) }]);
       void this.store.put({ response: ended, inputItems: entry.inputItems, history: [...entry.history, ...itemsToMessages(ended.output, "output")] });
     };
     if (!entry.response.background) return stop("interrupted", "The stream's worker stopped (its page reloaded or closed) before the response was complete; it ends with the output sent before.");

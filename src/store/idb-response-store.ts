@@ -15,7 +15,7 @@
  * mid-write leaves the old state or the new one, never half a record.
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
-import { checkRecord, DEFAULT_DATABASE, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import { checkRecord, DEFAULT_DATABASE, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import { committed, promised } from "../idb/requests.js";
 import type { GeneratedChunk } from "../host/generation-output.js";
 
@@ -30,8 +30,6 @@ interface ResponseRecord {
   itemIds: string[];
   data: unknown;
 }
-
-
 
 export function openResponsesDatabase(name: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
@@ -121,7 +119,7 @@ export class IdbResponseStore implements ResponseStore {
       } catch {
         continue;
       }
-      const found = [...entry.inputItems, ...entry.response.output].find((item) => item.id === itemId);
+      const found = findItem(entry, itemId);
       if (found) return found;
     }
     return undefined;

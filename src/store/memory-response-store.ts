@@ -5,7 +5,7 @@
  * holder of an item id answers `item`), so tests of one hold for the other.
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
-import { checkRecord, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import { checkRecord, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import type { GeneratedChunk } from "../host/generation-output.js";
 
 interface Held {
@@ -55,7 +55,7 @@ export class MemoryResponseStore implements ResponseStore {
   async item(itemId: string): Promise<InputItem | OutputItem | undefined> {
     for (const owner of this.holders.get(itemId) ?? []) {
       const entry = await this.get(owner).catch(() => undefined);
-      const found = entry && [...entry.inputItems, ...entry.response.output].find((item) => item.id === itemId);
+      const found = entry && findItem(entry, itemId);
       if (found) return found;
     }
     return undefined;

@@ -127,8 +127,18 @@ export function recordBytes(entry: StoredResponse): number {
   return JSON.stringify(entry).length;
 }
 
+/** The items `item_reference` can name: the request's input items and the response's output items. */
+function itemsOf(entry: StoredResponse): Array<InputItem | OutputItem> {
+  return [...entry.inputItems, ...entry.response.output];
+}
+
 export function itemIdsOf(entry: StoredResponse): string[] {
-  return [...new Set([...entry.inputItems, ...entry.response.output].map((item) => item.id).filter((id): id is string => typeof id === "string"))];
+  return [...new Set(itemsOf(entry).map((item) => item.id).filter((id): id is string => typeof id === "string"))];
+}
+
+/** The entry's item with id `itemId`, if it holds one. */
+export function findItem(entry: StoredResponse, itemId: string): InputItem | OutputItem | undefined {
+  return itemsOf(entry).find((item) => item.id === itemId);
 }
 
 /** Throws the clear error for a record that is not a stored response (damaged on disk, or written by something else). */
