@@ -123,8 +123,7 @@ export class Pipeline implements PipelineCore {
 
   async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
     const arrived = performance.now();
-    const catalog = await this.catalog(request.model);
-    const record = catalog.resolve(request.model, await this.features());
+    const record = await this.resolve(request.model);
     if (isEmbeddingRecord(record)) throw notAChatModel(record);
     const family = familyOf(record);
     const inputs = await this.inputsOf(record);
