@@ -15,7 +15,7 @@
 /** Each of our patched fetches → the fetch it replaced. */
 const replaced = new WeakMap<object, typeof fetch>();
 /** Interceptions in force, oldest first, each with the fetch below all of our layers when it was installed. */
-const active: Array<{ patched: typeof fetch; below: typeof fetch }> = [];
+const active: Array<{ below: typeof fetch }> = [];
 /** The `init` objects of requests the library sends to the network itself. */
 const ownInits = new WeakSet<object>();
 
@@ -28,7 +28,7 @@ const unwrap = (fetchFn: typeof fetch): typeof fetch => {
 /** Records that `patched` stands in front of `original`; the returned function ends the record (restore). */
 export function recordInterception(patched: typeof fetch, original: typeof fetch): () => void {
   replaced.set(patched, original);
-  const entry = { patched, below: unwrap(original) };
+  const entry = { below: unwrap(original) };
   active.push(entry);
   return () => {
     const at = active.indexOf(entry);

@@ -198,19 +198,25 @@ class Emitter {
     }
   }
 
-  private isNullable(node: Node): boolean {
+  /** Whether the node can match the empty text; with `firsts`, also collects the rules that can come first in it. */
+  private isNullable(node: Node, firsts?: Set<string>): boolean {
     switch (node.k) {
       case "lit":
         return node.text === "";
       case "class":
         return false;
       case "seq":
-        return node.items.every((i) => this.isNullable(i));
-      case "alt":
-        return node.items.some((i) => this.isNullable(i));
+        for (const item of node.items) if (!this.isNullable(item, firsts)) return false;
+        return true;
+      case "alt": {
+        let empty = false;
+        for (const item of node.items) empty = this.isNullable(item, firsts) || empty;
+        return empty;
+      }
       case "rep":
-        return node.min === 0 || this.isNullable(node.item);
+        return this.isNullable(node.item, firsts) || node.min === 0;
       case "ref":
+        firsts?.add(node.name);
         return this.nullable.get(node.name) ?? false;
       case "raw":
         return false;
@@ -241,36 +247,11 @@ class Emitter {
     return this.isNullable(node) || this.canProduceText(node);
   }
 
-  /** The rules that can come first in `node`, and whether it can be empty. */
-  private leftmost(node: Node, out: Set<string>): boolean {
-    switch (node.k) {
-      case "lit":
-        return node.text === "";
-      case "class":
-        return false;
-      case "seq":
-        for (const item of node.items) if (!this.leftmost(item, out)) return false;
-        return true;
-      case "alt": {
-        let empty = false;
-        for (const item of node.items) empty = this.leftmost(item, out) || empty;
-        return empty;
-      }
-      case "rep":
-        return this.leftmost(node.item, out) || node.min === 0;
-      case "ref":
-        out.add(node.name);
-        return this.nullable.get(node.name) ?? false;
-      case "raw":
-        return false;
-    }
-  }
-
   private refuseLeftRecursion(): void {
     const edges = new Map<string, Set<string>>();
     for (const [name, body] of this.grammar.rules) {
       const first = new Set<string>();
-      this.leftmost(body, first);
+      this.isNullable(body, first);
       edges.set(name, first);
     }
     const state = new Map<string, 1 | 2>();

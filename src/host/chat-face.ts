@@ -3,14 +3,14 @@
  * /chat/completions`) on the pipeline core: validation, then n generations
  * into ChoiceBuilders (one completion) or one streamed into chunks.
  */
-import { ApiError, isAbortError } from "../protocol/api-error.js";
+import { ApiError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { newCompletionId } from "../protocol/ids.js";
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../protocol/types.js";
 import { choiceOutput } from "./generation-output.js";
 import { addCompletionDetails } from "./decode-report.js";
-import type { ChunkSink, PipelineCore, RequestOptions } from "./pipeline-core.js";
+import { streamInto, type ChunkSink, type PipelineCore, type RequestOptions } from "./pipeline-core.js";
 
 export class ChatCompletionsFace {
   constructor(private readonly core: PipelineCore) {}
@@ -62,9 +62,8 @@ export class ChatCompletionsFace {
       return Promise.reject(error);
     }
     if (!request.stream) request = { ...request, stream: true };
-    return new Promise<void>((resolveStarted, rejectStarted) => {
-      let started = false;
-      const run = this.core.withSlot(request, options.signal, async (prepared, signal) => {
+    return streamInto(sink, (start) =>
+      this.core.withSlot(request, options.signal, async (prepared, signal) => {
         const id = newCompletionId();
         const created = Math.floor(Date.now() / 1000);
         const chunk = (delta: ChunkDelta, finish: FinishReason | null = null, logprobs: ChatCompletionChunk["choices"][0]["logprobs"] = null): ChatCompletionChunk => ({
@@ -78,17 +77,11 @@ export class ChatCompletionsFace {
         const builder = new ChoiceBuilder(0, () => prepared.family.newToolCallId());
         const wantLogprobs = request.topLogprobs !== undefined;
         const result = await this.core.generate(prepared, choiceOutput(builder, (deltas, logprobs) => {
-          if (!started) {
-            started = true;
-            resolveStarted();
-          }
+          start();
           const chunks = deltas.map((delta, i) => chunk(delta, null, wantLogprobs && i === 0 && logprobs ? { content: logprobs, refusal: null } : null));
           if (chunks.length > 0) sink.write(chunks);
         }), signal);
-        if (!started) {
-          started = true;
-          resolveStarted();
-        }
+        start();
         const tail: ChatCompletionChunk[] = [];
         const opening = builder.openingDelta();
         if (opening) tail.push(chunk(opening));
@@ -97,16 +90,8 @@ export class ChatCompletionsFace {
           tail.push({ id, object: "chat.completion.chunk", created, model: request.model, choices: [], usage: result.usage, x_webgpu: prepared.stats });
         }
         sink.write(tail);
-      });
-      run.then(
-        () => sink.end(),
-        (error) => {
-          if (!started) rejectStarted(error);
-          else if (isAbortError(error)) sink.end();
-          else sink.fail(ApiError.from(error));
-        },
-      );
-    });
+      }),
+    );
   }
 }
 

@@ -6,7 +6,7 @@
  * generated in turn in one queue slot; choice `i` of prompt `p` has index
  * `p * n + i`, as on the hosted API.
  */
-import { ApiError, isAbortError } from "../protocol/api-error.js";
+import { ApiError } from "../protocol/api-error.js";
 import { randomId } from "../protocol/ids.js";
 import { joinLogprobs } from "../protocol/completion-logprobs.js";
 import type { Completion, CompletionChoice, CompletionChunk, CompletionLogprobs } from "../protocol/completions-types.js";
@@ -19,7 +19,7 @@ import { addUsage } from "./chat-face.js";
 import { notAChatModel } from "./embeddings.js";
 import { newStats } from "./prepare-request.js";
 import { runRawGeneration, type RawGeneration } from "./raw-generation.js";
-import type { ChunkSink, PipelineCore, RequestOptions } from "./pipeline-core.js";
+import { streamInto, type ChunkSink, type PipelineCore, type RequestOptions } from "./pipeline-core.js";
 
 export const newTextCompletionId = () => `cmpl-${randomId(24)}`;
 
@@ -68,17 +68,11 @@ export class CompletionsFace {
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise<void>((resolveStarted, rejectStarted) => {
-      let started = false;
-      const start = () => {
-        if (started) return;
-        started = true;
-        resolveStarted();
-      };
-      const id = newTextCompletionId();
-      const created = Math.floor(Date.now() / 1000);
-      const chunk = (choices: CompletionChoice[]): CompletionChunk => ({ id, object: "text_completion", created, model: request.model, choices, ...(request.includeUsage ? { usage: null } : {}) });
-      const run = this.inSlot(request, options.signal, async (generate, stats) => {
+    const id = newTextCompletionId();
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (choices: CompletionChoice[]): CompletionChunk => ({ id, object: "text_completion", created, model: request.model, choices, ...(request.includeUsage ? { usage: null } : {}) });
+    return streamInto(sink, (start) =>
+      this.inSlot(request, options.signal, async (generate, stats) => {
         let usage: Usage | null = null;
         for (const [p, prompt] of request.prompts.entries()) {
           for (let i = 0; i < request.n; i++) {
@@ -94,16 +88,8 @@ export class CompletionsFace {
           }
         }
         if (request.includeUsage) sink.write([{ id, object: "text_completion", created, model: request.model, choices: [], usage, x_webgpu: stats }]);
-      });
-      run.then(
-        () => sink.end(),
-        (error) => {
-          if (!started) rejectStarted(error);
-          else if (isAbortError(error)) sink.end();
-          else sink.fail(ApiError.from(error));
-        },
-      );
-    });
+      }),
+    );
   }
 
   /** The request's model resolved and checked, then its queue slot with the model loaded; `generate` runs one prompt. */

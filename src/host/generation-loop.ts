@@ -11,7 +11,8 @@ import type { GeneratedChunk, GenerationOutput, GenerationResult, SentBackReply 
 import type { Prepared } from "./prepare-request.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
-import { addDecodeCounts, decodeCounts, predictionDetails } from "./decode-report.js";
+import { addDecodeCounts, decodeCounts, predictionDetails, type DecodeCounts } from "./decode-report.js";
+import type { WebGpuStats } from "../protocol/types.js";
 
 /** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
 export async function runGeneration(engine: Engine, prepared: Prepared, output: GenerationOutput, signal: AbortSignal, memory: ConversationMemory): Promise<GenerationResult> {
@@ -60,17 +61,13 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   raw += held;
   output.write([...parser.push(held), ...parser.finish()], undefined);
   if (finish === "abort" && signal.aborted) throw abortError();
-  const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+  const { usage, decode } = recordUsage(prepared.stats, engineUsage);
   // At least one prompt token is always prefilled (its logits give the first output token).
   const continuedTokens = continuing ? usage.continuedTokens ?? 0 : 0;
   const fed = usage.promptTokens + continuedTokens;
   const cachedFed = Math.max(0, Math.min(usage.cachedTokens, fed - 1));
   const cached = Math.min(cachedFed, usage.promptTokens);
-  prepared.stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
-  prepared.stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
   prepared.stats.prefill_tokens += fed - cachedFed;
-  const decode = decodeCounts(usage);
-  addDecodeCounts(prepared.stats, decode);
   // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.
   if (finish === "stop" && !parser.cutCall) rememberReply(memory, prepared, output.reply(), raw);
   return {
@@ -98,4 +95,14 @@ function rememberReply(memory: ConversationMemory, prepared: Prepared, reply: Se
   memory.remember(key, { raw, calls, reasoning: reply.reasoning, ...lastReasoningDelta });
 }
 
-export const round = (n: number) => Math.round(n * 10) / 10;
+const round = (n: number) => Math.round(n * 10) / 10;
+
+/** The engine's usage (zeros when it reported none), with its speeds and decode counts recorded in the request's stats (chat-shaped and raw generations alike). */
+export function recordUsage(stats: WebGpuStats, reported: EngineUsage | null): { usage: EngineUsage; decode: DecodeCounts } {
+  const usage = reported ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+  stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
+  stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+  const decode = decodeCounts(usage);
+  addDecodeCounts(stats, decode);
+  return { usage, decode };
+}

@@ -22,8 +22,7 @@ export class ModelsFace {
   }
 
   async retrieve(id: string): Promise<ModelObject> {
-    const catalog = await this.core.catalog(id);
-    const record = catalog.resolve(id, await this.core.features());
+    const record = await this.core.resolve(id);
     return { ...modelObject(record, await this.core.inputsOf(record)), id };
   }
 
@@ -33,8 +32,7 @@ export class ModelsFace {
 
   /** Loads a model ahead of the first request (downloads it if needed), with progress. */
   async load(model: string, options: { onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<{ model: string }> {
-    const catalog = await this.core.catalog(model);
-    const record = catalog.resolve(model, await this.core.features());
+    const record = await this.core.resolve(model);
     await this.core.checkDevice(record, undefined);
     const release = await this.core.queue.acquire(options.signal);
     try {

@@ -68,6 +68,31 @@ export interface ChunkSink<T = ChatCompletionChunk> {
   fail(error: ApiError): void;
 }
 
+/**
+ * A streamed request's start and end, as the streaming faces share them:
+ * `run` calls `start` when its first output goes out (or when it ends without
+ * any); the promise resolves then, and rejects with an error from before it.
+ * After the start, the sink ends when `run` does, or on abort; another error fails it.
+ */
+export function streamInto<T>(sink: ChunkSink<T>, run: (start: () => void) => Promise<void>): Promise<void> {
+  return new Promise<void>((resolveStarted, rejectStarted) => {
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      resolveStarted();
+    };
+    run(start).then(
+      () => sink.end(),
+      (error) => {
+        if (!started) rejectStarted(error);
+        else if (isAbortError(error)) sink.end();
+        else sink.fail(ApiError.from(error));
+      },
+    );
+  });
+}
+
 export interface RequestOptions {
   signal?: AbortSignal;
   /**
@@ -123,8 +148,7 @@ export class Pipeline implements PipelineCore {
 
   async withSlot<T>(request: NormalizedRequest, outerSignal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T> {
     const arrived = performance.now();
-    const catalog = await this.catalog(request.model);
-    const record = catalog.resolve(request.model, await this.features());
+    const record = await this.resolve(request.model);
     if (isEmbeddingRecord(record)) throw notAChatModel(record);
     const family = familyOf(record);
     const inputs = await this.inputsOf(record);

@@ -10,8 +10,7 @@ import type { CompletionLogprobs } from "../protocol/completions-types.js";
 import type { Usage, WebGpuStats } from "../protocol/types.js";
 import type { Engine, EngineRequest, EngineUsage } from "../engine/types.js";
 import { StopGuard } from "./stop-guard.js";
-import { addDecodeCounts, decodeCounts } from "./decode-report.js";
-import { round } from "./generation-loop.js";
+import { recordUsage } from "./generation-loop.js";
 
 export interface RawGeneration {
   text: string;
@@ -53,13 +52,10 @@ export async function runRawGeneration(engine: Engine, request: EngineRequest, s
     if (signal.aborted) throw abortError();
     finish = "stop";
   }
-  const usage = engineUsage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+  const { usage } = recordUsage(stats, engineUsage);
   // At least one prompt token is always prefilled (its logits give the first output token).
   const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
-  stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
-  stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
   stats.prefill_tokens += usage.promptTokens - cached;
-  addDecodeCounts(stats, decodeCounts(usage));
   return {
     text,
     finish,

@@ -19,7 +19,6 @@ export class CustomInputDecoder {
   private args = "";
   private escape = "";
   private highSurrogate = "";
-  private input = "";
 
   /** Decoded input for these argument characters. */
   push(text: string): string {
@@ -37,7 +36,6 @@ export class CustomInputDecoder {
           break;
       }
     }
-    this.input += out;
     return out;
   }
 

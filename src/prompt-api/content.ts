@@ -8,6 +8,7 @@
  */
 import { bytesToBase64 } from "../audio/base64.js";
 import type { ContentPart, ImagePart, InputAudioPart } from "../protocol/types.js";
+import { sniffContainer } from "../protocol/validate-transcription.js";
 import { domError } from "./errors.js";
 import type { AudioBufferLike, LanguageModelMessageContent } from "./types.js";
 
@@ -49,15 +50,6 @@ export function sniffImage(bytes: Uint8Array): string | null {
   return null;
 }
 
-/** Containers the audio pipeline decodes (src/audio/). */
-export function sniffAudio(bytes: Uint8Array): "wav" | "mp3" | "ogg" | "webm" | null {
-  if (ascii(bytes, 0, "RIFF") && ascii(bytes, 8, "WAVE")) return "wav";
-  if (ascii(bytes, 0, "OggS")) return "ogg";
-  if (startsWith(bytes, [0x1a, 0x45, 0xdf, 0xa3])) return "webm";
-  if (ascii(bytes, 0, "ID3") || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) return "mp3";
-  return null;
-}
-
 async function toImagePart(value: unknown): Promise<ImagePart> {
   if (typeof value === "string" || isAudioBuffer(value)) throw new TypeError("An `image` content value must be an image (Blob, BufferSource, ImageBitmap, ImageData, a canvas, an <img> or a VideoFrame).");
   const bytes = await bytesOf(value);
@@ -96,8 +88,9 @@ async function toAudioPart(value: unknown): Promise<InputAudioPart> {
   if (isAudioBuffer(value)) return { type: "input_audio", input_audio: { data: mixToMono(value), format: "pcm_f32", sample_rate: value.sampleRate } };
   const bytes = await bytesOf(value);
   if (!bytes) throw new TypeError("An `audio` content value must be a Blob, an AudioBuffer or a BufferSource.");
-  const format = sniffAudio(bytes);
-  if (!format) throw domError("EncodingError", "The audio bytes are in no container the audio pipeline decodes (WAV, MP3, Ogg, WebM).");
+  // The transcription endpoint's sniffer: FLAC and MP4 are named there but not decoded.
+  const format = sniffContainer(bytes);
+  if (!format || format === "flac" || format === "mp4") throw domError("EncodingError", "The audio bytes are in no container the audio pipeline decodes (WAV, MP3, Ogg, WebM).");
   return { type: "input_audio", input_audio: { data: bytesToBase64(bytes), format } };
 }
 

@@ -105,7 +105,7 @@ export function createPromptApi(options: PromptApiOptions = {}): LanguageModelCl
         const loaded = await trackLoad(loading, info.id, () => client().models.load(model, { signal, onProgress: (p) => monitor.progress(p.fraction) }));
         monitor.progress(1);
         const conversation = new Conversation({ client: client(), model: loaded.model, contextWindow: info.context_window, sampling, tools, cacheKey: newCacheKey() });
-        conversation.initial = (await convertInput(initial)).messages;
+        conversation.initial = await convertInput(initial);
         const usage = await conversation.count(conversation.history(), signal);
         if (usage >= info.context_window) throw quotaExceeded(usage, info.context_window);
         if (signal?.aborted) throw abortReason(signal);

@@ -10,12 +10,6 @@ import { toContentPart } from "./content.js";
 import { domError } from "./errors.js";
 import type { LanguageModelExpected, LanguageModelMessage, LanguageModelPrompt } from "./types.js";
 
-export interface ConvertedInput {
-  messages: ChatMessage[];
-  /** The last message is an assistant message the reply continues. */
-  prefix: boolean;
-}
-
 export interface InputRules {
   /** `create` (initialPrompts), `append`, `prompt` (prompt, promptStreaming, measureContextUsage). */
   where: "create" | "append" | "prompt";
@@ -56,9 +50,12 @@ export function checkInput(input: LanguageModelPrompt, rules: InputRules): Langu
   return input;
 }
 
-/** The checked messages as chat messages (media encoded). Text-only content becomes one string, as the pipeline renders it. */
-export async function convertInput(messages: LanguageModelMessage[]): Promise<ConvertedInput> {
-  const converted = await Promise.all(
+/**
+ * The checked messages as chat messages (media encoded). Text-only content becomes one string, as the pipeline renders it.
+ * A `prefix` message needs no mark: a final assistant message is what the chat request continues.
+ */
+export function convertInput(messages: LanguageModelMessage[]): Promise<ChatMessage[]> {
+  return Promise.all(
     messages.map(async (message): Promise<ChatMessage> => {
       if (typeof message.content === "string") return { role: message.role, content: message.content };
       const parts: ContentPart[] = await Promise.all(message.content.map(toContentPart));
@@ -66,8 +63,6 @@ export async function convertInput(messages: LanguageModelMessage[]): Promise<Co
       return { role: message.role, content: textOnly ? parts.map((part) => (part as { text: string }).text).join("") : parts };
     }),
   );
-  const last = messages[messages.length - 1];
-  return { messages: converted, prefix: last?.role === "assistant" && last.prefix === true };
 }
 
 /** Types named in `expectedInputs`, plus text. */

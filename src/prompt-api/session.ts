@@ -103,7 +103,7 @@ export class PromptSession extends EventTarget {
   }
 
   prompt(input: LanguageModelPrompt, options: LanguageModelPromptOptions = {}): Promise<string> {
-    return this.#run(options.signal, () => this.#prepare(input, options, "prompt"), (prepared, signal) => this.#respond(prepared, signal));
+    return this.#run(options.signal, () => this.#prepare(input, options), (prepared, signal) => this.#respond(prepared, signal));
   }
 
   promptStreaming(input: LanguageModelPrompt, options: LanguageModelPromptOptions = {}): ReadableStream<string> {
@@ -113,7 +113,7 @@ export class PromptSession extends EventTarget {
     return new ReadableStream<string>({
       start: (controller) => {
         enqueue = (text) => controller.enqueue(text);
-        this.#run(signal, () => this.#prepare(input, options, "prompt"), (prepared, runSignal) => this.#respond(prepared, runSignal, (text) => enqueue(text))).then(
+        this.#run(signal, () => this.#prepare(input, options), (prepared, runSignal) => this.#respond(prepared, runSignal, (text) => enqueue(text))).then(
           () => controller.close(),
           (error) => {
             if (!cancel.signal.aborted) controller.error(error);
@@ -130,7 +130,7 @@ export class PromptSession extends EventTarget {
       options.signal,
       () => checkInput(input, this.#rules("append")),
       async (checked, signal) => {
-        const { messages } = await convertInput(checked);
+        const messages = await convertInput(checked);
         await this.#makeRoom(messages, signal);
         this.#conversation.groups.push(messages);
         this.#firstSequence = false;
@@ -143,8 +143,8 @@ export class PromptSession extends EventTarget {
   measureContextUsage(input: LanguageModelPrompt, options: LanguageModelPromptOptions = {}): Promise<number> {
     const signal = options.signal;
     return this.#guard(signal, async () => {
-      const prepared = this.#prepare(input, options, "prompt");
-      const { messages } = await convertInput(prepared.checked);
+      const prepared = this.#prepare(input, options);
+      const messages = await convertInput(prepared.checked);
       return this.#conversation.count(withInstruction(messages, prepared.plan.instruction), signal, false);
     });
   }
@@ -178,13 +178,13 @@ export class PromptSession extends EventTarget {
     return { where, firstSequence: this.#firstSequence, expected: this.#expected };
   }
 
-  #prepare(input: LanguageModelPrompt, options: LanguageModelPromptOptions, where: "prompt"): PreparedPrompt {
-    return { checked: checkInput(input, this.#rules(where)), plan: planConstraint(options) };
+  /** prompt(), promptStreaming(), measureContextUsage(): the input checked and the constraint planned. */
+  #prepare(input: LanguageModelPrompt, options: LanguageModelPromptOptions): PreparedPrompt {
+    return { checked: checkInput(input, this.#rules("prompt")), plan: planConstraint(options) };
   }
 
   async #respond(prepared: PreparedPrompt, signal: AbortSignal, onText?: (text: string) => void): Promise<string> {
-    const converted = await convertInput(prepared.checked);
-    const input = withInstruction(converted.messages, prepared.plan.instruction);
+    const input = withInstruction(await convertInput(prepared.checked), prepared.plan.instruction);
     await this.#makeRoom(input, signal);
     const turn = await this.#conversation.turn(input, prepared.plan.responseFormat, signal, (report) => (this.#report = report), onText);
     prepared.plan.check(turn.text);

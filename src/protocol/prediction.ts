@@ -6,7 +6,7 @@
  * combines with everything else a request may ask (tools, logprobs,
  * penalties, streaming, n).
  */
-import { ApiError } from "./api-error.js";
+import { invalidParam } from "./api-error.js";
 
 export interface PredictionContent {
   type: "content";
@@ -16,17 +16,16 @@ export interface PredictionContent {
 /** The prediction's text, or undefined when absent, null or empty. */
 export function validatePrediction(v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
-  const bad = (param: string, message: string) => new ApiError({ status: 400, code: "invalid_value", param, message });
-  if (typeof v !== "object" || Array.isArray(v)) throw bad("prediction", '`prediction` must be an object `{ type: "content", content }`.');
+  if (typeof v !== "object" || Array.isArray(v)) throw invalidParam("prediction", '`prediction` must be an object `{ type: "content", content }`.');
   const { type, content } = v as { type?: unknown; content?: unknown };
-  if (type !== "content") throw bad("prediction.type", '`prediction.type` must be "content" (the only kind of prediction).');
+  if (type !== "content") throw invalidParam("prediction.type", '`prediction.type` must be "content" (the only kind of prediction).');
   if (typeof content === "string") return content === "" ? undefined : content;
-  if (!Array.isArray(content)) throw bad("prediction.content", "`prediction.content` must be a string or an array of text parts.");
+  if (!Array.isArray(content)) throw invalidParam("prediction.content", "`prediction.content` must be a string or an array of text parts.");
   let text = "";
   content.forEach((part: unknown, i) => {
     const p = part as { type?: unknown; text?: unknown } | null;
     if (typeof p !== "object" || p === null || p.type !== "text" || typeof p.text !== "string") {
-      throw bad(`prediction.content[${i}]`, '`prediction.content` parts must be `{ type: "text", text: string }`.');
+      throw invalidParam(`prediction.content[${i}]`, '`prediction.content` parts must be `{ type: "text", text: string }`.');
     }
     text += p.text;
   });

@@ -109,19 +109,13 @@ export function exposeEngineHost(
     retrieveResponse: (id) => ready().retrieveResponse(id),
     deleteResponse: (id) => ready().deleteResponse(id),
     listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
-    retrieveResponseStream(id, startingAfter, port) {
-      const signal = abortSignalOf(port);
-      return ready().retrieveResponseStream(id, startingAfter, new EventPortSink(port), { signal });
-    },
+    retrieveResponseStream: (id, startingAfter, port) => streamOn(port, (host, signal) => host.retrieveResponseStream(id, startingAfter, new EventPortSink(port), { signal })),
     cancelResponse: (id) => ready().cancelResponse(id),
     listResponses: (query) => ready().listResponses(query),
     clearResponses: () => ready().clearResponses(),
     compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
     createCompletion: (body, port) => withPort(port, (host, signal) => host.createCompletion(body, { signal, client })),
-    streamCompletion(body, port) {
-      const signal = abortSignalOf(port);
-      return ready().streamCompletion(body, new CompletionPortSink(port), { signal, client });
-    },
+    streamCompletion: (body, port) => streamOn(port, (host, signal) => host.streamCompletion(body, new CompletionPortSink(port), { signal, client })),
     createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
     createTranscription: (body, port) => withPort(port, (host, signal) => host.createTranscription(body, { signal })),
     streamTranscription: (body, port) => streamOn(port, (host, signal) => host.streamTranscription(body, new TranscriptPortSink(port), { signal })),

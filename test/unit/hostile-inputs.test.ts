@@ -137,4 +137,23 @@ describe("a host method that throws before returning a promise", () => {
     await expect(api.compactResponse({ model: "Qwen3-0.6B", input: "hi" }, Comlink.transfer(request.port2, [request.port2]))).rejects.toThrow(/compaction broke/);
     await expect(Promise.race([closed.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still open"), 2000))])).resolves.toBe("closed");
   });
+
+  type StreamApi = {
+    streamCompletion(body: unknown, port: MessagePort): Promise<void>;
+    retrieveResponseStream(id: string, startingAfter: number | undefined, port: MessagePort): Promise<void>;
+  };
+  it.each([
+    ["streamCompletion without a prompt", (api: StreamApi, port: MessagePort) => api.streamCompletion({ model: "Qwen3-0.6B" }, port), /prompt/],
+    ["retrieveResponseStream of an unknown id", (api: StreamApi, port: MessagePort) => api.retrieveResponseStream("resp_unknown", undefined, port), /resp_unknown/],
+  ] as const)("%s: the stream never starts, the caller gets the error and the request's port closes", async (_what, call, message) => {
+    const worker = new MessageChannel();
+    ports.push(worker.port1, worker.port2);
+    exposeEngineHost(new EngineHost({ engine: createScriptedEngine({ replies: ["ok"] }) }), worker.port2 as unknown as Comlink.Endpoint);
+    const api = Comlink.wrap<StreamApi>(worker.port1 as unknown as Comlink.Endpoint);
+    const request = new MessageChannel();
+    ports.push(request.port1);
+    const closed = new Promise<void>((resolve) => (request.port1 as unknown as { once(event: "close", listener: () => void): void }).once("close", resolve));
+    await expect(call(api, Comlink.transfer(request.port2, [request.port2]))).rejects.toThrow(message);
+    await expect(Promise.race([closed.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still open"), 2000))])).resolves.toBe("closed");
+  });
 });

@@ -395,6 +395,15 @@ describe("prefix, media, expectations", () => {
     expect(pcm.data[0]).toBeCloseTo(0.125);
   });
 
+  it("audio bytes in no container the pipeline decodes are an EncodingError before any request (AAC ADTS is not MP3)", async () => {
+    const { LanguageModel, bodies } = setup([], { model: VOICE.model_id });
+    const session = await LanguageModel.create({ expectedInputs: [{ type: "audio" }] });
+    for (const value of [new Uint8Array([0xff, 0xf1, 0x50, 0x80]), new Uint8Array([1, 2, 3])]) {
+      expect((await rejection(session.prompt([{ role: "user", content: [{ type: "audio", value }] }]))).name).toBe("EncodingError");
+    }
+    expect(bodies).toHaveLength(0);
+  });
+
   it("a bad language tag is a RangeError; languages themselves are accepted", async () => {
     const { LanguageModel } = setup([]);
     await expect(LanguageModel.create({ expectedInputs: [{ type: "text", languages: ["not a tag!"] }] })).rejects.toThrow(RangeError);

@@ -185,21 +185,14 @@ export class ResponseOutputBuilder {
 
   private openCall(parserIndex: number, name: string, custom: boolean): void {
     this.close("completed");
-    if (custom) {
-      const item: CustomToolCallItem = { type: "custom_tool_call", id: this.nextId("ctc"), call_id: this.options.newCallId(), name, input: "" };
-      const open = { kind: "custom" as const, item, index: this.items.length };
-      this.items.push(item);
-      this.calls.set(parserIndex, open);
-      this.open = open;
-      if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
-      return;
-    }
-    const item: FunctionCallItem = { type: "function_call", id: this.nextId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" };
-    const open = { kind: "call" as const, item, index: this.items.length };
-    this.items.push(item);
+    const index = this.items.length;
+    const open: Extract<Open, { kind: "call" | "custom" }> = custom
+      ? { kind: "custom", item: { type: "custom_tool_call", id: this.nextId("ctc"), call_id: this.options.newCallId(), name, input: "" }, index }
+      : { kind: "call", item: { type: "function_call", id: this.nextId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" }, index };
+    this.items.push(open.item);
     this.calls.set(parserIndex, open);
     this.open = open;
-    if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: open.index, item: { ...item } });
+    if (this.streaming) this.event({ type: "response.output_item.added", sequence_number: 0, output_index: index, item: { ...open.item } });
   }
 
   private nextId(prefix: string): string {
