@@ -7,6 +7,10 @@
  *   - raw `fetch` + MD5 of every chunk on the same thread, in JavaScript and
  *     in WebAssembly (what hashing costs), and fetch + MD5 in four workers
  *     (what hashing off the page's thread would give);
+ *   - each store's floor: the bytes fetched and stored the cheapest way the
+ *     browser allows, and never checked (what web-llm's loader does): the
+ *     store's cost, which with the MD5 row tells the least CPU a verified
+ *     download can take;
  *   - the library's download per backend (`CacheManager.ensure`: fetch,
  *     verify, store, committed);
  *   - web-llm 0.2.86's own loader into its cache (webllm-loader.ts), when the
@@ -41,6 +45,8 @@ export interface DownloadBenchOptions {
   webllmBackends?: CacheBackend[];
   /** Also time raw fetch + MD5 in JS and in WebAssembly. Default true. */
   hashing?: boolean;
+  /** Also time each of `backends`' floor (indexeddb, cache): stored, never checked. Default true. */
+  floors?: boolean;
 }
 
 export interface DownloadBenchRow {
@@ -122,6 +128,79 @@ async function rawFetch(urls: string[], streams: number, perFile?: () => Promise
   return (performance.now() - started) / 1000;
 }
 
+/** A store written its cheapest way, for the floor rows: `stream` gives each of 4 streams its own fetch-and-store loop. */
+interface FloorTarget {
+  stream(shardBytes: number): (url: string) => Promise<void>;
+  /** Resolves once every write has landed. */
+  settled(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+const FLOOR_SCOPE = "webgpu-openai-bench-floor";
+
+const FLOORS: Partial<Record<CacheBackend, { how: string; open(): Promise<FloorTarget> }>> = {
+  cache: {
+    how: "cache.put(fetch response), bytes never read",
+    async open() {
+      await caches.delete(FLOOR_SCOPE);
+      const cache = await caches.open(FLOOR_SCOPE);
+      // The body goes from the network to the cache inside the browser, as with web-llm's `cache.add`.
+      return {
+        stream: () => async (url) => cache.put(url, await fetch(url, { cache: "no-store" })),
+        settled: async () => undefined,
+        drop: async () => void (await caches.delete(FLOOR_SCOPE)),
+      };
+    },
+  },
+  indexeddb: {
+    how: "read into a buffer, put, not hashed",
+    async open() {
+      const db = await idbRequest(indexedDB.open(FLOOR_SCOPE, 1), (request) => request.result.createObjectStore("urls", { keyPath: "url" }));
+      const commits: Array<Promise<void>> = [];
+      return {
+        stream: (shardBytes) => {
+          // One buffer per stream, reused: put clones it synchronously (as the library's pool does).
+          let buffer = new ArrayBuffer(shardBytes);
+          return async (url) => {
+            const reader = (await fetch(url, { cache: "no-store" })).body!.getReader({ mode: "byob" });
+            let length = 0;
+            while (length < shardBytes) {
+              const { done, value } = await reader.read(new Uint8Array(buffer, length, Math.min(shardBytes - length, 1 << 20)));
+              if (value) buffer = value.buffer as ArrayBuffer;
+              if (done || !value) break;
+              length += value.byteLength;
+            }
+            // The body's end, read as the library reads it (the connection is then free for the next file).
+            await reader.read(new Uint8Array(1));
+            reader.releaseLock();
+            const transaction = db.transaction("urls", "readwrite");
+            commits.push(new Promise((resolve, reject) => {
+              transaction.oncomplete = () => resolve();
+              transaction.onabort = () => reject(transaction.error);
+            }));
+            transaction.objectStore("urls").put({ url, data: buffer });
+            // Two commits in flight at most, as the library allows.
+            while (commits.length > 2) await commits.shift();
+          };
+        },
+        settled: async () => void (await Promise.all(commits.splice(0))),
+        drop: async () => {
+          db.close();
+          await idbRequest(indexedDB.deleteDatabase(FLOOR_SCOPE)).catch(() => undefined);
+        },
+      };
+    },
+  },
+};
+
+function idbRequest<T>(request: IDBRequest<T> | IDBOpenDBRequest, upgrade?: (request: IDBOpenDBRequest) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (upgrade) (request as IDBOpenDBRequest).onupgradeneeded = () => upgrade(request as IDBOpenDBRequest);
+    request.onsuccess = () => resolve(request.result as T);
+    request.onerror = () => reject(request.error);
+  });
+}
+
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -181,7 +260,36 @@ export async function benchDownload(options: DownloadBenchOptions): Promise<Down
       },
     });
   }
-  for (const backend of options.backends ?? ["indexeddb", "cache", "opfs"]) {
+  const backends = options.backends ?? ["indexeddb", "cache", "opfs"];
+  if (options.floors ?? true) {
+    for (const backend of backends) {
+      const store = FLOORS[backend];
+      if (!store) continue;
+      variants.push({
+        name: `floor → ${backend}: ${store.how}`,
+        run: async (meter) => {
+          const model = await serve(options.serverUrl, spec);
+          const target = await store.open();
+          try {
+            await meter.start();
+            const started = performance.now();
+            let next = 0;
+            await Promise.all(Array.from({ length: 4 }, async () => {
+              const stream = target.stream(shardBytes);
+              while (next < model.shardUrls.length) await stream(model.shardUrls[next++]);
+            }));
+            await target.settled();
+            const seconds = (performance.now() - started) / 1000;
+            await meter.stop();
+            return { seconds, bytes: model.bytes };
+          } finally {
+            await target.drop();
+          }
+        },
+      });
+    }
+  }
+  for (const backend of backends) {
     variants.push({
       name: `library → ${backend}`,
       run: async (meter) => {
@@ -256,6 +364,8 @@ export interface ThrottledOptions {
   seconds?: number;
   backend?: CacheBackend;
   maxBufferedBytes?: number;
+  /** Keep every progress report in the row's `events`. Default false. */
+  keepEvents?: boolean;
 }
 
 export interface ThrottledRow {
@@ -276,8 +386,11 @@ export interface ThrottledRow {
   trace: Array<[number, number, number | null, number]>;
   /** The report with the worst ETA, in the same form. */
   worst: [number, number, number | null, number] | null;
+  /** With `keepEvents`: every report, [ms since the first byte, bytes, total bytes, ETA s, actual s left]. */
+  events?: Array<[number, number, number, number | null, number]>;
 }
 
+let first0 = () => 0;
 export async function benchThrottled(options: ThrottledOptions): Promise<ThrottledRow[]> {
   const rows: ThrottledRow[] = [];
   const seconds = options.seconds ?? 4;
@@ -294,9 +407,11 @@ export async function benchThrottled(options: ThrottledOptions): Promise<Throttl
     const model = await serve(options.serverUrl, spec);
     await setFault(options.serverUrl, model.record, rate);
     const manager = new CacheManager(options.backend ?? "indexeddb");
+    (globalThis as any).__dl = [];
     const events: Array<{ at: number; p: LoadProgress }> = [];
     const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes, onProgress: (p) => events.push({ at: performance.now(), p }) });
     const end = performance.now();
+    console.log("DL " + JSON.stringify((globalThis as any).__dl.map((x: number[]) => [x[0] - first0(), ...x.slice(1)])));
     await manager.delete(model.record.model_id, model.record);
 
     const downloading = events.filter((e) => e.p.phase === "download");
@@ -321,6 +436,7 @@ export async function benchThrottled(options: ThrottledOptions): Promise<Throttl
         .filter((e, i, all) => i === 0 || Math.floor(e.p.fraction * 20) > Math.floor(all[i - 1].p.fraction * 20))
         .map(point),
       worst: worstAt ? point(worstAt) : null,
+      ...(options.keepEvents ? { events: downloading.map((e): [number, number, number, number | null, number] => [e.at - first.at, e.p.loadedBytes, e.p.totalBytes, e.p.etaS, (end - e.at) / 1000]) } : {}),
     });
   }
   return rows;
