@@ -21,6 +21,7 @@
  */
 import { createMD5 } from "hash-wasm";
 import { CacheManager } from "../src/cache/manager.js";
+import { committed, promised } from "../src/idb/requests.js";
 import { Md5 } from "../src/cache/md5.js";
 import type { CacheBackend } from "../src/cache/layout.js";
 import type { LoadProgress } from "../src/engine/types.js";
@@ -155,7 +156,9 @@ const FLOORS: Partial<Record<CacheBackend, { how: string; open(): Promise<FloorT
   indexeddb: {
     how: "read into a buffer, put, not hashed",
     async open() {
-      const db = await idbRequest(indexedDB.open(FLOOR_SCOPE, 1), (request) => request.result.createObjectStore("urls", { keyPath: "url" }));
+      const opening = indexedDB.open(FLOOR_SCOPE, 1);
+      opening.onupgradeneeded = () => opening.result.createObjectStore("urls", { keyPath: "url" });
+      const db = await promised(opening);
       const commits: Array<Promise<void>> = [];
       return {
         stream: (shardBytes) => {
@@ -174,10 +177,7 @@ const FLOORS: Partial<Record<CacheBackend, { how: string; open(): Promise<FloorT
             await reader.read(new Uint8Array(1));
             reader.releaseLock();
             const transaction = db.transaction("urls", "readwrite");
-            commits.push(new Promise((resolve, reject) => {
-              transaction.oncomplete = () => resolve();
-              transaction.onabort = () => reject(transaction.error);
-            }));
+            commits.push(committed(transaction));
             transaction.objectStore("urls").put({ url, data: buffer });
             // Two commits in flight at most, as the library allows.
             while (commits.length > 2) await commits.shift();
@@ -186,20 +186,12 @@ const FLOORS: Partial<Record<CacheBackend, { how: string; open(): Promise<FloorT
         settled: async () => void (await Promise.all(commits.splice(0))),
         drop: async () => {
           db.close();
-          await idbRequest(indexedDB.deleteDatabase(FLOOR_SCOPE)).catch(() => undefined);
+          await promised(indexedDB.deleteDatabase(FLOOR_SCOPE)).catch(() => undefined);
         },
       };
     },
   },
 };
-
-function idbRequest<T>(request: IDBRequest<T> | IDBOpenDBRequest, upgrade?: (request: IDBOpenDBRequest) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (upgrade) (request as IDBOpenDBRequest).onupgradeneeded = () => upgrade(request as IDBOpenDBRequest);
-    request.onsuccess = () => resolve(request.result as T);
-    request.onerror = () => reject(request.error);
-  });
-}
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
