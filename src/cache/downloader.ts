@@ -203,7 +203,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   for (const { artifact, bytes } of pending) {
     await writeArtifact(store, artifact, bytes, record.model_id);
     sizes.set(artifact.url, bytes.byteLength);
-    progress.add(bytes.byteLength, artifact.name, true);
+    progress.addFetchedEarlier(bytes.byteLength, artifact.name);
     await options.onStored?.(artifact, bytes.byteLength);
   }
   if (missing.size === 0) progress.report(null);

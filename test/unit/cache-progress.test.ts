@@ -34,6 +34,39 @@ describe("load progress", () => {
     expect(events.at(-1)).toMatchObject({ loadedBytes: 1000, etaS: 0, fraction: 1 });
   });
 
+  it("starts the rate's clock at the download's first byte, not at the manifest files fetched while planning it", () => {
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => now);
+    const events: LoadProgress[] = [];
+    const progress = new ByteProgress(10_100, 0, (p) => events.push(p));
+    // The config and tensor index, fetched before the quota check, are written first.
+    progress.addFetchedEarlier(100, "tensor-cache.json");
+    expect(events.at(-1)).toMatchObject({ loadedBytes: 100, etaS: null, file: "tensor-cache.json" });
+    // Two seconds of setup (the store opening, the first request's latency), then the shards at 1000 bytes/s.
+    now = 2000;
+    progress.add(500, "params_shard_0.bin", true);
+    now = 3000;
+    progress.add(1000, "params_shard_0.bin", true);
+    // Counted from the manifest's write, the rate would be 1400 bytes in 3 s (467/s) and the ETA 18 s.
+    expect(events.at(-1)).toMatchObject({ loadedBytes: 1600, bytesPerS: 1000, etaS: 8.5 });
+  });
+
+  it("leaves the first requests' latency out of the rate: a small file's bytes, a pause, then the line's speed", () => {
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => now);
+    const events: LoadProgress[] = [];
+    const progress = new ByteProgress(2_000_000, 0, (p) => events.push(p));
+    progress.add(1000, "tokenizer.json", true);
+    // 80 ms until the first shard's bytes, then 1 MB/s (50 kB every 50 ms).
+    for (now = 80; now <= 380; now += 50) progress.add(50_000, "params_shard_0.bin", true);
+    const last = events.at(-1) as LoadProgress;
+    expect(last.loadedBytes).toBe(351_000);
+    // Counting the pause, the rate would be 350 kB in 380 ms: 921 kB/s, and the ETA 1.79 s.
+    expect(last.bytesPerS).toBeGreaterThan(980_000);
+    expect(last.bytesPerS).toBeLessThan(1_020_000);
+    expect(last.etaS).toBeCloseTo(1.649, 1);
+  });
+
   it("follows a download that slows down: the rate is the later half's, not the average since the first byte", () => {
     let now = 0;
     vi.spyOn(performance, "now").mockImplementation(() => now);
