@@ -382,7 +382,6 @@ export interface ThrottledRow {
   events?: Array<[number, number, number, number | null, number]>;
 }
 
-let first0 = () => 0;
 export async function benchThrottled(options: ThrottledOptions): Promise<ThrottledRow[]> {
   const rows: ThrottledRow[] = [];
   const seconds = options.seconds ?? 4;
@@ -399,11 +398,9 @@ export async function benchThrottled(options: ThrottledOptions): Promise<Throttl
     const model = await serve(options.serverUrl, spec);
     await setFault(options.serverUrl, model.record, rate);
     const manager = new CacheManager(options.backend ?? "indexeddb");
-    (globalThis as any).__dl = [];
     const events: Array<{ at: number; p: LoadProgress }> = [];
     const result = await manager.ensure(model.record, { maxBufferedBytes: options.maxBufferedBytes, onProgress: (p) => events.push({ at: performance.now(), p }) });
     const end = performance.now();
-    console.log("DL " + JSON.stringify((globalThis as any).__dl.map((x: number[]) => [x[0] - first0(), ...x.slice(1)])));
     await manager.delete(model.record.model_id, model.record);
 
     const downloading = events.filter((e) => e.p.phase === "download");
