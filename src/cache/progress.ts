@@ -13,7 +13,7 @@ const MIN_RATE_WINDOW_MS = 1000;
  * The rate leaves out this long after the first byte (or the first quarter of
  * the time since, while that is shorter): the first requests' latency and the
  * connections' ramp, which are not the line's speed. Measured on a 10 MB/s
- * line, counting them put the early ETA off by up to a third of the download.
+ * line, counting them put the early ETA off by up to 27 % of the download.
  */
 const RAMP_MS = 100;
 /** Points kept for the rate at most this often. */
@@ -64,7 +64,7 @@ export class ByteProgress {
    * timed. The rate's clock starts at the first byte `add` brings: the setup
    * between (the quota check, the store opening, the first request's
    * latency) is not line time. Counted from these, the ETA overstated a
-   * 10 MB/s download's early on by up to 15 % of its length.
+   * 10 MB/s download's early on by up to 16 % of its length.
    */
   addFetchedEarlier(bytes: number, file: string): void {
     this.loaded += bytes;
