@@ -67,8 +67,7 @@ export class ByteProgress {
    * 10 MB/s download's early on by up to 16 % of its length.
    */
   addFetchedEarlier(bytes: number, file: string): void {
-    this.loaded += bytes;
-    if (this.loaded > this.total) this.total = this.loaded;
+    this.count(bytes);
     this.report(file);
   }
 
@@ -79,11 +78,15 @@ export class ByteProgress {
       this.firstByteAt = performance.now();
       this.startBytes = this.loaded + bytes;
     }
-    this.loaded += bytes;
-    if (this.loaded > this.total) this.total = this.loaded;
+    this.count(bytes);
     const now = performance.now();
     if (bytes > 0) this.lastByteAt = now;
     if (force || now - this.lastReport >= REPORT_INTERVAL_MS) this.report(file, now);
+  }
+
+  private count(bytes: number): void {
+    this.loaded += bytes;
+    if (this.loaded > this.total) this.total = this.loaded;
   }
 
   /**
