@@ -187,7 +187,7 @@ export class PromptSession extends EventTarget {
     const input = withInstruction(await convertInput(prepared.checked), prepared.plan.instruction);
     await this.#makeRoom(input, signal);
     const turn = await this.#conversation.turn(input, prepared.plan.responseFormat, signal, (report) => (this.#report = report), onText);
-    prepared.plan.check(turn.text);
+    prepared.plan.check(turn.text, turn.cut);
     if (signal.aborted) throw abortReason(signal);
     this.#conversation.groups.push([...input, ...turn.messages]);
     this.#firstSequence = false;
