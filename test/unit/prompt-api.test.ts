@@ -458,6 +458,24 @@ describe("aborts and destroy", () => {
     expect(await first).toBe("Slow slow slow slow slow slow slow slow.");
   });
 
+  it("a tool that never returns: the aborted prompt rejects with the signal's reason, and later prompt, append and clone still run", async () => {
+    const call = `<tool_call>\n{"name": "lookUp", "arguments": {}}\n</tool_call>`;
+    const { LanguageModel, engine } = setup([call, "After.", "Cloned."]);
+    let calls = 0;
+    const session = await LanguageModel.create({
+      tools: [{ name: "lookUp", description: "Never answers.", inputSchema: { type: "object" }, execute: () => (calls++, new Promise<string>(() => {})) }],
+    });
+    const stuck = await rejection(session.prompt("Look it up.", { signal: AbortSignal.timeout(30) }));
+    expect(calls).toBe(1);
+    expect(stuck.name).toBe("TimeoutError");
+    await session.append("One more thing.");
+    expect(await session.prompt("Then?")).toBe("After.");
+    // The aborted turn left nothing: the history holds the append and the new prompt only.
+    expect(texts(lastRequest(engine)).filter((text) => text.startsWith("user: "))).toEqual(["user: One more thing.", "user: Then?"]);
+    const clone = await session.clone();
+    expect(await clone.prompt("And?")).toBe("Cloned.");
+  });
+
   it("cancelling a promptStreaming reader stops it and keeps nothing", async () => {
     const { LanguageModel, engine } = setup(["Many many many many many many many many many words.", "Ok."], { tokenDelayMs: 5 });
     const session = await LanguageModel.create();
