@@ -23,6 +23,7 @@ import type { CompletionChunk, CompletionCreateParams } from "../protocol/comple
 import { abortReason, json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";
 import { responsesRoute } from "./fetch-responses.js";
 import { formOf, transcriptionsRoute } from "./fetch-transcriptions.js";
+import { readBodyText, refuseUsedBody, untilAborted } from "./request-body.js";
 
 /** The fetch signature SDKs call: `(url | Request | URL, init?) => Promise<Response>`. */
 export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -95,15 +96,11 @@ function describeRequest(input: RequestInfo | URL, init: RequestInit | undefined
     method: (init?.method ?? source?.method ?? "GET").toUpperCase(),
     url: new URL(href, base),
     signal,
-    async readBody() {
-      const body = init?.body;
-      if (typeof body === "string") return body;
-      if (body !== undefined && body !== null) return new Response(body).text();
-      return source ? source.text() : "";
-    },
-    readForm() {
+    readBody: () => readBodyText(init?.body, source, signal),
+    async readForm() {
+      refuseUsedBody(init?.body, source);
       const headers = new Headers(init?.headers ?? source?.headers);
-      return formOf(init?.body, headers.get("content-type"), source);
+      return untilAborted(formOf(init?.body, headers.get("content-type"), source), signal);
     },
   };
 }

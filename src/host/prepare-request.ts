@@ -12,6 +12,7 @@ import type { EngineRequest } from "../engine/types.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { contextWindowOf, type ModelRecord } from "../models/record.js";
 import { ConversationMemory } from "./conversation-memory.js";
+import { reachablePrediction } from "../protocol/prediction.js";
 
 /** A request in its slot, ready to generate: what every face's `work` receives. */
 export interface Prepared {
@@ -61,6 +62,7 @@ export function prepareRequest(
   const window = contextWindowOf(record);
   const toolGrammar = family.toolGrammar(context);
   const forcedTools = request.toolChoice === "required" || typeof request.toolChoice === "object";
+  const maxTokens = Math.min(request.maxTokens ?? window, window);
   const engineRequest: EngineRequest = {
     model: record.model_id,
     messages: family.shapeMessages(shaped, context),
@@ -75,7 +77,7 @@ export function prepareRequest(
       logit_bias: request.logit_bias,
       seed: request.seed,
       stop: request.stop,
-      max_tokens: Math.min(request.maxTokens ?? window, window),
+      max_tokens: maxTokens,
     },
     responseFormat: forcedTools ? toolGrammar : (request.responseFormat ?? toolGrammar),
     thinking: thinking.enabled
@@ -84,7 +86,8 @@ export function prepareRequest(
     continueFinalMessage: request.continueFinalMessage,
     topLogprobs: request.topLogprobs,
     ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),
-    ...(request.prediction !== undefined ? { prediction: request.prediction } : {}),
+    // Cut before the engine tokenizes it: past what the reply can reach it could never be drafted from.
+    ...(request.prediction !== undefined ? { prediction: reachablePrediction(request.prediction, maxTokens) } : {}),
   };
   return {
     request,

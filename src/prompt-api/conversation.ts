@@ -29,6 +29,8 @@ export interface TurnResult {
   text: string;
   /** What the turn adds to the history after the input: tool exchanges, then the reply (merged into a prefix message). */
   messages: ChatMessage[];
+  /** The last request stopped at the length limit (context window): the reply is unfinished. */
+  cut: boolean;
 }
 
 /** What the last request of a turn reported (tests and diagnostics). */
@@ -78,7 +80,7 @@ export class Conversation {
       report({ usage: reply.usage, stats: reply.stats });
       text += reply.content;
       if (reply.toolCalls.length === 0 || this.config.tools.size === 0) {
-        return { text, messages: this.withReply(input, added, reply.content) };
+        return { text, messages: this.withReply(input, added, reply.content), cut: reply.finish === "length" };
       }
       if (round + 1 >= MAX_TOOL_ROUNDS) throw domError("OperationError", `The model kept calling tools for ${MAX_TOOL_ROUNDS} rounds without answering.`);
       added.push({ role: "assistant", content: reply.content || null, tool_calls: reply.toolCalls });
@@ -110,16 +112,19 @@ export class Conversation {
     if (!onText) {
       const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
       const message = completion.choices[0].message;
-      return { content: message.content ?? "", toolCalls: (message.tool_calls ?? []).filter((call): call is ToolCall => call.type === "function"), usage: completion.usage, stats: completion.x_webgpu ?? null };
+      const toolCalls = (message.tool_calls ?? []).filter((call): call is ToolCall => call.type === "function");
+      return { content: message.content ?? "", toolCalls, usage: completion.usage, stats: completion.x_webgpu ?? null, finish: completion.choices[0].finish_reason as string | null };
     }
     const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
     let content = "";
     const calls: ToolCall[] = [];
     let usage: Usage | null = null;
     let stats: WebGpuStats | null = null;
+    let finish: string | null = null;
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;
       if (chunk.x_webgpu) stats = chunk.x_webgpu;
+      if (chunk.choices[0]?.finish_reason) finish = chunk.choices[0].finish_reason;
       const delta = chunk.choices[0]?.delta;
       if (!delta) continue;
       if (delta.content) {
@@ -133,7 +138,7 @@ export class Conversation {
         if (fragment.function?.arguments) call.function.arguments += fragment.function.arguments;
       }
     }
-    return { content, toolCalls: calls.filter(Boolean), usage, stats };
+    return { content, toolCalls: calls.filter(Boolean), usage, stats, finish };
   }
 }
 

@@ -3,7 +3,8 @@
  * destroy(), measureContextUsage() and the context figures, over a
  * Conversation. Operations run one at a time in call order; one aborted while
  * it waits leaves the queue at once, one aborted while it runs leaves no trace
- * in the history (only evictions it caused stay, as the explainer says).
+ * in the history (only evictions it caused stay, as the explainer says) and
+ * does not hold up the operations after it, even when it never ends.
  */
 import { Conversation, type TurnReport } from "./conversation.js";
 import { planConstraint, withInstruction, type ConstraintPlan } from "./constraint.js";
@@ -132,6 +133,7 @@ export class PromptSession extends EventTarget {
       async (checked, signal) => {
         const messages = await convertInput(checked);
         await this.#makeRoom(messages, signal);
+        if (signal.aborted) throw abortReason(signal);
         this.#conversation.groups.push(messages);
         this.#firstSequence = false;
         await this.#recount();
@@ -187,7 +189,7 @@ export class PromptSession extends EventTarget {
     const input = withInstruction(await convertInput(prepared.checked), prepared.plan.instruction);
     await this.#makeRoom(input, signal);
     const turn = await this.#conversation.turn(input, prepared.plan.responseFormat, signal, (report) => (this.#report = report), onText);
-    prepared.plan.check(turn.text);
+    prepared.plan.check(turn.text, turn.cut);
     if (signal.aborted) throw abortReason(signal);
     this.#conversation.groups.push([...input, ...turn.messages]);
     this.#firstSequence = false;
@@ -207,6 +209,8 @@ export class PromptSession extends EventTarget {
       throw quotaExceeded(alone, Math.max(0, window - this.#usage));
     }
     while (needed >= window && conversation.groups.length > 0) {
+      // Work whose caller gave up may still be running after the queue moved on: it changes nothing once aborted.
+      if (signal.aborted) throw abortReason(signal);
       conversation.groups.shift();
       needed = await conversation.count([...conversation.history(), ...input], signal);
     }
@@ -261,8 +265,10 @@ export class PromptSession extends EventTarget {
       if (combined.aborted) throw combined.reason;
       return work(checked, combined);
     });
-    // The next operation starts once this one has really stopped (an aborted generation ends its request first).
-    this.#tail = running.catch(() => {});
+    // The next operation starts once this one has stopped, or once its caller gave up on it: aborted work
+    // that does not end (a tool that never returns) must not wedge the session. Aborted work changes
+    // nothing after the abort (#respond, append and #makeRoom check the signal before every change).
+    this.#tail = Promise.race([running, aborted]).catch(() => {});
     const translated = running.catch((error) => {
       throw toDomException(error, combined);
     });

@@ -34,9 +34,14 @@ export function chatTools(tools: ToolSet): FunctionTool[] {
   }));
 }
 
-/** Runs every call of one reply concurrently; the results, in call order, as tool messages. A tool's own failure rejects the prompt. */
+/**
+ * Runs every call of one reply concurrently; the results, in call order, as
+ * tool messages. A tool's own failure rejects the prompt. An abort rejects at
+ * once, without waiting for the tools: `execute` is the app's code and may
+ * never return, and the session's next operation must not wait on it.
+ */
 export async function runToolCalls(calls: ToolCall[], tools: ToolSet, signal: AbortSignal): Promise<ChatMessage[]> {
-  const results = await Promise.all(
+  const running = Promise.all(
     calls.map(async (call) => {
       const tool = tools.get(call.function.name);
       if (!tool) return `Error: there is no tool named "${call.function.name}".`;
@@ -50,6 +55,20 @@ export async function runToolCalls(calls: ToolCall[], tools: ToolSet, signal: Ab
       return typeof result === "string" ? result : JSON.stringify(result);
     }),
   );
-  if (signal.aborted) throw signal.reason ?? domError("AbortError", "The prompt was aborted.");
+  const results = await untilAborted(running, signal);
   return calls.map((call, i) => ({ role: "tool", tool_call_id: call.id, content: results[i] }));
+}
+
+/** `work`'s result, or the signal's reason as soon as it aborts (`work` is left to settle on its own, its outcome ignored). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const reason = () => signal.reason ?? domError("AbortError", "The prompt was aborted.");
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(reason());
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+    work.then(
+      (value) => (signal.aborted ? reject(reason()) : resolve(value)),
+      (error: unknown) => (signal.aborted ? reject(reason()) : reject(error)),
+    ).finally(() => signal.removeEventListener("abort", abort));
+  });
 }

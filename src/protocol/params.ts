@@ -11,6 +11,17 @@ export type Body = Record<string, unknown>;
 /** Deepest nesting accepted in a JSON Schema (tools, response formats). */
 export const MAX_SCHEMA_DEPTH = 64;
 
+/** `prompt_cache_key` and `safety_identifier`: the hosted API's 64 characters. */
+export const MAX_CACHE_KEY_LENGTH = 64;
+
+/**
+ * `user` (every face): it keys the prompt cache when `prompt_cache_key` is
+ * absent, and is kept with each cached sequence, so it is bounded like one
+ * (a 5 MB `user` was accepted before). Generous: the hosted API documents no
+ * bound, and an identifier longer than this is no identifier.
+ */
+export const MAX_USER_LENGTH = 256;
+
 /** Function tool names as the hosted API allows them. */
 export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
 
@@ -47,7 +58,8 @@ export function optionalInteger(body: Body, param: string, min: number, max = Nu
   if (isAbsent(v)) return undefined;
   if (typeof v !== "number" || !Number.isInteger(v)) throw invalidParam(param, `\`${param}\` must be an integer, got ${typeof v === "number" ? v : describe(v)}.`, "invalid_type");
   if (v < min || v > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    // Past the largest safe integer (seed: 1e300), "at least min" would be true and no help: name both ends.
+    const range = max === Number.MAX_SAFE_INTEGER && v < min ? `at least ${min}` : `between ${min} and ${max}`;
     throw invalidParam(param, `\`${param}\` must be ${range}, got ${v}.`);
   }
   return v;

@@ -5,7 +5,7 @@
  * completion API cannot serve is refused by name with the reason.
  */
 import { ApiError, invalidParam } from "./api-error.js";
-import { describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
+import { describe, isAbsent, isObject, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
 import { MAX_N, validateLogitBias, validateStop, validateStreamOptions } from "./validate.js";
 
 /** The legacy API's default `max_tokens`. */
@@ -71,7 +71,7 @@ export function validateCompletionRequest(raw: unknown): NormalizedCompletionReq
     presence_penalty: optionalNumber(body, "presence_penalty", -2, 2),
     frequency_penalty: optionalNumber(body, "frequency_penalty", -2, 2),
     logit_bias: validateLogitBias(body.logit_bias),
-    cacheKey: optionalString(body, "user"),
+    cacheKey: optionalString(body, "user", MAX_USER_LENGTH),
   };
 }
 

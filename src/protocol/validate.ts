@@ -7,7 +7,7 @@ import { validatePrediction } from "./prediction.js";
 import { checkTextDepth, checkValueDepth } from "./json-depth.js";
 import { ApiError, invalidParam } from "./api-error.js";
 import { normalizeAudioPart } from "./audio-part.js";
-import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
+import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
 import type {
   ChatMessage,
   ContentPart,
@@ -27,6 +27,8 @@ export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal",
 export const MAX_TOP_LOGPROBS = 30;
 export const MAX_STOP_SEQUENCES = 16;
 export const MAX_N = 8;
+/** `logit_bias` entries: no app biases more tokens than this one by one (to allow only a few, use a grammar: `response_format`). */
+export const MAX_LOGIT_BIAS_ENTRIES = 1024;
 /** Media limits (413 above them). */
 export const MAX_IMAGES = 8;
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -126,6 +128,9 @@ function validateFields(raw: unknown): NormalizedRequest {
   const continueFinalMessage = messages[messages.length - 1].role === "assistant";
   // Validated even when a continuation forces thinking off, so a bad value is never silently accepted.
   const reasoningEffort = validateReasoning(body);
+  // Both checked, so a bad `user` is refused even when `prompt_cache_key` wins.
+  const promptCacheKey = optionalString(body, "prompt_cache_key", MAX_CACHE_KEY_LENGTH);
+  const user = optionalString(body, "user", MAX_USER_LENGTH);
 
   return {
     model,
@@ -150,7 +155,7 @@ function validateFields(raw: unknown): NormalizedRequest {
     parallelToolCalls,
     responseFormat: validateResponseFormat(body.response_format),
     reasoningEffort: continueFinalMessage ? "none" : reasoningEffort,
-    cacheKey: optionalString(body, "prompt_cache_key") ?? optionalString(body, "user"),
+    cacheKey: promptCacheKey ?? user,
     provider: validateProvider(body.provider),
     n,
     continueFinalMessage,
@@ -222,6 +227,10 @@ export function validateStop(v: unknown): string[] {
 export function validateLogitBias(v: unknown): Record<string, number> | undefined {
   if (isAbsent(v)) return undefined;
   if (!isObject(v)) throw invalidParam("logit_bias", "`logit_bias` must be an object mapping token ids to numbers between -100 and 100.", "invalid_type");
+  let entries = 0;
+  for (const key in v) {
+    if (++entries > MAX_LOGIT_BIAS_ENTRIES) throw invalidParam("logit_bias", `\`logit_bias\` takes at most ${MAX_LOGIT_BIAS_ENTRIES} token ids; to allow only a few tokens, constrain the output with \`response_format\` instead.`);
+  }
   for (const [key, bias] of Object.entries(v)) {
     if (!/^\d+$/.test(key)) throw invalidParam("logit_bias", `\`logit_bias\` keys must be token ids (digits), got "${key}".`);
     if (typeof bias !== "number" || bias < -100 || bias > 100) throw invalidParam("logit_bias", `\`logit_bias["${key}"]\` must be a number between -100 and 100.`);

@@ -162,6 +162,20 @@ describe("client.completions.create", () => {
     expect(engine.requests).toHaveLength(0);
   });
 
+  it("bounds seed, user and logit_bias as chat does, each refusal naming the field and the bound", async () => {
+    const { client, engine } = scriptedClient([" ok", " ok"]);
+    const create = (body: Record<string, unknown>) => client.completions.create({ model: MODEL, prompt: "P", ...body } as CompletionCreateParams);
+    // 1e300 is an integer, but no safe one: the message names the upper end, not only "at least".
+    expect(await refusal(create({ seed: 1e300 }))).toMatchObject({ status: 400, param: "seed", message: expect.stringMatching(/between -9007199254740991 and 9007199254740991, got 1e\+300/) });
+    expect(await refusal(create({ user: "u".repeat(257) }))).toMatchObject({ status: 400, param: "user", message: expect.stringMatching(/at most 256 characters/) });
+    const bias = (entries: number) => Object.fromEntries(Array.from({ length: entries }, (_, i) => [String(i), -1]));
+    expect(await refusal(create({ logit_bias: bias(200_000) }))).toMatchObject({ status: 400, param: "logit_bias", message: expect.stringMatching(/at most 1024 token ids/) });
+    expect(engine.requests).toHaveLength(0);
+    // At the bounds: accepted.
+    await create({ seed: Number.MAX_SAFE_INTEGER, user: "u".repeat(256), logit_bias: bias(1024) });
+    expect(engine.requests[0].sampling.seed).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it("best_of: 1 is the default behaviour and accepted", async () => {
     const { client } = scriptedClient([" fine"]);
     expect((await client.completions.create({ model: MODEL, prompt: "P", best_of: 1 })).choices[0].text).toBe(" fine");

@@ -35,6 +35,24 @@ describe("client.fetch routes", () => {
     expect((await relative.json()).choices[0].message.content).toBe("three");
   });
 
+  it("a Request whose body was already read is a 400 that says so (not a 500), on JSON and form routes", async () => {
+    const { client, engine } = scriptedClient(["unused"]);
+    const read = new Request(`${BASE}/chat/completions`, { method: "POST", body: body() });
+    await read.text();
+    const response = await client.fetch(read);
+    expect(response.status).toBe(400);
+    const { error } = await response.json();
+    expect(error).toMatchObject({ code: "body_already_read", message: expect.stringMatching(/already been read/) });
+    const form = new FormData();
+    form.set("model", "whisper-tiny");
+    const upload = new Request(`${BASE}/audio/transcriptions`, { method: "POST", body: form });
+    await upload.formData();
+    const refused = await client.fetch(upload);
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error.code).toBe("body_already_read");
+    expect(engine.requests).toHaveLength(0);
+  });
+
   it("accepts a Request from another implementation (polyfill, other realm)", async () => {
     const { client } = scriptedClient(["foreign"]);
     const foreign = { url: `${BASE}/chat/completions`, method: "POST", headers: {}, signal: null, text: async () => body() };
@@ -171,6 +189,28 @@ describe("client.fetch abort", () => {
     const next = await client.fetch(`${BASE}/chat/completions`, { method: "POST", body: body({ max_tokens: 2 }) });
     expect((await next.json()).choices[0].message.content).toBe("w0 w1");
     expect(engine.requests).toHaveLength(2);
+  });
+
+  it("an abort while the request body stalls rejects with the signal's reason and cancels the body", async () => {
+    const { client, engine } = scriptedClient(["unused"]);
+    const stalled = () => {
+      const seen: { cancelled?: unknown } = {};
+      // One byte, then nothing: a body whose sender stopped sending.
+      const stream = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode("{")), cancel: (reason) => void (seen.cancelled = reason) });
+      return { stream, seen };
+    };
+    const viaInit = stalled();
+    const controller = new AbortController();
+    const pending = client.fetch(`${BASE}/chat/completions`, { method: "POST", body: viaInit.stream, signal: controller.signal, duplex: "half" } as RequestInit);
+    setTimeout(() => controller.abort(), 20);
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    expect(viaInit.seen.cancelled).toMatchObject({ name: "AbortError" });
+    // The same with the body and signal on a Request.
+    const viaRequest = stalled();
+    const timeout = AbortSignal.timeout(20);
+    const request = new Request(`${BASE}/chat/completions`, { method: "POST", body: viaRequest.stream, signal: timeout, duplex: "half" } as RequestInit);
+    await expect(client.fetch(request)).rejects.toMatchObject({ name: "TimeoutError" });
+    expect(engine.requests).toHaveLength(0);
   });
 
   it("stops generation when the body is cancelled", async () => {

@@ -73,6 +73,10 @@ describe("invalid values → 400 naming the param", () => {
     ["n zero", { ...base, n: 0 }, "n"],
     ["n with stream", { ...base, n: 2, stream: true }, "n"],
     ["logit_bias bad key", { ...base, logit_bias: { abc: 1 } }, "logit_bias"],
+    ["logit_bias over 1024 entries", { ...base, logit_bias: Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [String(i), 1])) }, "logit_bias"],
+    ["user over 256 characters", { ...base, user: "u".repeat(257) }, "user"],
+    ["user not a string beside a prompt_cache_key", { ...base, prompt_cache_key: "k", user: 7 }, "user"],
+    ["prompt_cache_key over 64 characters", { ...base, prompt_cache_key: "k".repeat(65) }, "prompt_cache_key"],
   ];
   it.each(cases)("%s", async (_label, body, param) => {
     const error = await rejection(body);

@@ -333,6 +333,25 @@ describe("responseConstraint", () => {
     expect(lookbehind.message).toMatch(/lookbehind|look-?behind/i);
     expect((await rejection(session.prompt("x", { responseConstraint: /abc/i }))).name).toBe("NotSupportedError");
   });
+
+  it("a reply the context window cut is a SyntaxError that says so, found without re-matching the RegExp (which backtracks exponentially here)", async () => {
+    // 200 words and no final ".": a backtracking `^(?:(\w+\s?)+\.)$` never finishes on it (4 s at 9 words, 5× per word more).
+    const rambling = "word ".repeat(200);
+    const { LanguageModel } = setup([{ text: rambling, finish: "length" }, { text: rambling, finish: "length" }, { text: '{"rating": ', finish: "length" }]);
+    const session = await LanguageModel.create();
+    const started = performance.now();
+    const cut = await rejection(session.prompt("Ramble, then end with a period.", { responseConstraint: /(\w+\s?)+\./ }));
+    expect(cut.name).toBe("SyntaxError");
+    expect(cut.message).toMatch(/cut by the context window/);
+    // The streamed form errors the stream the same way.
+    const streamed = await rejection(readAll(session.promptStreaming("Again.", { responseConstraint: /(\w+\s?)+\./ })));
+    expect(streamed.name).toBe("SyntaxError");
+    expect(streamed.message).toMatch(/cut by the context window/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // A JSON reply cut mid-object says it was cut too, not merely "not JSON".
+    expect((await rejection(session.prompt("Rate.", { responseConstraint: schema }))).message).toMatch(/cut by the context window/);
+    expect(session.contextUsage).toBe(0); // the cut turns left nothing
+  });
 });
 
 describe("prefix, media, expectations", () => {
@@ -437,6 +456,24 @@ describe("aborts and destroy", () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(settled).toBe(true);
     expect(await first).toBe("Slow slow slow slow slow slow slow slow.");
+  });
+
+  it("a tool that never returns: the aborted prompt rejects with the signal's reason, and later prompt, append and clone still run", async () => {
+    const call = `<tool_call>\n{"name": "lookUp", "arguments": {}}\n</tool_call>`;
+    const { LanguageModel, engine } = setup([call, "After.", "Cloned."]);
+    let calls = 0;
+    const session = await LanguageModel.create({
+      tools: [{ name: "lookUp", description: "Never answers.", inputSchema: { type: "object" }, execute: () => (calls++, new Promise<string>(() => {})) }],
+    });
+    const stuck = await rejection(session.prompt("Look it up.", { signal: AbortSignal.timeout(30) }));
+    expect(calls).toBe(1);
+    expect(stuck.name).toBe("TimeoutError");
+    await session.append("One more thing.");
+    expect(await session.prompt("Then?")).toBe("After.");
+    // The aborted turn left nothing: the history holds the append and the new prompt only.
+    expect(texts(lastRequest(engine)).filter((text) => text.startsWith("user: "))).toEqual(["user: One more thing.", "user: Then?"]);
+    const clone = await session.clone();
+    expect(await clone.prompt("And?")).toBe("Cloned.");
   });
 
   it("cancelling a promptStreaming reader stops it and keeps nothing", async () => {

@@ -62,6 +62,17 @@ describe("prediction: a source of drafts, reported as OpenAI does", () => {
     expect(plain.usage.completion_tokens_details, "no prediction: no prediction counts").toEqual({ reasoning_tokens: 0 });
   });
 
+  it("a prediction longer than the reply can reach is cut to max_tokens × 16 characters before the engine tokenizes it, and still drafts", async () => {
+    const { client, engine } = clientWith([EDITED]);
+    const huge = `${FILE}\n${"// trailing text no reply of this size can reach\n".repeat(100_000)}`; // ~4.9 MB
+    const r = await client.chat.completions.create({ model, messages: [user(`Rename value12 to renamed12:\n${FILE}`)], max_tokens: 600, prediction: { type: "content", content: huge } });
+    expect(r.choices[0].message.content).toBe(EDITED);
+    const sent = engine.requests[0].prediction ?? "";
+    expect(sent.length).toBe(600 * 16);
+    expect(huge.startsWith(sent)).toBe(true);
+    expect(r.usage.completion_tokens_details.accepted_prediction_tokens).toBeGreaterThan(r.usage.completion_tokens * 0.6);
+  });
+
   it("speculative: false decodes one token per pass; the output is the same; the whole prediction is rejected", async () => {
     const off = clientWith([EDITED], false);
     const r = await off.client.chat.completions.create({ model, messages: [user(`Rename:\n${FILE}`)], prediction: { type: "content", content: FILE } });
