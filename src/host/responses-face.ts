@@ -192,7 +192,14 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
         await this.end(request, response, background?.run);
         b.terminal(response);
       });
-      run.finally(() => log?.flush()).catch(() => {});
+      run
+        .finally(() => {
+          if (!log) return;
+          log.flush();
+          // The stream is over: its log served recovery only (no stream reattaches to one not in the background).
+          if (log.id) void this.store.dropLog(log.id);
+        })
+        .catch(() => {});
       run.then(
         () => sink.end(),
         (error) => {
@@ -251,8 +258,10 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
    * dedicated worker) through its event log in the store.
    */
   async retrieveStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    if (startingAfter !== undefined && (!Number.isInteger(startingAfter) || startingAfter < 0)) {
+      throw new ApiError({ status: 400, param: "starting_after", message: `\`starting_after\` must be a sequence number (an integer ≥ 0), not ${typeof startingAfter === "number" ? String(startingAfter) : JSON.stringify(startingAfter)}; leave it out for every event.` });
+    }
     const after = startingAfter ?? -1;
-    if (!Number.isInteger(after) || after < -1) throw new ApiError({ status: 400, param: "starting_after", message: "`starting_after` must be a sequence number (an integer ≥ 0)." });
     const run = this.runs.get(id);
     if (run) return run.follow(after, sink, signal);
     const entry = await this.store.get(id);
