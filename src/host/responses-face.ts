@@ -258,7 +258,8 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
    * dedicated worker) through its event log in the store.
    */
   async retrieveStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
-    if (startingAfter !== undefined && (!Number.isInteger(startingAfter) || startingAfter < 0)) {
+    // null, as an app may pass a parameter it leaves out, is every event as undefined is.
+    if (startingAfter != null && (!Number.isInteger(startingAfter) || startingAfter < 0)) {
       throw new ApiError({ status: 400, param: "starting_after", message: `\`starting_after\` must be a sequence number (an integer ≥ 0), not ${typeof startingAfter === "number" ? String(startingAfter) : JSON.stringify(startingAfter)}; leave it out for every event.` });
     }
     const after = startingAfter ?? -1;

@@ -398,6 +398,22 @@ describe("no row outlives its response (real IndexedDB)", () => {
     expect(cleared.orphans).toEqual([]);
   });
 
+  it("appends racing a delete from another context (another tab's store): the summary is checked in the append's own transaction", async () => {
+    const name = database();
+    const writer = new IdbResponseStore(name, {});
+    const otherTab = new IdbResponseStore(name, {});
+    await writer.put(entry("resp_r", "r"));
+    await otherTab.list(); // open, so its delete lands among the appends
+    const results: boolean[] = [];
+    const deleting = sleep(30).then(() => otherTab.delete("resp_r"));
+    for (let i = 0; i < 200 && results.at(-1) !== false; i++) results.push(await writer.appendEvents("resp_r", [{ type: "response.output_text.delta", sequence_number: i, item_id: "m", output_index: 0, content_index: 0, delta: `d${i}`, logprobs: [] } as unknown as ResponseStreamEvent]));
+    expect(await deleting).toBe(true);
+    expect((await rows(name)).orphans).toEqual([]);
+    expect(results.at(-1)).toBe(false);
+    expect(await writer.appendEvents("resp_r", [{ type: "response.output_text.delta", sequence_number: 999, item_id: "m", output_index: 0, content_index: 0, delta: "late", logprobs: [] } as unknown as ResponseStreamEvent])).toBe(false);
+    expect((await rows(name)).batches).toEqual([]);
+  });
+
   it("a database with orphans from before is swept at startup; logs an older version did not count are counted (and retention sees them)", async () => {
     const name = database();
     const kept = entry("resp_kept", "kept");

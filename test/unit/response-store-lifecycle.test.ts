@@ -178,6 +178,10 @@ describe("starting_after", () => {
       expect((await response.json()).error, JSON.stringify(value)).toMatchObject({ param: "starting_after" });
     }
     await expect(client.responses.retrieve(created.id, { stream: true, starting_after: -1 })).rejects.toMatchObject({ status: 400, param: "starting_after" });
+    // Left out (or null, as an app may pass a parameter it leaves out): every event.
+    const every: ResponseStreamEvent[] = [];
+    for await (const event of await client.responses.retrieve(created.id, { stream: true, starting_after: null as unknown as undefined })) every.push(event);
+    expect(every[0].sequence_number).toBe(0);
     const ok = await client.fetch(`${BASE}/responses/${created.id}?stream=true&starting_after=3`);
     expect(ok.status).toBe(200);
     const first = (await ok.text()).split("\n\n").filter(Boolean)[0];
