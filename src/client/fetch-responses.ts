@@ -11,6 +11,7 @@
  * An error after a stream started arrives as the `response.failed` event the
  * host sent, then an `error` event, and the body ends.
  */
+import { ApiError } from "../protocol/api-error.js";
 import type { InputItemListQuery, ResponseCreateParams, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { Client } from "./create-client.js";
 import type { CompactResponseParams } from "../protocol/responses/compact.js";
@@ -59,15 +60,27 @@ export async function responsesRoute(
   const one = /\/responses\/([^/]+)$/.exec(path);
   if (one && one[1] !== "compact") {
     if (method === "GET" && url.searchParams.get("stream") === "true") {
-      const after = url.searchParams.get("starting_after");
-      // Checked by the host: a value that is not a sequence number is a 400 naming starting_after.
-      const stream = await client.responses.retrieve(safeDecode(one[1]), { stream: true, starting_after: after === null ? undefined : Number(after) }, { signal });
+      const stream = await client.responses.retrieve(safeDecode(one[1]), { stream: true, starting_after: startingAfter(url) }, { signal });
       return sseResponse(stream, signal, requestId, responsesSse());
     }
     if (method === "GET") return json(await client.responses.retrieve(safeDecode(one[1])), requestId);
     if (method === "DELETE") return json(await client.responses.delete(safeDecode(one[1])), requestId);
   }
   return null;
+}
+
+/**
+ * `starting_after` as a query parameter: decimal digits only. `Number()`
+ * would take "" for 0 and "0x3", " 4" or "1e1" for numbers; they are a 400
+ * naming the parameter. The number itself is checked by the host.
+ */
+function startingAfter(url: URL): number | undefined {
+  const value = url.searchParams.get("starting_after");
+  if (value === null) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value)) {
+    throw new ApiError({ status: 400, param: "starting_after", message: `\`starting_after\` must be a sequence number (decimal digits, an integer ≥ 0), not ${JSON.stringify(value)}; leave it out for every event.` });
+  }
+  return Number(value);
 }
 
 /** `limit`, `order`, `after` of a list route (input_items, responses). */

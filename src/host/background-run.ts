@@ -152,18 +152,39 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
     this.finish((follower) => follower.fail(error));
   }
 
-  /** Sends the events after `startingAfter` to `sink`, then the live ones until the run ends. */
+  /**
+   * Sends the events after `startingAfter` to `sink`, then the live ones
+   * until the run ends. Live events are filtered by sequence number too: a
+   * follower asking for events after 10 while the run is still queued, or
+   * one that saw events a resumed run regenerates (those of the last moments
+   * before its worker stopped, never logged), gets each event after its
+   * `startingAfter` once.
+   */
   follow(startingAfter: number, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): void {
-    const past = this.events.filter((event) => event.sequence_number > startingAfter);
+    let last = startingAfter;
+    const after = (events: ResponseStreamEvent[]) => {
+      const fresh = events.filter((event) => event.sequence_number > last);
+      if (fresh.length > 0) last = fresh[fresh.length - 1].sequence_number;
+      return fresh;
+    };
+    const past = after(this.events);
     if (past.length > 0) sink.write(past);
     if (this.done) {
       sink.end();
       return;
     }
-    this.followers.add(sink);
+    const follower: ChunkSink<ResponseStreamEvent> = {
+      write: (events) => {
+        const fresh = after(events);
+        if (fresh.length > 0) sink.write(fresh);
+      },
+      end: () => sink.end(),
+      fail: (error) => sink.fail(error),
+    };
+    this.followers.add(follower);
     // A follower that goes away (its tab, its fetch) stops following; the run goes on.
     signal?.addEventListener("abort", () => {
-      if (this.followers.delete(sink)) sink.end();
+      if (this.followers.delete(follower)) sink.end();
     }, { once: true });
   }
 

@@ -19,7 +19,7 @@ import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery, StoredResponse } from "../store/response-store.js";
 import { prefetchLookup } from "../store/lookup.js";
 import { BackgroundRun, EventLogWriter } from "./background-run.js";
-import { idsFromEvents, nextSequenceAfter, outputFromEvents } from "./event-replay.js";
+import { checkEventLog, idsFromEvents, nextSequenceAfter, outputFromEvents } from "./event-replay.js";
 import { ResponseOwner } from "../store/owner-lock.js";
 import { CancelChannel } from "./cancel-channel.js";
 
@@ -192,7 +192,14 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
         await this.end(request, response, background?.run);
         b.terminal(response);
       });
-      run.finally(() => log?.flush()).catch(() => {});
+      run
+        .finally(() => {
+          if (!log) return;
+          log.flush();
+          // The stream is over: its log served recovery only (no stream reattaches to one not in the background).
+          if (log.id) void this.store.dropLog(log.id);
+        })
+        .catch(() => {});
       run.then(
         () => sink.end(),
         (error) => {
@@ -251,8 +258,11 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
    * dedicated worker) through its event log in the store.
    */
   async retrieveStream(id: string, startingAfter: number | undefined, sink: ChunkSink<ResponseStreamEvent>, signal?: AbortSignal): Promise<void> {
+    // null, as an app may pass a parameter it leaves out, is every event as undefined is.
+    if (startingAfter != null && (!Number.isInteger(startingAfter) || startingAfter < 0)) {
+      throw new ApiError({ status: 400, param: "starting_after", message: `\`starting_after\` must be a sequence number (an integer ≥ 0), not ${typeof startingAfter === "number" ? String(startingAfter) : JSON.stringify(startingAfter)}; leave it out for every event.` });
+    }
     const after = startingAfter ?? -1;
-    if (!Number.isInteger(after) || after < -1) throw new ApiError({ status: 400, param: "starting_after", message: "`starting_after` must be a sequence number (an integer ≥ 0)." });
     const run = this.runs.get(id);
     if (run) return run.follow(after, sink, signal);
     const entry = await this.store.get(id);
@@ -379,10 +389,20 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
     if (!entry?.journal || !UNFINISHED.has(entry.response.status)) return;
     if (entry.journal.owner !== this.owner.name && (await ResponseOwner.alive()).has(entry.journal.owner)) return;
     const sent = await this.store.readEvents(id);
+    const store = (ended: ResponseObject) => void this.store.put({ response: ended, inputItems: entry.inputItems, history: [...entry.history, ...itemsToMessages(ended.output, "output")] });
+    try {
+      checkEventLog(id, sent);
+    } catch (error) {
+      // A damaged log is refused, never replayed: the response ends with the output its record holds, and says why.
+      const { message } = ApiError.from(error);
+      return store({ ...interruptedResponse(entry.response, [], "stored_response_corrupt", message), output: entry.response.output });
+    }
     const stop = (code: string, message: string) => {
       const ended = interruptedResponse(entry.response, sent, code, message);
-      void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: nextSequenceAfter(sent), response: structuredCloneLite(ended) }]);
-      void this.store.put({ response: ended, inputItems: entry.inputItems, history: [...entry.history, ...itemsToMessages(ended.output, "output")] });
+      // A background response's log ends with the terminal event (a stream may reattach); a stream's log has no reader left.
+      if (entry.response.background) void this.store.appendEvents(id, [{ type: "response.incomplete", sequence_number: nextSequenceAfter(sent), response: structuredCloneLite(ended) }]);
+      store(ended);
+      if (!entry.response.background) void this.store.dropLog(id);
     };
     if (!entry.response.background) return stop("interrupted", "The stream's worker stopped (its page reloaded or closed) before the response was complete; it ends with the output sent before.");
     let request: ResponsesRequest;
@@ -513,7 +533,7 @@ function interruptedResponse(base: ResponseObject, sent: readonly ResponseStream
     completed_at: Math.floor(Date.now() / 1000),
     incomplete_details: { reason: "interrupted" },
     error: { code, message },
-    output: outputFromEvents(sent),
+    output: outputFromEvents(sent, base.id),
   };
 }
 

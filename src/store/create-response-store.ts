@@ -36,6 +36,7 @@ function withMemoryFallback(idb: IdbResponseStore, memory: () => MemoryResponseS
     list: async () => (await store()).list(),
     clear: async () => (await store()).clear(),
     appendEvents: async (id, events, chunks, batchKey) => (await store()).appendEvents(id, events, chunks, batchKey),
+    dropLog: async (id) => (await store()).dropLog(id),
     readEvents: async (id, fromBatch) => (await store()).readEvents(id, fromBatch),
     readChunks: async (id) => (await store()).readChunks(id),
   };

@@ -8,14 +8,19 @@
  * retention drops), which a key-value API does not give.
  *
  *   responses  {id, seq, itemIds, data: StoredResponse}   index itemIds (multiEntry)
- *   summaries  {id, seq, bytes}                            small: what retention and list order read
+ *   summaries  {id, seq, bytes, logBytes, keepsLog}        small: what retention and list order read
  *   events     {id, first, events, chunks?}                a background response's event log and journal, in batches
  *
  * Each put is one readwrite transaction over responses + summaries: a reload
- * mid-write leaves the old state or the new one, never half a record.
+ * mid-write leaves the old state or the new one, never half a record. The
+ * summary is what says a response is held: a batch of events is logged only
+ * in a transaction that finds its summary, and delete, clear and retention
+ * remove a response's rows of every store in one transaction, so no row
+ * outlives its summary. Rows left by earlier versions or a crash are swept
+ * when the database is first opened here.
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
-import { checkRecord, DEFAULT_DATABASE, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import { batchBytes, checkRecord, DEFAULT_DATABASE, expired, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import { committed, promised } from "../idb/requests.js";
 import type { GeneratedChunk } from "../host/generation-output.js";
 
@@ -23,6 +28,9 @@ const VERSION = 1;
 const RESPONSES = "responses";
 const SUMMARIES = "summaries";
 const EVENTS = "events";
+
+/** Every batch of one response's event log. */
+const logOf = (id: string) => IDBKeyRange.bound([id, -Infinity], [id, Infinity]);
 
 interface ResponseRecord {
   id: string;
@@ -74,8 +82,9 @@ export class IdbResponseStore implements ResponseStore {
 
   private db(): Promise<IDBDatabase> {
     if (!this.dbPromise) {
-      const opening = openResponsesDatabase(this.databaseName).then((db) => {
+      const opening = openResponsesDatabase(this.databaseName).then(async (db) => {
         db.addEventListener("close", () => (this.dbPromise = null));
+        await this.sweep(db).catch((error) => console.warn(`webgpu-openai: could not sweep the response store "${this.databaseName}" (${(error as Error)?.message ?? error}); it is tried again when the database next opens.`));
         return db;
       });
       opening.catch(() => (this.dbPromise = null));
@@ -87,7 +96,8 @@ export class IdbResponseStore implements ResponseStore {
   async get(id: string): Promise<StoredResponse | undefined> {
     const db = await this.db();
     const record = (await promised(db.transaction(RESPONSES, "readonly").objectStore(RESPONSES).get(id))) as ResponseRecord | undefined;
-    return record === undefined ? undefined : checkRecord(id, record?.data);
+    // Past maxAgeMs: gone as retention would have dropped it (at the next write).
+    return record === undefined || expired(record.seq, this.retention) ? undefined : checkRecord(id, record?.data);
   }
 
   put(entry: StoredResponse): Promise<void> {
@@ -113,6 +123,7 @@ export class IdbResponseStore implements ResponseStore {
     const records = (await promised(db.transaction(RESPONSES, "readonly").objectStore(RESPONSES).index("itemIds").getAll(itemId))) as ResponseRecord[];
     records.sort((a, b) => a.seq - b.seq);
     for (const record of records) {
+      if (expired(record.seq, this.retention)) continue;
       let entry: StoredResponse;
       try {
         entry = checkRecord(record.id, record.data);
@@ -131,6 +142,7 @@ export class IdbResponseStore implements ResponseStore {
     records.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
     const out: ResponseObject[] = [];
     for (const record of records) {
+      if (expired(record.seq, this.retention)) continue;
       try {
         out.push(checkRecord(record.id, record.data).response);
       } catch {
@@ -152,20 +164,46 @@ export class IdbResponseStore implements ResponseStore {
 
   // ── a background response's event log ──
 
-  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = [], batchKey?: number): Promise<void> {
+  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = [], batchKey?: number): Promise<boolean> {
     const first = events[0]?.sequence_number ?? batchKey;
-    if (first === undefined || (events.length === 0 && chunks.length === 0)) return;
+    if (first === undefined || (events.length === 0 && chunks.length === 0)) return true;
     const db = await this.db();
-    const tx = db.transaction(EVENTS, "readwrite");
+    const tx = db.transaction([RESPONSES, SUMMARIES, EVENTS], "readwrite");
     const done = committed(tx);
-    tx.objectStore(EVENTS).put(chunks.length > 0 ? { id, first, events, chunks } : { id, first, events });
+    const summaries = tx.objectStore(SUMMARIES);
+    // Checked in this transaction: a delete, clear or retention in another transaction (another tab's) is before it or after it.
+    const summary = (await promised(summaries.get(id))) as RecordSummary | undefined;
+    if (!summary || summary.keepsLog === false) {
+      await done;
+      return false;
+    }
+    try {
+      tx.objectStore(EVENTS).put(chunks.length > 0 ? { id, first, events, chunks } : { id, first, events });
+      summaries.put({ ...summary, logBytes: (summary.logBytes ?? 0) + batchBytes(events, chunks) } satisfies RecordSummary);
+      const all = (await promised(summaries.getAll())) as RecordSummary[];
+      for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
+    } catch (error) {
+      done.catch(() => {});
+      tx.abort();
+      throw error;
+    }
+    await done;
+    return true;
+  }
+
+  async dropLog(id: string): Promise<void> {
+    const db = await this.db();
+    const tx = db.transaction([SUMMARIES, EVENTS], "readwrite");
+    const done = committed(tx);
+    tx.objectStore(EVENTS).delete(logOf(id));
+    const summary = (await promised(tx.objectStore(SUMMARIES).get(id))) as RecordSummary | undefined;
+    if (summary) tx.objectStore(SUMMARIES).put({ ...summary, logBytes: 0, keepsLog: false } satisfies RecordSummary);
     await done;
   }
 
   async readChunks(id: string): Promise<GeneratedChunk[]> {
     const db = await this.db();
-    const range = IDBKeyRange.bound([id, -Infinity], [id, Infinity]);
-    const batches = (await promised(db.transaction(EVENTS, "readonly").objectStore(EVENTS).getAll(range))) as Array<{ chunks?: GeneratedChunk[] }>;
+    const batches = (await promised(db.transaction(EVENTS, "readonly").objectStore(EVENTS).getAll(logOf(id)))) as Array<{ chunks?: GeneratedChunk[] }>;
     return batches.flatMap((batch) => batch.chunks ?? []);
   }
 
@@ -192,7 +230,8 @@ export class IdbResponseStore implements ResponseStore {
     try {
       const seq = existing?.seq ?? nextSeq();
       tx.objectStore(RESPONSES).put({ id, seq, itemIds: itemIdsOf(entry), data: entry } satisfies ResponseRecord);
-      summaries.put({ id, seq, bytes } satisfies RecordSummary);
+      // A rewrite of the record keeps its log, and what that log counts.
+      summaries.put({ id, seq, bytes, logBytes: existing?.logBytes ?? 0, keepsLog: existing?.keepsLog ?? true } satisfies RecordSummary);
       const all = (await promised(summaries.getAll())) as RecordSummary[];
       for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
     } catch (error) {
@@ -208,6 +247,35 @@ export class IdbResponseStore implements ResponseStore {
   private dropIn(tx: IDBTransaction, id: string): void {
     tx.objectStore(RESPONSES).delete(id);
     tx.objectStore(SUMMARIES).delete(id);
-    tx.objectStore(EVENTS).delete(IDBKeyRange.bound([id, -Infinity], [id, Infinity]));
+    tx.objectStore(EVENTS).delete(logOf(id));
+  }
+
+  /**
+   * When the database first opens here, one transaction: removes the rows of
+   * every id without both a summary and a record (event batches, chunk
+   * journals, records or summaries left by an earlier version, whose last
+   * flush could follow a delete, or by a crash), counts the logs of
+   * summaries an earlier version wrote without `logBytes`, and applies
+   * retention (maxAgeMs included) to what is left.
+   */
+  private async sweep(db: IDBDatabase): Promise<void> {
+    const tx = db.transaction([RESPONSES, SUMMARIES, EVENTS], "readwrite");
+    const done = committed(tx);
+    const summaries = tx.objectStore(SUMMARIES);
+    const events = tx.objectStore(EVENTS);
+    const all = (await promised(summaries.getAll())) as RecordSummary[];
+    const records = new Set((await promised(tx.objectStore(RESPONSES).getAllKeys())) as string[]);
+    const logged = new Set(((await promised(events.getAllKeys())) as Array<[string, number]>).map(([id]) => id));
+    const held = all.filter((summary) => records.has(summary.id));
+    const heldIds = new Set(held.map((summary) => summary.id));
+    for (const id of new Set([...all.map((summary) => summary.id), ...records, ...logged])) if (!heldIds.has(id)) this.dropIn(tx, id);
+    for (const summary of held) {
+      if (summary.logBytes !== undefined) continue;
+      const batches = (await promised(events.getAll(logOf(summary.id)))) as Array<{ events: ResponseStreamEvent[]; chunks?: GeneratedChunk[] }>;
+      summary.logBytes = batches.reduce((n, batch) => n + batchBytes(batch.events ?? [], batch.chunks ?? []), 0);
+      summaries.put(summary);
+    }
+    for (const old of overRetention(held, this.retention)) this.dropIn(tx, old);
+    await done;
   }
 }

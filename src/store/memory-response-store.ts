@@ -5,7 +5,7 @@
  * holder of an item id answers `item`), so tests of one hold for the other.
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
-import { checkRecord, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
+import { batchBytes, checkRecord, expired, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import type { GeneratedChunk } from "../host/generation-output.js";
 
 interface Held {
@@ -33,8 +33,14 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
-    const held = this.records.get(id);
+    const held = this.readable(id);
     return held ? structuredClone(checkRecord(id, held.value)) : undefined;
+  }
+
+  /** The record held for `id`, unless it is past maxAgeMs (dropped at the next write). */
+  private readable(id: string): Held | undefined {
+    const held = this.records.get(id);
+    return held && !expired(held.summary.seq, this.retention) ? held : undefined;
   }
 
   async put(entry: StoredResponse): Promise<void> {
@@ -62,7 +68,7 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async list(): Promise<ResponseObject[]> {
-    const ordered = [...this.records.values()].sort((a, b) => a.summary.seq - b.summary.seq);
+    const ordered = [...this.records.values()].filter((held) => !expired(held.summary.seq, this.retention)).sort((a, b) => a.summary.seq - b.summary.seq);
     const out: ResponseObject[] = [];
     for (const held of ordered) {
       try {
@@ -83,11 +89,25 @@ export class MemoryResponseStore implements ResponseStore {
     return n;
   }
 
-  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = []): Promise<void> {
+  async appendEvents(id: string, events: ResponseStreamEvent[], chunks: GeneratedChunk[] = []): Promise<boolean> {
+    if (events.length === 0 && chunks.length === 0) return true;
+    const held = this.records.get(id);
+    // A run's last flush can come after its response was deleted, cleared or dropped: nothing is kept for it.
+    if (!held || held.summary.keepsLog === false) return false;
+    held.summary.logBytes = (held.summary.logBytes ?? 0) + batchBytes(events, chunks);
     const log = this.events.get(id) ?? [];
     for (const event of structuredClone(events)) log.push(event);
     this.events.set(id, log);
     if (chunks.length > 0) this.chunks.set(id, [...(this.chunks.get(id) ?? []), ...structuredClone(chunks)]);
+    this.applyRetention();
+    return true;
+  }
+
+  async dropLog(id: string): Promise<void> {
+    this.events.delete(id);
+    this.chunks.delete(id);
+    const held = this.records.get(id);
+    if (held) held.summary = { ...held.summary, logBytes: 0, keepsLog: false };
   }
 
   async readChunks(id: string): Promise<GeneratedChunk[]> {
@@ -107,9 +127,11 @@ export class MemoryResponseStore implements ResponseStore {
 
   private write(entry: StoredResponse, seq: number): void {
     const id = entry.response.id;
+    // A rewrite of the record keeps its log, and what that log counts.
+    const { logBytes = 0, keepsLog = true } = this.records.get(id)?.summary ?? {};
     this.unindex(id);
     const value = structuredClone(entry);
-    const held: Held = { summary: { id, seq, bytes: recordBytes(entry) }, itemIds: itemIdsOf(entry), value };
+    const held: Held = { summary: { id, seq, bytes: recordBytes(entry), logBytes, keepsLog }, itemIds: itemIdsOf(entry), value };
     this.records.set(id, held);
     for (const itemId of held.itemIds) {
       const owners = this.holders.get(itemId) ?? [];
@@ -117,6 +139,10 @@ export class MemoryResponseStore implements ResponseStore {
       owners.sort((a, b) => (this.records.get(a)?.summary.seq ?? 0) - (this.records.get(b)?.summary.seq ?? 0));
       this.holders.set(itemId, owners);
     }
+    this.applyRetention();
+  }
+
+  private applyRetention(): void {
     for (const old of overRetention([...this.records.values()].map((h) => h.summary), this.retention)) this.drop(old);
   }
 

@@ -54,6 +54,10 @@ export class QueuedResponseStore {
     return this.background("log the events of", id, () => this.store.appendEvents(id, events, chunks, batchKey));
   }
 
+  dropLog(id: string): Promise<boolean> {
+    return this.background("drop the event log of", id, () => this.store.dropLog(id));
+  }
+
   get = (id: string) => this.queued(() => this.store.get(id));
   item = (itemId: string) => this.queued(() => this.store.item(itemId));
   list = () => this.queued(() => this.store.list());

@@ -36,7 +36,7 @@ export interface ResponseJournal {
 export interface RetentionOptions {
   /** At most this many responses. Default 100. */
   maxResponses?: number;
-  /** At most this many bytes of records (each counted as its JSON length). Default 64 MiB. */
+  /** At most this many bytes of records and their event logs (each counted as its JSON length). Default 64 MiB. */
   maxBytes?: number;
   /** Responses older than this (milliseconds since creation) are dropped. Default: no age limit. */
   maxAgeMs?: number;
@@ -80,6 +80,10 @@ export interface RecordSummary {
   seq: number;
   /** The record's size as JSON. */
   bytes: number;
+  /** Its event log's and chunk journal's size as JSON (absent in summaries an older version wrote: counted at startup). */
+  logBytes?: number;
+  /** False once its log was dropped (dropLog): no event is logged for it any more. */
+  keepsLog?: boolean;
 }
 
 /** The store interface: every operation is asynchronous (IndexedDB); the memory form answers at once. */
@@ -108,8 +112,19 @@ export interface ResponseStore {
    * from), in one write; dropped with the response. `batchKey` orders a batch
    * with chunks but no events (its events are not out yet): any number above
    * the last logged event's sequence number and below the next one.
+   *
+   * Checked in the same write: nothing is logged (false) for an id whose
+   * record is gone (deleted, cleared, dropped by retention: a run's last
+   * flush comes after its delete) or whose log was dropped. The log counts
+   * in the record's bytes, and retention is applied.
    */
-  appendEvents(id: string, events: ResponseStreamEvent[], chunks?: GeneratedChunk[], batchKey?: number): Promise<void>;
+  appendEvents(id: string, events: ResponseStreamEvent[], chunks?: GeneratedChunk[], batchKey?: number): Promise<boolean>;
+  /**
+   * Drops a response's event log and journal, and logs nothing more for it:
+   * a finished stream's (not a background one's), which no stream can
+   * reattach to and no recovery needs. Its bytes no longer count.
+   */
+  dropLog(id: string): Promise<void>;
   /** A response's logged events, in order; `fromBatch`: only the batches logged from that sequence number on. */
   readEvents(id: string, fromBatch?: number): Promise<ResponseStreamEvent[]>;
   /** A background response's journaled engine chunks, in order. */
@@ -127,6 +142,16 @@ export function recordBytes(entry: StoredResponse): number {
   return JSON.stringify(entry).length;
 }
 
+/** What one logged batch adds to its record's bytes. */
+export function batchBytes(events: readonly ResponseStreamEvent[], chunks: readonly GeneratedChunk[]): number {
+  return JSON.stringify(events).length + (chunks.length > 0 ? JSON.stringify(chunks).length : 0);
+}
+
+/** Whether a record created at `seq` is past `maxAgeMs`: reads leave it out as retention would have dropped it. */
+export function expired(seq: unknown, retention: RetentionOptions, now = Date.now()): boolean {
+  return retention.maxAgeMs !== undefined && typeof seq === "number" && now - seq > retention.maxAgeMs;
+}
+
 /** The items `item_reference` can name: the request's input items and the response's output items. */
 function itemsOf(entry: StoredResponse): Array<InputItem | OutputItem> {
   return [...entry.inputItems, ...entry.response.output];
@@ -141,13 +166,25 @@ export function findItem(entry: StoredResponse, itemId: string): InputItem | Out
   return itemsOf(entry).find((item) => item.id === itemId);
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A conversation message as continuing it reads it (roles, content, tool calls): anything else is damage, not a TypeError later. */
+function isMessage(value: unknown): boolean {
+  if (!isObject(value) || !["system", "user", "assistant", "tool"].includes(value.role as string)) return false;
+  const content = value.content;
+  if (typeof content !== "string" && !(Array.isArray(content) && content.every(isObject))) return false;
+  const calls = value.toolCalls;
+  return Array.isArray(calls) && calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === "string" && typeof call.function.arguments === "string");
+}
+
 /** Throws the clear error for a record that is not a stored response (damaged on disk, or written by something else). */
 export function checkRecord(id: string, value: unknown): StoredResponse {
   const entry = value as Partial<StoredResponse> | null;
   const ok =
     typeof entry === "object" && entry !== null &&
     typeof entry.response === "object" && entry.response !== null && entry.response.id === id && typeof entry.response.status === "string" && Array.isArray(entry.response.output) &&
-    Array.isArray(entry.inputItems) && Array.isArray(entry.history);
+    Array.isArray(entry.inputItems) && Array.isArray(entry.history) &&
+    entry.inputItems.every(isObject) && entry.response.output.every(isObject) && entry.history.every(isMessage);
   if (!ok) {
     throw new ApiError({
       status: 500,
@@ -158,18 +195,29 @@ export function checkRecord(id: string, value: unknown): StoredResponse {
   return entry as StoredResponse;
 }
 
-/** Which summaries retention drops, oldest first: beyond the age, then the count, then the bytes. */
+/** A summary's bytes, record and log; a damaged count (not a number ≥ 0) counts as 0 rather than poisoning the sum. */
+export function summaryBytes(summary: RecordSummary): number {
+  const size = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0);
+  return size(summary.bytes) + size(summary.logBytes);
+}
+
+/**
+ * Which summaries retention drops, oldest first: beyond the age, then the
+ * count, then the bytes (records and event logs). A summary with a damaged
+ * `seq` is taken for the oldest.
+ */
 export function overRetention(summaries: RecordSummary[], retention: Required<Pick<RetentionOptions, "maxResponses" | "maxBytes">> & RetentionOptions, now = Date.now()): string[] {
-  const ordered = [...summaries].sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : 1));
+  const seqOf = (s: RecordSummary) => (typeof s.seq === "number" && Number.isFinite(s.seq) ? s.seq : -Infinity);
+  const ordered = [...summaries].sort((a, b) => seqOf(a) - seqOf(b) || (a.id < b.id ? -1 : 1));
   const dropped: string[] = [];
   let count = ordered.length;
-  let bytes = ordered.reduce((n, s) => n + s.bytes, 0);
+  let bytes = ordered.reduce((n, s) => n + summaryBytes(s), 0);
   for (const s of ordered) {
-    const tooOld = retention.maxAgeMs !== undefined && now - s.seq > retention.maxAgeMs;
+    const tooOld = retention.maxAgeMs !== undefined && now - seqOf(s) > retention.maxAgeMs;
     if (!tooOld && count <= retention.maxResponses && bytes <= retention.maxBytes) break;
     dropped.push(s.id);
     count--;
-    bytes -= s.bytes;
+    bytes -= summaryBytes(s);
   }
   return dropped;
 }

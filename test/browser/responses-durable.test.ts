@@ -327,3 +327,164 @@ describe("a background response whose worker stopped", () => {
     expect(WORDS.startsWith(ended.output_text ?? "-")).toBe(true);
   });
 });
+
+/** The database's rows, read from this page: summaries, records, item-index rows (by record id) and event batches. */
+async function rows(name: string) {
+  const db = await openResponsesDatabase(name);
+  const tx = db.transaction(["responses", "summaries", "events"], "readonly");
+  const read = <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error))));
+  const summaries = (await read(tx.objectStore("summaries").getAll())) as Array<{ id: string; bytes: number; logBytes?: number }>;
+  const records = (await read(tx.objectStore("responses").getAllKeys())) as string[];
+  const indexed = (await read(tx.objectStore("responses").index("itemIds").getAllKeys())) as string[];
+  const batches = (await read(tx.objectStore("events").getAll())) as Array<{ id: string; events: unknown[]; chunks?: unknown[] }>;
+  db.close();
+  const held = new Set(summaries.map((s) => s.id));
+  const orphans = [...new Set([...records, ...indexed, ...batches.map((b) => b.id)])].filter((id) => !held.has(id));
+  const bytes = (id: string) => batches.filter((b) => b.id === id).reduce((n, b) => n + JSON.stringify(b).length, 0);
+  return { summaries, records, batches, orphans, bytes };
+}
+
+async function writeRows(name: string, write: (tx: IDBTransaction) => void): Promise<void> {
+  const db = await openResponsesDatabase(name);
+  await new Promise<void>((resolve, reject) => {
+    const tx = db.transaction(["responses", "summaries", "events"], "readwrite");
+    write(tx);
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+  });
+  db.close();
+}
+
+describe("no row outlives its response (real IndexedDB)", () => {
+  const generating = (c: Client, id: string) => until(() => c.responses.retrieve(id), (r) => (r.output_text ?? "").length > 10);
+
+  it("deleted, dropped by retention (maxResponses 2, 5 concurrent background runs) or cleared while running: no event, chunk, record or index row is left for an id without a summary", async () => {
+    // Deleted while it generates (its run's last flush comes after the delete).
+    const name = database();
+    const one = client(name, [WORDS, "after"], { tokenDelayMs: 5 });
+    const deleted = await one.responses.create({ model: MODEL, input: "count", background: true });
+    await generating(one, deleted.id);
+    await one.responses.delete(deleted.id);
+    await one.responses.create({ model: MODEL, input: "after" }); // queued behind the run; answered once stored
+    expect((await rows(name)).orphans).toEqual([]);
+    expect((await rows(name)).batches.filter((b) => b.id === deleted.id)).toEqual([]);
+
+    // Retention under concurrent runs.
+    const name2 = database();
+    const engine = createScriptedEngine({ replies: Array.from({ length: 6 }, () => WORDS), tokenDelayMs: 3 });
+    const two = createClient({ engine, responsesStore: { databaseName: name2, maxResponses: 2 } });
+    clients.push(two);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await two.responses.create({ model: MODEL, input: `count ${i}`, background: true })).id);
+    await two.responses.create({ model: MODEL, input: "after", store: false }); // queued behind every run
+    await sleep(300); // the runs' last flushes
+    const after = await rows(name2);
+    expect(after.summaries.map((s) => s.id).sort()).toEqual(ids.slice(3).sort());
+    expect(after.orphans).toEqual([]);
+    // The kept ones' logs are whole, and counted in their summaries.
+    for (const summary of after.summaries) expect(summary.logBytes).toBeGreaterThan(after.bytes(summary.id) / 2);
+
+    // Cleared while three run.
+    const name3 = database();
+    const three = client(name3, [WORDS, WORDS, WORDS, "after"], { tokenDelayMs: 5 });
+    const running = [];
+    for (let i = 0; i < 3; i++) running.push((await three.responses.create({ model: MODEL, input: `count ${i}`, background: true })).id);
+    await generating(three, running[0]);
+    await three.responses.clear();
+    await three.responses.create({ model: MODEL, input: "after", store: false });
+    await sleep(300);
+    const cleared = await rows(name3);
+    expect(cleared.summaries).toEqual([]);
+    expect(cleared.orphans).toEqual([]);
+  });
+
+  it("appends racing a delete from another context (another tab's store): the summary is checked in the append's own transaction", async () => {
+    const name = database();
+    const writer = new IdbResponseStore(name, {});
+    const otherTab = new IdbResponseStore(name, {});
+    await writer.put(entry("resp_r", "r"));
+    await otherTab.list(); // open, so its delete lands among the appends
+    const results: boolean[] = [];
+    const deleting = sleep(30).then(() => otherTab.delete("resp_r"));
+    for (let i = 0; i < 200 && results.at(-1) !== false; i++) results.push(await writer.appendEvents("resp_r", [{ type: "response.output_text.delta", sequence_number: i, item_id: "m", output_index: 0, content_index: 0, delta: `d${i}`, logprobs: [] } as unknown as ResponseStreamEvent]));
+    expect(await deleting).toBe(true);
+    expect((await rows(name)).orphans).toEqual([]);
+    expect(results.at(-1)).toBe(false);
+    expect(await writer.appendEvents("resp_r", [{ type: "response.output_text.delta", sequence_number: 999, item_id: "m", output_index: 0, content_index: 0, delta: "late", logprobs: [] } as unknown as ResponseStreamEvent])).toBe(false);
+    expect((await rows(name)).batches).toEqual([]);
+  });
+
+  it("a database with orphans from before is swept at startup; logs an older version did not count are counted (and retention sees them)", async () => {
+    const name = database();
+    const kept = entry("resp_kept", "kept");
+    const big = { type: "response.output_text.delta", sequence_number: 0, item_id: "m", output_index: 0, content_index: 0, delta: "y".repeat(30_000), logprobs: [] };
+    await writeRows(name, (tx) => {
+      tx.objectStore("responses").put({ id: "resp_kept", seq: Date.now(), itemIds: ["msg_resp_kept"], data: kept });
+      tx.objectStore("summaries").put({ id: "resp_kept", seq: Date.now(), bytes: 300 }); // as written before logs counted
+      tx.objectStore("events").put({ id: "resp_kept", first: 0, events: [big] });
+      tx.objectStore("events").put({ id: "resp_ghost", first: 0, events: [big], chunks: [{ text: "g" }] }); // deleted, then flushed
+      tx.objectStore("responses").put({ id: "resp_nosummary", seq: 1, itemIds: ["msg_x"], data: entry("resp_nosummary", "x") });
+      tx.objectStore("summaries").put({ id: "resp_norecord", seq: 2, bytes: 10 });
+    });
+    expect((await rows(name)).orphans.sort()).toEqual(["resp_ghost", "resp_nosummary"]);
+    const store = new IdbResponseStore(name, {});
+    expect((await store.list()).map((r) => r.id)).toEqual(["resp_kept"]);
+    const swept = await rows(name);
+    expect(swept.orphans).toEqual([]);
+    expect(swept.summaries.map((s) => s.id)).toEqual(["resp_kept"]);
+    expect(swept.summaries[0].logBytes).toBeGreaterThan(30_000);
+    // A client with a smaller budget drops it when it starts: its log is over it.
+    const small = new IdbResponseStore(name, { maxBytes: 20_000 });
+    expect(await small.list()).toEqual([]);
+    expect((await rows(name)).batches).toEqual([]);
+  });
+
+  it("event logs count in maxBytes; a damaged summary row does not make a write drop every response; maxAgeMs holds for reads", async () => {
+    const name = database();
+    const store = new IdbResponseStore(name, { maxBytes: 20_000 });
+    await store.put(entry("resp_a", "a"));
+    expect(await store.appendEvents("resp_a", [{ type: "response.output_text.delta", sequence_number: 0, item_id: "m", output_index: 0, content_index: 0, delta: "y".repeat(12_000), logprobs: [] } as unknown as ResponseStreamEvent])).toBe(true);
+    await store.put(entry("resp_b", "z".repeat(9_000)));
+    expect((await store.list()).map((r) => r.id)).toEqual(["resp_b"]);
+    expect((await rows(name)).batches).toEqual([]);
+
+    await writeRows(name, (tx) => tx.objectStore("summaries").put({ id: "resp_b", seq: Date.now(), bytes: "damaged" }));
+    const roomy = new IdbResponseStore(name, {});
+    await roomy.put(entry("resp_c", "c"));
+    await roomy.put(entry("resp_d", "d"));
+    expect((await roomy.list()).map((r) => r.id)).toEqual(["resp_b", "resp_c", "resp_d"]);
+
+    const aging = new IdbResponseStore(name, { maxAgeMs: 1_000 });
+    await aging.put(entry("resp_e", "e"));
+    expect(await aging.get("resp_e")).toBeDefined();
+    await sleep(1_100);
+    expect(await aging.get("resp_e")).toBeUndefined();
+    expect(await aging.list()).toEqual([]);
+    expect(await aging.item("msg_resp_e")).toBeUndefined();
+  });
+
+  it("a hostile event log (output_index 4294967294) is refused at recovery: the response ends incomplete, stored_response_corrupt, at once", async () => {
+    const name = database();
+    const first = client(name, [WORDS], { tokenDelayMs: 15 });
+    const created = await first.responses.create({ model: MODEL, input: "count", background: true });
+    await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 10);
+    await sleep(250);
+    first.terminate();
+    await sleep(100);
+    // The log's item opens at an index no log of this length reaches.
+    const { batches } = await rows(name);
+    await writeRows(name, (tx) => {
+      for (const batch of batches) {
+        for (const event of batch.events as Array<{ type: string; output_index?: number }>) if (event.output_index !== undefined) event.output_index = 4294967294;
+        tx.objectStore("events").put(batch);
+      }
+    });
+    const second = client(name, [WORDS], { tokenDelayMs: 1 });
+    const started = Date.now();
+    const ended = await until(() => second.responses.retrieve(created.id), (r) => r.status !== "in_progress" && r.status !== "queued");
+    expect(ended).toMatchObject({ status: "incomplete", incomplete_details: { reason: "interrupted" }, error: { code: "stored_response_corrupt" } });
+    expect(ended.error?.message).toContain(created.id);
+    // Was 103 s with the worker blocked (1e8: 2.1 s).
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
