@@ -30,6 +30,13 @@ const FIXTURES: Record<string, AppGrammar> = {
   "lark depth 12": { syntax: "lark", definition: nestedLark(12) },
   "lark depth 20": { syntax: "lark", definition: nestedLark(20) },
   "a{0,1000} x 50 KB": { syntax: "regex", definition: "a{0,1000}".repeat(Math.floor(50_000 / 9)) },
+  "regex nested 100 x 70": { syntax: "regex", definition: nestedRegex(100).repeat(70) },
+  "lark 150 rules nested 100": {
+    syntax: "lark",
+    definition:
+      Array.from({ length: 150 }, (_, i) => `${i === 0 ? "start" : `r${i}`}: ${nestedLark(100).split("\n")[0].slice("start: ".length)}${i + 1 < 150 ? ` r${i + 1}` : ""}`).join("\n") +
+      "\n%import common.WS\n%ignore WS\n",
+  },
   "a{0,1000}a{0,999}… 50 KB": {
     syntax: "regex",
     definition: Array.from({ length: 6_400 }, (_, i) => `a{0,${1000 - (i % 1000)}}`)

@@ -195,10 +195,10 @@ class Emitter {
   private readonly order: string[];
   // Per-node answers, each computed once. The first two read `nullable` and
   // `producesText`, so they are cleared while those are still being computed.
-  private nullableMemo = new WeakMap<Node, boolean>();
-  private textMemo = new WeakMap<Node, boolean>();
-  private readonly nonEmptyMemo = new WeakMap<Node, Node | null>();
-  private readonly exprMemo = new WeakMap<Node, string>();
+  private nullableMemo = new Map<Node, boolean>();
+  private textMemo = new Map<Node, boolean>();
+  private readonly nonEmptyMemo = new Map<Node, Node | null>();
+  private readonly exprMemo = new Map<Node, string>();
   private next = 0;
 
   constructor(
@@ -284,8 +284,8 @@ class Emitter {
     for (let changed = true; changed; ) {
       changed = false;
       // A remembered `false` may be stale once a rule turns true; the last pass, which changes nothing, sees only current ones.
-      this.nullableMemo = new WeakMap();
-      this.textMemo = new WeakMap();
+      this.nullableMemo = new Map();
+      this.textMemo = new Map();
       for (const name of this.order) {
         this.current = name;
         if (!map.get(name) && of(this.grammar.rules.get(name)!)) {

@@ -64,9 +64,9 @@ describe("nested grammars in requests are answered without holding the event loo
         messages: [{ role: "user", content: "x" }],
         reasoning_effort: "none",
         response_format: { type: "grammar", syntax: "regex", definition: nestedRegex(30) },
-      } as never),
+      }),
     );
-    expect((result as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe("bba");
+    expect(result.choices[0].message.content).toBe("bba");
     expect(engine.requests[0].responseFormat?.type).toBe("grammar");
     expect(stallMs).toBeLessThan(STALL_CEILING_MS);
   });
@@ -74,9 +74,9 @@ describe("nested grammars in requests are answered without holding the event loo
   it("Responses text.format Lark, `*` nested 20 deep under %ignore: answered", async () => {
     const { client } = setup(["a a"]);
     const { result, stallMs } = await withLongestStall(() =>
-      client.responses.create({ model: QWEN3, input: "x", reasoning: { effort: "none" }, text: { format: { type: "grammar", syntax: "lark", definition: nestedLark(20) } } } as never),
+      client.responses.create({ model: QWEN3, input: "x", reasoning: { effort: "none" }, text: { format: { type: "grammar", syntax: "lark", definition: nestedLark(20) } } }),
     );
-    expect((result as { output_text: string }).output_text).toBe("a a");
+    expect(result.output_text).toBe("a a");
     expect(stallMs).toBeLessThan(STALL_CEILING_MS);
   });
 
@@ -90,9 +90,9 @@ describe("nested grammars in requests are answered without holding the event loo
         reasoning_effort: "none",
         tools: [{ type: "custom", custom: { name: "t", format: { type: "grammar", grammar: { syntax: "lark", definition: nestedLark(20) } } } }],
         tool_choice: { type: "custom", custom: { name: "t" } },
-      } as never),
+      }),
     );
-    expect((result as { choices: Array<{ message: { tool_calls: unknown[] } }> }).choices[0].message.tool_calls).toEqual([{ id: expect.any(String), type: "custom", custom: { name: "t", input: "a a" } }]);
+    expect(result.choices[0].message.tool_calls).toEqual([{ id: expect.any(String), type: "custom", custom: { name: "t", input: "a a" } }]);
     expect(stallMs).toBeLessThan(STALL_CEILING_MS);
   });
 
@@ -100,7 +100,7 @@ describe("nested grammars in requests are answered without holding the event loo
     const { engine, client } = setup(["a"]);
     const { result, stallMs } = await withLongestStall(() =>
       client.chat.completions
-        .create({ model: QWEN3, messages: [{ role: "user", content: "x" }], response_format: { type: "grammar", syntax: "regex", definition: distinctRepetitions50k } } as never)
+        .create({ model: QWEN3, messages: [{ role: "user", content: "x" }], response_format: { type: "grammar", syntax: "regex", definition: distinctRepetitions50k } })
         .catch((error: unknown) => error),
     );
     expect(result).toMatchObject({ status: 400, code: "grammar_too_large", param: "response_format.definition" });
