@@ -51,3 +51,13 @@ export function appGrammar(grammar: AppGrammar): Grammar {
 export function appGrammarEbnf(grammar: AppGrammar, param: string, options: EmitOptions = {}): string {
   return withGrammarParam(`${param}.definition`, () => toEbnf(appGrammar(grammar), options));
 }
+
+/** The app grammar as several EBNFs, one per set of options, parsed once (a custom tool's JSON and raw forms). */
+export function appGrammarEbnfs<K extends string>(grammar: AppGrammar, param: string, variants: Record<K, EmitOptions>): Record<K, string> {
+  return withGrammarParam(`${param}.definition`, () => {
+    const parsed = appGrammar(grammar);
+    const out = {} as Record<K, string>;
+    for (const key of Object.keys(variants) as K[]) out[key] = toEbnf(parsed, variants[key]);
+    return out;
+  });
+}

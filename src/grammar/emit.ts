@@ -13,10 +13,20 @@
  *   (`"` as `\"`, a newline as `\n`, … the escapes JSON.stringify writes), for
  *   a custom tool's `input` inside a JSON call.
  *
- * The output is bounded (MAX_GRAMMAR_CHARS): past it, a GrammarError naming the bound.
+ * The output is bounded (MAX_GRAMMAR_CHARS), checked as each piece is built,
+ * so an oversized grammar is refused before its text is; past it, a
+ * GrammarError naming the bound.
+ *
+ * The work is linear in the grammar's nodes: a node may be shared (Lark's
+ * `%ignore` puts a rule body's item in two places per level, and the non-empty
+ * rewrite below reads each item twice), so every per-node answer (can it be
+ * empty, can it produce text, its non-empty part, its EBNF) is computed once
+ * and remembered, and a long expression used again is written once, as a rule
+ * of its own. Without that, nesting depth d cost 2^d (a 156-character regex
+ * took 10 s). MAX_COMPILE_STEPS bounds the work all the same, as a last resort.
  */
 import { complement, GrammarError, withoutSurrogates, type Grammar, type Node, type Ranges } from "./ir.js";
-import { MAX_CHAIN, MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
+import { MAX_CHAIN, MAX_COMPILE_STEPS, MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
 
 export interface EmitOptions {
   /** Write the language as the content of a JSON string (between its quotes). */
@@ -25,6 +35,8 @@ export interface EmitOptions {
   maxChars?: number;
   /** Text the root rule writes before and after the language (as is, not escaped): a custom tool's `{"input": "` and `"}`. */
   wrap?: { before: string; after: string };
+  /** Default MAX_COMPILE_STEPS. */
+  maxSteps?: number;
 }
 
 /** A code point inside an EBNF string or class. */
@@ -127,9 +139,49 @@ function intersect(a: Ranges, b: Ranges): Ranges {
   return withoutSurrogates(complement([...complement(a), ...complement(b)]));
 }
 
+/** An expression at least this long, used again, is written once as a rule of its own. */
+const HOIST_CHARS = 33;
+
+/**
+ * An expression at least this long is a rule of its own even on first use, so
+ * a parent's text holds its name, not a copy: each node's text is then at most
+ * this long per item it has, and the whole output linear in the grammar (a
+ * regex of optionals nested 100 deep wrote 64 KB without it, quadratic in the depth).
+ */
+const LONG_EXPR_CHARS = 200;
+
+/** Rule names, each after the rules it uses (through cycles, in some order): one pass of a fixpoint settles an acyclic grammar. */
+function dependenciesFirst(uses: Map<string, Set<string>>): string[] {
+  const order: string[] = [];
+  const seen = new Set<string>();
+  for (const start of uses.keys()) {
+    if (seen.has(start)) continue;
+    seen.add(start);
+    // Iterative DFS: a long chain of rules must not overflow the stack.
+    const stack: Array<[string, Iterator<string>]> = [[start, uses.get(start)!.values()]];
+    while (stack.length > 0) {
+      const [name, it] = stack[stack.length - 1];
+      const next = it.next();
+      if (next.done) {
+        order.push(name);
+        stack.pop();
+      } else if (!seen.has(next.value)) {
+        seen.add(next.value);
+        stack.push([next.value, uses.get(next.value)!.values()]);
+      }
+    }
+  }
+  return order;
+}
+
 class Emitter {
   private readonly lines: string[] = [];
   private size = 0;
+  private readonly maxChars: number;
+  private readonly maxSteps: number;
+  private steps = 0;
+  /** The rule being worked on, for a refusal's message. */
+  private current: string;
   private readonly names = new Map<string, string>();
   private readonly nonEmptyNames = new Map<string, string>();
   private readonly pending: Array<() => void> = [];
@@ -137,14 +189,29 @@ class Emitter {
   private readonly producesText = new Map<string, boolean>();
   private readonly classRules = new Map<string, string>();
   private readonly hoisted = new Map<string, string>();
+  /** Repetitions written, by count and item text. */
+  private readonly repetitions = new Map<string, string>();
+  /** Rule names in dependency order. */
+  private readonly order: string[];
+  // Per-node answers, each computed once. The first two read `nullable` and
+  // `producesText`, so they are cleared while those are still being computed.
+  private nullableMemo = new Map<Node, boolean>();
+  private textMemo = new Map<Node, boolean>();
+  private readonly nonEmptyMemo = new Map<Node, Node | null>();
+  private readonly exprMemo = new Map<Node, string>();
   private next = 0;
 
   constructor(
     private readonly grammar: Grammar,
     private readonly options: EmitOptions,
   ) {
-    for (const [name, body] of grammar.rules) this.checkRefs(name, body);
+    this.maxChars = options.maxChars ?? MAX_GRAMMAR_CHARS;
+    this.maxSteps = options.maxSteps ?? MAX_COMPILE_STEPS;
+    this.current = grammar.root;
+    const uses = new Map<string, Set<string>>();
+    for (const [name, body] of grammar.rules) uses.set(name, this.rulesUsed(name, body));
     if (!grammar.rules.has(grammar.root)) throw new GrammarError(`the start rule \`${grammar.root}\` is not defined`, "invalid");
+    this.order = dependenciesFirst(uses);
     this.fixpoint(this.nullable, (n) => this.isNullable(n));
     this.fixpoint(this.producesText, (n) => this.canProduceText(n));
     // A chain of 1 000 rules that can be empty aborted web-llm 0.2.79's xgrammar (300 did not).
@@ -162,35 +229,66 @@ class Emitter {
   }
 
   private push(line: string): void {
-    const max = this.options.maxChars ?? MAX_GRAMMAR_CHARS;
     this.size += line.length + 1;
-    if (this.size > max) throw new GrammarError(`the compiled grammar exceeds the bound of ${max} characters`, "too_large");
+    if (this.size > this.maxChars) throw this.tooLarge();
     this.lines.push(line);
   }
 
-  private checkRefs(rule: string, node: Node): void {
-    switch (node.k) {
-      case "ref":
-        if (!this.grammar.rules.has(node.name)) throw new GrammarError(`rule \`${rule}\` uses \`${node.name}\`, which is not defined`, "invalid");
-        return;
-      case "seq":
-      case "alt":
-        for (const item of node.items) this.checkRefs(rule, item);
-        return;
-      case "rep":
-        this.checkRefs(rule, node.item);
-        return;
-      default:
-        return;
-    }
+  private tooLarge(): GrammarError {
+    return new GrammarError(`the compiled grammar exceeds the bound of ${this.maxChars} characters`, "too_large");
+  }
+
+  /** Refuses a piece longer than the whole output may be, before it is built into anything larger. */
+  private checkLength(length: number): void {
+    if (length > this.maxChars) throw this.tooLarge();
+  }
+
+  /** One unit of work (a node visited without a remembered answer); past MAX_COMPILE_STEPS, a refusal naming the rule. */
+  private step(): void {
+    if (++this.steps <= this.maxSteps) return;
+    const where = this.grammar.rules.size === 1 ? "the expression" : `rule \`${this.current.replace(/\0/g, "")}\``;
+    throw new GrammarError(`${where} takes more than ${this.maxSteps} steps to compile, over the bound; nest fewer groups or quantifiers`, "too_large");
+  }
+
+  /** The rules `node` uses (each node once: nodes can be shared); an undefined one is refused. */
+  private rulesUsed(rule: string, body: Node): Set<string> {
+    const used = new Set<string>();
+    const seen = new Set<Node>();
+    const visit = (node: Node): void => {
+      if (seen.has(node)) return;
+      seen.add(node);
+      this.step();
+      switch (node.k) {
+        case "ref":
+          if (!this.grammar.rules.has(node.name)) throw new GrammarError(`rule \`${rule}\` uses \`${node.name}\`, which is not defined`, "invalid");
+          used.add(node.name);
+          return;
+        case "seq":
+        case "alt":
+          for (const item of node.items) visit(item);
+          return;
+        case "rep":
+          visit(node.item);
+          return;
+        default:
+          return;
+      }
+    };
+    this.current = rule;
+    visit(body);
+    return used;
   }
 
   private fixpoint(map: Map<string, boolean>, of: (node: Node) => boolean): void {
-    for (const name of this.grammar.rules.keys()) map.set(name, false);
+    for (const name of this.order) map.set(name, false);
     for (let changed = true; changed; ) {
       changed = false;
-      for (const [name, body] of this.grammar.rules) {
-        if (!map.get(name) && of(body)) {
+      // A remembered `false` may be stale once a rule turns true; the last pass, which changes nothing, sees only current ones.
+      this.nullableMemo = new Map();
+      this.textMemo = new Map();
+      for (const name of this.order) {
+        this.current = name;
+        if (!map.get(name) && of(this.grammar.rules.get(name)!)) {
           map.set(name, true);
           changed = true;
         }
@@ -198,60 +296,106 @@ class Emitter {
     }
   }
 
-  /** Whether the node can match the empty text; with `firsts`, also collects the rules that can come first in it. */
-  private isNullable(node: Node, firsts?: Set<string>): boolean {
+  /** Whether the node can match the empty text. */
+  private isNullable(node: Node): boolean {
+    const known = this.nullableMemo.get(node);
+    if (known !== undefined) return known;
+    this.step();
+    let empty: boolean;
     switch (node.k) {
       case "lit":
-        return node.text === "";
+        empty = node.text === "";
+        break;
       case "class":
-        return false;
-      case "seq":
-        for (const item of node.items) if (!this.isNullable(item, firsts)) return false;
-        return true;
-      case "alt": {
-        let empty = false;
-        for (const item of node.items) empty = this.isNullable(item, firsts) || empty;
-        return empty;
-      }
-      case "rep":
-        return this.isNullable(node.item, firsts) || node.min === 0;
-      case "ref":
-        firsts?.add(node.name);
-        return this.nullable.get(node.name) ?? false;
       case "raw":
-        return false;
+        empty = false;
+        break;
+      case "seq":
+        empty = node.items.every((i) => this.isNullable(i));
+        break;
+      case "alt":
+        empty = node.items.some((i) => this.isNullable(i));
+        break;
+      case "rep":
+        empty = node.min === 0 || this.isNullable(node.item);
+        break;
+      case "ref":
+        empty = this.nullable.get(node.name) ?? false;
+        break;
     }
+    this.nullableMemo.set(node, empty);
+    return empty;
   }
 
   /** Whether the node matches some non-empty text (and matches anything at all). */
   private canProduceText(node: Node): boolean {
+    const known = this.textMemo.get(node);
+    if (known !== undefined) return known;
+    this.step();
+    let text: boolean;
     switch (node.k) {
       case "lit":
-        return node.text !== "";
+        text = node.text !== "";
+        break;
       case "class":
-        return node.ranges.length > 0;
+        text = node.ranges.length > 0;
+        break;
       case "seq":
-        return node.items.every((i) => this.matchesSomething(i)) && node.items.some((i) => this.canProduceText(i));
+        text = node.items.every((i) => this.matchesSomething(i)) && node.items.some((i) => this.canProduceText(i));
+        break;
       case "alt":
-        return node.items.some((i) => this.canProduceText(i));
+        text = node.items.some((i) => this.canProduceText(i));
+        break;
       case "rep":
-        return (node.max ?? 1) > 0 && this.canProduceText(node.item);
+        text = (node.max ?? 1) > 0 && this.canProduceText(node.item);
+        break;
       case "ref":
-        return this.producesText.get(node.name) ?? false;
+        text = this.producesText.get(node.name) ?? false;
+        break;
       case "raw":
-        return true;
+        text = true;
+        break;
     }
+    this.textMemo.set(node, text);
+    return text;
   }
 
   private matchesSomething(node: Node): boolean {
     return this.isNullable(node) || this.canProduceText(node);
   }
 
+  /** Adds to `into` the rules that can come first in the node's text (after items that can be empty). */
+  private firstRules(node: Node, into: Set<string>, seen: Set<Node>): void {
+    if (seen.has(node)) return;
+    seen.add(node);
+    this.step();
+    switch (node.k) {
+      case "seq":
+        for (const item of node.items) {
+          this.firstRules(item, into, seen);
+          if (!this.isNullable(item)) return;
+        }
+        return;
+      case "alt":
+        for (const item of node.items) this.firstRules(item, into, seen);
+        return;
+      case "rep":
+        this.firstRules(node.item, into, seen);
+        return;
+      case "ref":
+        into.add(node.name);
+        return;
+      default:
+        return;
+    }
+  }
+
   private refuseLeftRecursion(): void {
     const edges = new Map<string, Set<string>>();
     for (const [name, body] of this.grammar.rules) {
       const first = new Set<string>();
-      this.isNullable(body, first);
+      this.current = name;
+      this.firstRules(body, first, new Set());
       edges.set(name, first);
     }
     const state = new Map<string, 1 | 2>();
@@ -287,8 +431,9 @@ class Emitter {
     map.set(name, ebnf);
     const body = this.grammar.rules.get(name)!;
     this.pending.push(() => {
+      this.current = name;
       const node = nonEmpty ? this.nonEmpty(body) : body;
-      this.push(`${ebnf} ::= ${node === null ? '""' : this.expr(node)}`);
+      this.push(`${ebnf} ::= ${node === null ? '""' : this.expr(node, true)}`);
     });
     return ebnf;
   }
@@ -296,6 +441,15 @@ class Emitter {
   /** The node's language less the empty string; null when that is empty. */
   private nonEmpty(node: Node): Node | null {
     if (!this.isNullable(node)) return node;
+    const known = this.nonEmptyMemo.get(node);
+    if (known !== undefined) return known;
+    this.step();
+    const part = this.nonEmptyPart(node);
+    this.nonEmptyMemo.set(node, part);
+    return part;
+  }
+
+  private nonEmptyPart(node: Node): Node | null {
     switch (node.k) {
       case "lit":
         return null;
@@ -307,10 +461,15 @@ class Emitter {
         const items = node.items;
         if (items.length > MAX_EMPTY_RUN) throw new GrammarError(`a repeated sequence of ${items.length} items that can all be empty, over the bound of ${MAX_EMPTY_RUN}`, "too_large");
         const alts: string[] = [];
+        let length = 0;
         let suffix = "";
         for (let i = items.length - 1; i >= 0; i--) {
           const head = this.nonEmpty(items[i]);
-          if (head) alts.push(suffix === "" ? this.expr(head) : `${this.expr(head)} ${suffix}`);
+          if (head) {
+            alts.push(suffix === "" ? this.expr(head) : `${this.expr(head)} ${suffix}`);
+            length += alts[alts.length - 1].length + 3;
+            this.checkLength(length);
+          }
           if (i > 0) suffix = this.hoist(suffix === "" ? this.expr(items[i]) : `${this.expr(items[i])} ${suffix}`);
         }
         return alts.length === 0 ? null : { k: "raw", ebnf: alts.length === 1 ? alts[0] : `(${alts.reverse().join(" | ")})` };
@@ -331,7 +490,35 @@ class Emitter {
     }
   }
 
-  private expr(node: Node): string {
+  /**
+   * The node as an EBNF expression. A long one is a rule of its own, written
+   * once; `ruleBody`: the whole body of a rule, which is one already.
+   */
+  private expr(node: Node, ruleBody = false): string {
+    const known = this.exprMemo.get(node);
+    if (known !== undefined) return known.length >= HOIST_CHARS ? this.hoist(known) : known;
+    this.step();
+    let text = this.exprOf(node);
+    this.checkLength(text.length);
+    if (text.length >= LONG_EXPR_CHARS && !ruleBody) text = this.hoist(text);
+    this.exprMemo.set(node, text);
+    return text;
+  }
+
+  /** `parts` joined by `separator`, refused as soon as they add up past the bound. */
+  private joined(nodes: Node[], separator: string): string[] {
+    const parts: string[] = [];
+    let length = 0;
+    for (const node of nodes) {
+      const part = this.expr(node);
+      length += part.length + separator.length;
+      this.checkLength(length);
+      parts.push(part);
+    }
+    return parts;
+  }
+
+  private exprOf(node: Node): string {
     switch (node.k) {
       case "lit": {
         const text = this.options.jsonString ? jsonEscape(node.text) : node.text;
@@ -343,11 +530,14 @@ class Emitter {
       case "class":
         return this.classExpr(node.ranges);
       case "seq": {
-        const parts = node.items.filter((i) => !(i.k === "lit" && i.text === "")).map((i) => this.expr(i));
+        const parts = this.joined(
+          node.items.filter((i) => !(i.k === "lit" && i.text === "")),
+          " ",
+        );
         return parts.length === 0 ? '""' : parts.length === 1 ? parts[0] : `(${parts.join(" ")})`;
       }
       case "alt":
-        return node.items.length === 1 ? this.expr(node.items[0]) : `(${node.items.map((i) => this.expr(i)).join(" | ")})`;
+        return node.items.length === 1 ? this.expr(node.items[0]) : `(${this.joined(node.items, " | ").join(" | ")})`;
       case "rep":
         return this.repetition(node.item, node.min, node.max);
       case "ref":
@@ -388,15 +578,23 @@ class Emitter {
     let x = this.expr(body);
     const copies = lo + (max === undefined ? 1 : max - lo);
     if (copies > 1 && x.length > 32) x = this.hoist(x);
+    // The same repetition of the same text (`a{0,1000}` five thousand times) is built once.
+    const key = `${lo},${max ?? ""},${x}`;
+    const known = this.repetitions.get(key);
+    if (known !== undefined) return known;
+    // Each count is written out: measured before it is built.
+    this.checkLength(copies * (x.length + 4));
     const parts: string[] = Array.from({ length: lo }, () => x);
     if (max === undefined) {
       parts.push(`${x}*`);
     } else if (max > lo) {
-      let tail = `${x}?`;
-      for (let i = 1; i < max - lo; i++) tail = `(${x} ${tail})?`;
-      parts.push(tail);
+      // Nested optionals, `(x (x x?)?)?` for three: flat strings, not a rope of `max` pieces.
+      const optional = max - lo;
+      parts.push(`(${x} `.repeat(optional - 1) + `${x}?` + ")?".repeat(optional - 1));
     }
-    return parts.length === 1 ? parts[0] : `(${parts.join(" ")})`;
+    const text = parts.length === 1 ? parts[0] : `(${parts.join(" ")})`;
+    this.repetitions.set(key, text.length >= LONG_EXPR_CHARS ? this.hoist(text) : text);
+    return this.repetitions.get(key)!;
   }
 
   /** An expression used several times, as a rule of its own (written once). */

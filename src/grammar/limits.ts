@@ -26,3 +26,13 @@ export const MAX_NESTING = 100;
 
 /** The largest repetition count (`{m,n}` in a regex, `~ n..m` in Lark): each count is written out. */
 export const MAX_REPEAT = 1_000;
+
+/**
+ * Units of work (a grammar node visited without a remembered answer) to
+ * compile one grammar to EBNF. Compiling is linear in the grammar's size, so
+ * this is a last resort: the heaviest 50 000-character definition measured
+ * (150 Lark rules, each nested 100 deep, under `%ignore`) took 420 000. Past
+ * it a request is refused rather than hold the worker, which every tab of the
+ * origin shares.
+ */
+export const MAX_COMPILE_STEPS = 1_000_000;

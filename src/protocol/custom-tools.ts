@@ -15,7 +15,7 @@
 import { invalidParam } from "./api-error.js";
 import { isAbsent, isObject, TOOL_NAME } from "./params.js";
 import type { FunctionTool } from "./types.js";
-import { appGrammarEbnf, readAppGrammar, type AppGrammar } from "../grammar/app-grammar.js";
+import { appGrammarEbnfs, readAppGrammar, type AppGrammar } from "../grammar/app-grammar.js";
 
 /** A custom tool's input format as the app declared it. */
 export type CustomToolFormat = { type: "text" } | ({ type: "grammar" } & AppGrammar);
@@ -57,10 +57,11 @@ export function validateCustomTool(tool: unknown, at: string, names: Set<string>
   const spec: CustomToolSpec = { name: tool.name };
   if (format.type === "grammar") {
     const param = isObject(tool.format) && isObject(tool.format.grammar) ? `${at}.format.grammar` : `${at}.format`;
-    spec.grammar = {
-      json: appGrammarEbnf(format, param, { jsonString: true, wrap: { before: '{"input": "', after: '"}' } }),
-      xmlParameter: appGrammarEbnf(format, param, { wrap: { before: "<parameter=input>\n", after: "\n</parameter>" } }),
-    };
+    // Parsed once, written twice: the forms differ only in how the text is escaped and wrapped.
+    spec.grammar = appGrammarEbnfs(format, param, {
+      json: { jsonString: true, wrap: { before: '{"input": "', after: '"}' } },
+      xmlParameter: { wrap: { before: "<parameter=input>\n", after: "\n</parameter>" } },
+    });
   }
   const inputDescription =
     format.type === "text"
