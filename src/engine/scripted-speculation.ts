@@ -22,6 +22,8 @@ const END_OF_TEXT = -1;
 export class ScriptedSpeculation {
   /** Tokens produced by passes so far and not yet emitted (the prefill produces the first). */
   private ready = 1;
+  /** Whether the prompt's pass (the first token's) was counted. */
+  private prefilled = false;
   private readonly proposer: DraftProposer | null;
   private readonly counters: SpeculationCounters;
 
@@ -40,11 +42,15 @@ export class ScriptedSpeculation {
     this.counters = new SpeculationCounters(predictionTokens);
   }
 
-  /** Before emitting token `output.length`: runs a forward pass when none is left over. `remaining`: tokens the request may still emit, this one included. */
-  next(output: readonly number[], remaining: number): void {
+  /**
+   * Before emitting token `output.length`: runs a forward pass when none is left over (the first token's is the
+   * prompt's prefill). `remaining`: tokens the request may still emit, this one included. Returns whether this
+   * token needs a pass (what a batching engine waits for a step for).
+   */
+  next(output: readonly number[], remaining: number): boolean {
     if (this.ready > 0) {
       this.ready--;
-      return;
+      return this.firstPass();
     }
     const draft = this.proposer?.propose(output, remaining - 1) ?? [];
     const at = output.length;
@@ -52,11 +58,19 @@ export class ScriptedSpeculation {
     this.proposer?.record(draft.length, verdict.accepted);
     this.counters.pass(draft.length, verdict.accepted);
     this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
+    return true;
+  }
+
+  /** The first token left over is the prefill's: it needed the prompt's pass. */
+  private firstPass(): boolean {
+    if (this.prefilled) return false;
+    this.prefilled = true;
+    return true;
   }
 
   /** The reply ended by itself: its end-of-text token takes a pass unless one is left over. */
-  end(output: readonly number[]): void {
-    this.next(output, 1);
+  end(output: readonly number[]): boolean {
+    return this.next(output, 1);
   }
 
   /**

@@ -21,6 +21,10 @@ import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
 import { canContinue } from "./continuation.js";
+import { StepScheduler } from "./batching/step-scheduler.js";
+import { StepRunner, type BatchRow } from "./batching/step-runner.js";
+import { WEIGHT_BOUND_COST, type StepCostModel } from "./batching/cost-model.js";
+import type { BatchCounters } from "./batching/counters.js";
 
 export { scriptedTokens } from "./scripted-prompt.js";
 
@@ -43,6 +47,15 @@ export interface ScriptedEngineOptions {
   embedDelayMs?: number;
   /** Prompt caching, as `createClient({ promptCache })` (which wins when set). Default on. */
   promptCache?: PromptCacheOption;
+  /**
+   * Continuous batching (engine/batching/): concurrent generations decode in
+   * shared steps, one forward pass each, as a batching engine's would; each
+   * reply stays what it is alone, and reports `x_webgpu.batch`. The host then
+   * lets up to `maxRows` generations run at once. Default off: one at a time.
+   * `maxRows` default 8, `prefillChunkTokens` 256, `cost` a GPU-like model.
+   * An engine with it cannot be rebuilt in a worker (`spec` is null).
+   */
+  batch?: { maxRows?: number; prefillChunkTokens?: number; cost?: StepCostModel };
 }
 
 export interface ScriptedEngine extends Engine {
@@ -54,6 +67,8 @@ export interface ScriptedEngine extends Engine {
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
   readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption } | null;
+  /** With `batch`: engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null without. */
+  batchCounters(): BatchCounters | null;
 }
 
 /** A fabricated but deterministic log probability per token, so logprob plumbing is testable. */
@@ -74,6 +89,12 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   let loaded: string | null = null;
   const vocab = new Vocabulary();
   const kv = new ScriptedCache(options.promptCache);
+  const scheduler = options.batch
+    ? new StepScheduler({ maxRows: options.batch.maxRows ?? 8, prefillChunkTokens: options.batch.prefillChunkTokens ?? 256, cost: options.batch.cost ?? WEIGHT_BOUND_COST })
+    : null;
+  // The step's forward: the scripted engine only takes its token delay, once per step for every row.
+  const runner = scheduler ? new StepRunner(scheduler, () => (delay > 0 ? sleep(delay) : Promise.resolve())) : null;
+  let rowCount = 0;
 
   function nextReply(request: EngineRequest): Exclude<ScriptedReply, string> {
     let reply: ScriptedReply | undefined;
@@ -106,15 +127,24 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     // Asked before the turn begins: the turn may take over the sequence that holds a previous reply.
     const cachedReplies = request.speculative === false ? [] : kv.continuations(request, prompt);
     const turn = kv.begin(request, prompt);
+    // Batching: the row's passes are steps shared with every generation in flight. Bounded by one pass per
+    // token plus the end-of-text one, so the scheduler never removes it before the engine does.
+    const row = runner?.join({ id: `row${++rowCount}`, owner: request.owner ?? "app", promptTokens: promptTokens - turn.cached, maxTokens: Math.max(1, maxTokens + 1) }) ?? null;
     try {
-      yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal, continued.length);
+      yield* decode(request, reply, prompt.ids, maxTokens, turn, cachedReplies, signal, continued.length, row);
     } finally {
       // An error, or a consumer that stopped listening: what the sequence holds is not known.
       if (!turn.settled) kv.drop(turn);
+      // (No-op when the row already left.) An error or an abandoned stream frees the row at once.
+      row?.leave();
     }
   }
 
-  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, cachedReplies: number[][], signal: AbortSignal, continuedTokens = 0): AsyncGenerator<EngineEvent> {
+  function pace(signal: AbortSignal): Promise<void> {
+    return delay > 0 ? sleep(delay, signal) : Promise.resolve();
+  }
+
+  async function* decode(request: EngineRequest, reply: Exclude<ScriptedReply, string>, promptIds: number[], maxTokens: number, turn: CacheTurn, cachedReplies: number[][], signal: AbortSignal, continuedTokens = 0, row: BatchRow | null = null): AsyncGenerator<EngineEvent> {
     const record = currentRecord;
     const promptTokens = promptIds.length - continuedTokens;
     const cachedTokens = turn.cached;
@@ -147,7 +177,16 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         ended = false;
         break;
       }
-      speculation.next(fedIds, maxTokens - emitted);
+      const needsPass = speculation.next(fedIds, maxTokens - emitted);
+      if (row) {
+        // A token that needs a forward pass waits for the next shared step (which takes the token delay);
+        // one left over from a verify pass is paced as one-at-a-time decoding paces it.
+        if (needsPass && !(await row.pass(signal))) {
+          finish = "abort";
+          break;
+        }
+        if (!needsPass) await pace(signal);
+      }
       // Like a real engine: the token that completes a stop sequence is generated, then generation ends.
       const candidate = output + token;
       const hit = firstStop(candidate, stops, output.length);
@@ -161,11 +200,12 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         ended = false;
         break;
       }
-      if (delay > 0) await sleep(delay, signal);
-      else await Promise.resolve();
+      if (!row) await pace(signal);
     }
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
-    if (finish === "stop" && ended) speculation.end(fedIds);
+    // The end-of-text token takes a pass (a shared step when batching) unless a verify pass produced it.
+    if (finish === "stop" && ended && speculation.end(fedIds) && row) await row.pass(signal);
+    const batch = row?.leave();
     // The last sampled token is never fed back. Aborted before the first token: stopped inside prefill, contents uncertain.
     if (finish === "abort" && emitted === 0) kv.drop(turn);
     else kv.finish(turn, request, [...promptIds, ...vocab.encode(tokens.slice(0, Math.max(emitted - 1, 0)))], (request.continueReply ?? "") + output, finish);
@@ -181,6 +221,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         prefillTokensPerS: (promptTokens + continuedTokens - cachedTokens) / 1e-3,
         decodeTokensPerS: emitted / seconds,
         ...speculation.usage(fedIds),
+        ...(batch ? { batch: { maxRows: batch.max_rows, meanRows: batch.mean_rows, passes: batch.passes } } : {}),
       },
     };
   }
@@ -208,7 +249,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   }
 
   // A function cannot cross to a worker: an engine with its own `embed` stays in this thread.
-  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed;
+  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed && !options.batch;
   return {
     requests,
     loads,
@@ -218,6 +259,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     get loadedModel() {
       return loaded;
     },
+    ...(scheduler ? { batchRows: options.batch?.maxRows ?? 8 } : {}),
+    batchCounters: () => scheduler?.counters() ?? null,
     continuesReply: (request: EngineRequest) => canContinue(request, scriptedTokens(request.continueReply ?? "").length),
     embeds,
     get loadedEmbeddingModel() {

@@ -105,6 +105,11 @@ export interface EngineRequest {
    * `Engine.continuesReply` said yes.
    */
   continueReply?: string;
+  /**
+   * Who asked (the shared worker's tab, a client): a batching engine admits
+   * rows in turns between owners. Absent: the host's one client.
+   */
+  owner?: string;
 }
 
 export interface EngineUsage {
@@ -125,6 +130,12 @@ export interface EngineUsage {
   rejectedPredictionTokens?: number;
   /** `continueReply`'s tokens: prefilled with the prompt (not in `promptTokens`), counted in `completionTokens`. */
   continuedTokens?: number;
+  /**
+   * A batching engine (`Engine.batchRows` > 1): how many rows shared the
+   * forward passes this generation took part in (`x_webgpu.batch`), and how
+   * many passes that was. Absent: the engine decodes one sequence at a time.
+   */
+  batch?: { maxRows: number; meanRows: number; passes: number };
 }
 
 export type EngineEvent =
@@ -204,6 +215,13 @@ export interface Engine {
   continuesReply?(request: EngineRequest): boolean;
   /** The id of the loaded model, if any. */
   readonly loadedModel: string | null;
+  /**
+   * Continuous batching: how many generations of the loaded chat model the
+   * engine decodes together, each step one forward over all of them
+   * (engine/batching/). The host then lets up to this many generations run at
+   * once. Absent or 1: one at a time (web-llm, for now).
+   */
+  readonly batchRows?: number;
   /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */
   readonly requiresGpu?: boolean;
   /**

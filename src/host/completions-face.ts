@@ -109,7 +109,7 @@ export class CompletionsFace {
         });
       };
       return work(generate, stats);
-    });
+    }, { generation: true });
   }
 }
 

@@ -6,7 +6,7 @@
 import type { EngineUsage } from "../engine/types.js";
 import type { Usage, WebGpuStats } from "../protocol/types.js";
 
-export type DecodeCounts = Pick<WebGpuStats, "decode_passes" | "draft_tokens" | "accepted_draft_tokens">;
+export type DecodeCounts = Pick<WebGpuStats, "decode_passes" | "draft_tokens" | "accepted_draft_tokens" | "batch">;
 
 /** An engine that does not count its passes decodes one token per pass. */
 export function decodeCounts(usage: EngineUsage): DecodeCounts {
@@ -14,14 +14,24 @@ export function decodeCounts(usage: EngineUsage): DecodeCounts {
     decode_passes: usage.decodePasses ?? usage.completionTokens,
     draft_tokens: usage.draftTokens ?? 0,
     accepted_draft_tokens: usage.acceptedDraftTokens ?? 0,
+    // Only a batching engine reports it: others' replies stay as they were.
+    ...(usage.batch ? { batch: { max_rows: usage.batch.maxRows, mean_rows: usage.batch.meanRows, passes: usage.batch.passes } } : {}),
   };
 }
 
-/** Adds one choice's counts to the request's stats (summed over choices, as prefill_tokens). */
+/** Adds one choice's counts to the request's stats (summed over choices, as prefill_tokens; rows per pass: most, and mean over all passes). */
 export function addDecodeCounts(stats: WebGpuStats, counts: DecodeCounts): void {
   stats.decode_passes += counts.decode_passes;
   stats.draft_tokens += counts.draft_tokens;
   stats.accepted_draft_tokens += counts.accepted_draft_tokens;
+  if (counts.batch) stats.batch = mergeBatch(stats.batch, counts.batch);
+}
+
+function mergeBatch(a: WebGpuStats["batch"], b: NonNullable<WebGpuStats["batch"]>): NonNullable<WebGpuStats["batch"]> {
+  if (!a) return { ...b };
+  const passes = a.passes + b.passes;
+  const mean = passes === 0 ? 0 : (a.mean_rows * a.passes + b.mean_rows * b.passes) / passes;
+  return { max_rows: Math.max(a.max_rows, b.max_rows), mean_rows: Math.round(mean * 100) / 100, passes };
 }
 
 /** `accepted_prediction_tokens` / `rejected_prediction_tokens`, for a request with a prediction. */

@@ -31,7 +31,7 @@ import type { GenerationOutput, GenerationResult } from "./generation-output.js"
 import { checkInputKinds } from "./input-kinds.js";
 import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
-import { RequestQueue } from "./queue.js";
+import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { notAChatModel } from "./embeddings.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
@@ -102,14 +102,22 @@ export interface RequestOptions {
   client?: string;
 }
 
+export interface SlotOptions {
+  /** The work generates with the record's chat model: on a batching engine (`Engine.batchRows` > 1) it runs beside other generations. */
+  generation?: boolean;
+}
+
 /** What a face gets from the core. */
 export interface PipelineCore {
   /** A chat-shaped request in its queue slot, model loaded, prepared for the family (validation of inputs and device first). */
   withSlot<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T>;
   /** One generation of a prepared request; its events go to `output`. */
   generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  /** A queue slot with `record` loaded (any request kind); `started` is when the slot was granted. */
-  inSlot<T>(record: ModelRecord, signal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T>;
+  /**
+   * A queue slot with `record` loaded (any request kind); `started` is when the slot was granted.
+   * `generation`: the work generates with `record`'s chat model, so on a batching engine it may share the engine.
+   */
+  inSlot<T>(record: ModelRecord, signal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>, options?: SlotOptions): Promise<T>;
   /** The catalog; with `requested`, the app's own records suffice when they name it (web-llm not loaded). */
   catalog(requested?: string): Promise<Catalog>;
   /** The record a request's `model` names, for this adapter (404 when none). */
@@ -167,8 +175,10 @@ export class Pipeline implements PipelineCore {
       }
       const prepared = prepareRequest(request, record, family, { arrived, started }, messages, this.memory);
       if (this.options.speculative === false) prepared.engineRequest.speculative = false;
+      // A batching engine admits rows in turns between clients (the shared worker's tabs).
+      if (request.client !== undefined) prepared.engineRequest.owner = request.client;
       return work(prepared, signal);
-    });
+    }, { generation: true });
   }
 
   /**
@@ -176,7 +186,7 @@ export class Pipeline implements PipelineCore {
    * embeddings): one queue, the timeout (504) and abort; `started` is when the
    * slot was granted (queue time ends there).
    */
-  async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>): Promise<T> {
+  async inSlot<T>(record: ModelRecord, outerSignal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>, options: SlotOptions = {}): Promise<T> {
     if (outerSignal?.aborted) throw abortError();
     const controller = new AbortController();
     const onOuterAbort = () => controller.abort(outerSignal?.reason);
@@ -190,9 +200,13 @@ export class Pipeline implements PipelineCore {
       : undefined;
     let release: (() => void) | null = null;
     try {
-      release = await this.queue.acquire(controller.signal);
+      const share = options.generation ? await this.shareOf(record) : null;
+      const turn = share ? await this.queue.acquireShared(share, controller.signal) : null;
+      release = turn ? turn.release : await this.queue.acquire(controller.signal);
       const started = performance.now();
       await this.ensureLoaded(record, undefined, controller.signal);
+      // Loaded: other generations of this model may now join (a batching engine).
+      turn?.loaded();
       const result = await work(controller.signal, started);
       this.recentHoldMs = 0.8 * this.recentHoldMs + 0.2 * (performance.now() - started);
       return result;
@@ -208,6 +222,15 @@ export class Pipeline implements PipelineCore {
       outerSignal?.removeEventListener("abort", onOuterAbort);
       release?.();
     }
+  }
+
+  /** How a generation with `record` shares a batching engine; null: it holds the engine alone. */
+  private async shareOf(record: ModelRecord): Promise<ShareSpec | null> {
+    if (isEmbeddingRecord(record)) return null;
+    const engine = await this.engineFor(record);
+    const maxRows = engine.batchRows ?? 1;
+    if (maxRows <= 1) return null;
+    return { group: { engine, model: record.model_id }, maxRows, ready: () => engine.loadedModel === record.model_id };
   }
 
   async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {

@@ -291,6 +291,11 @@ export interface WebGpuStats {
   /** Tokens drafted by speculative decoding, and those the model accepted; summed over choices. */
   draft_tokens: number;
   accepted_draft_tokens: number;
+  /**
+   * A batching engine only (continuous batching): how many rows (generations) shared the forward passes this
+   * request took part in, most and mean (1 when it ran alone), and how many passes that was; over choices.
+   */
+  batch?: { max_rows: number; mean_rows: number; passes: number };
 }
 
 export interface ChatCompletion {

@@ -1,0 +1,42 @@
+/**
+ * What a step scheduler did since it started (engine-wide), and what the
+ * passes one row took part in looked like (`x_webgpu.batch` of its reply).
+ */
+
+export interface BatchCounters {
+  /** Forward passes run (a step run as single forwards counts one per row). */
+  forward_passes: number;
+  /** Tokens sampled, over all rows. */
+  generated_tokens: number;
+  /** Prompt tokens fed in prefill chunks, over all rows. */
+  prefill_tokens: number;
+  /** Rows per forward pass: mean over all passes, and the most in one. */
+  mean_rows: number;
+  max_rows: number;
+}
+
+/** How many rows shared the passes one row took part in (1 when it ran alone). */
+export interface RowBatchReport {
+  max_rows: number;
+  mean_rows: number;
+  /** Forward passes this row took part in. */
+  passes: number;
+}
+
+/** Accumulates rows-per-pass over passes. */
+export class RowsPerPass {
+  passes = 0;
+  private rowSlots = 0;
+  max = 0;
+
+  /** `count` passes of `rows` rows each. */
+  add(rows: number, count = 1): void {
+    this.passes += count;
+    this.rowSlots += rows * count;
+    this.max = Math.max(this.max, rows);
+  }
+
+  get mean(): number {
+    return this.passes === 0 ? 0 : Math.round((this.rowSlots / this.passes) * 100) / 100;
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * The step scheduler of continuous batching (issue 38), pure and engine-neutral:
+ * it decides what each forward step holds; the engine runs the step and says
+ * which rows ended.
+ *
+ * - Rows join and leave at step boundaries. `plan()` admits waiting rows up to
+ *   `maxRows` and returns the step: every row in flight advances, a decoding
+ *   row by one token, a row still in its prompt by a chunk of at most
+ *   `prefillChunkTokens` (its last chunk gives its first token), so a long
+ *   prompt never holds up the rows already streaming.
+ * - Admission takes turns between owners (clients, tabs): the owner whose row
+ *   was admitted least recently goes first, so one owner's burst cannot starve
+ *   another's request.
+ * - Each step runs as one batched forward or one single forward per row,
+ *   whichever the caller's cost model says is cheaper (cost-model.ts).
+ * - `commit()` records the step; a row that reached `maxTokens`, or that the
+ *   engine says ended (a stop, its end of text), leaves then. `cancel()` (abort,
+ *   a closed tab) removes a row at once, waiting or in flight; a step already
+ *   planned with it discards its token.
+ */
+import { chooseForward, type ForwardChoice, type StepCostModel } from "./cost-model.js";
+import { RowsPerPass, type BatchCounters, type RowBatchReport } from "./counters.js";
+
+export interface StepSchedulerOptions {
+  /** Rows in flight at most; beyond it rows wait (in owner turns). */
+  maxRows: number;
+  /** Prompt tokens one row feeds per step at most (a few hundred). */
+  prefillChunkTokens: number;
+  cost: StepCostModel;
+}
+
+export interface RowRequest {
+  /** Unique among rows waiting or in flight. */
+  id: string;
+  /** Who asked (a client, a tab): admission takes turns between owners. */
+  owner: string;
+  /** Prompt tokens to prefill (those not already in the KV cache); at least one is always fed. */
+  promptTokens: number;
+  /** Tokens the row may sample at most (≥ 1); it leaves when it has them. */
+  maxTokens: number;
+}
+
+/** One row's part in a step. */
+export interface StepRow {
+  id: string;
+  owner: string;
+  phase: "prefill" | "decode";
+  /** Tokens this row feeds in the step. */
+  tokens: number;
+  /** Whether the step gives this row a token (a decode, or its prompt's last chunk). */
+  samples: boolean;
+}
+
+export interface StepPlan extends ForwardChoice {
+  /** 1-based step number. */
+  step: number;
+  rows: StepRow[];
+  /** Tokens fed in all. */
+  tokens: number;
+}
+
+export type LeaveReason = "length" | "ended" | "cancelled";
+
+export interface StepOutcome {
+  /** Rows that got a token in the step, with its 0-based index in their output. */
+  sampled: Array<{ id: string; index: number }>;
+  /** Rows that left at the end of the step, with how many rows shared their passes. */
+  left: Array<{ id: string; reason: LeaveReason; report: RowBatchReport }>;
+}
+
+/** Owners whose last admission is remembered; beyond it the least recently served are forgotten (and come first again). */
+const REMEMBERED_OWNERS = 4096;
+
+interface Row {
+  request: RowRequest;
+  /** Prompt tokens still to feed. */
+  promptLeft: number;
+  generated: number;
+  batch: RowsPerPass;
+}
+
+export class StepScheduler {
+  private readonly waiting: Row[] = [];
+  private readonly inFlight = new Map<string, Row>();
+  /** When each owner last had a row admitted (admission counter), least recent first. Kept while the owner is idle, so an owner that asks again as soon as its reply ends does not jump ahead of one that waits. */
+  private readonly lastAdmitted = new Map<string, number>();
+  private admissions = 0;
+  private steps = 0;
+  private pending: StepPlan | null = null;
+  private readonly passes = new RowsPerPass();
+  private generated = 0;
+  private prefilled = 0;
+
+  constructor(private readonly options: StepSchedulerOptions) {
+    if (!(options.maxRows >= 1)) throw new RangeError(`maxRows must be at least 1 (got ${options.maxRows}).`);
+    if (!(options.prefillChunkTokens >= 1)) throw new RangeError(`prefillChunkTokens must be at least 1 (got ${options.prefillChunkTokens}).`);
+  }
+
+  /** Queues a row; it joins at the next step boundary with room. */
+  submit(request: RowRequest): void {
+    if (this.has(request.id)) throw new RangeError(`Row ${request.id} is already scheduled.`);
+    if (!(request.maxTokens >= 1)) throw new RangeError(`Row ${request.id}: maxTokens must be at least 1 (got ${request.maxTokens}).`);
+    this.waiting.push({ request, promptLeft: Math.max(1, request.promptTokens), generated: 0, batch: new RowsPerPass() });
+  }
+
+  /** Removes a row at once, waiting or in flight: its report, or null when it was not there. */
+  cancel(id: string): RowBatchReport | null {
+    const at = this.waiting.findIndex((row) => row.request.id === id);
+    if (at >= 0) return reportOf(this.waiting.splice(at, 1)[0]);
+    const row = this.inFlight.get(id);
+    if (!row) return null;
+    this.inFlight.delete(id);
+    return reportOf(row);
+  }
+
+  has(id: string): boolean {
+    return this.inFlight.has(id) || this.waiting.some((row) => row.request.id === id);
+  }
+
+  get rowsInFlight(): number {
+    return this.inFlight.size;
+  }
+
+  get rowsWaiting(): number {
+    return this.waiting.length;
+  }
+
+  /** The next step (admitting waiting rows first), or null when no row is in flight or waiting. */
+  plan(): StepPlan | null {
+    if (this.pending) throw new Error(`Step ${this.pending.step} is planned and not committed: commit it before planning the next.`);
+    this.admit();
+    if (this.inFlight.size === 0) return null;
+    const rows: StepRow[] = [];
+    for (const row of this.inFlight.values()) {
+      if (row.promptLeft > 0) {
+        const tokens = Math.min(row.promptLeft, this.options.prefillChunkTokens);
+        rows.push({ id: row.request.id, owner: row.request.owner, phase: "prefill", tokens, samples: tokens === row.promptLeft });
+      } else {
+        rows.push({ id: row.request.id, owner: row.request.owner, phase: "decode", tokens: 1, samples: true });
+      }
+    }
+    const choice = chooseForward(
+      rows.map((row) => row.tokens),
+      this.options.cost,
+    );
+    this.pending = { step: ++this.steps, rows, tokens: rows.reduce((sum, row) => sum + row.tokens, 0), ...choice };
+    return this.pending;
+  }
+
+  /**
+   * Records the planned step as run. `ended`: rows whose sampled token ended
+   * them (a stop, their end of text). Rows cancelled since the plan are skipped.
+   */
+  commit(plan: StepPlan, ended: Iterable<string> = []): StepOutcome {
+    if (plan !== this.pending) throw new Error(`Step ${plan.step} is not the planned step.`);
+    this.pending = null;
+    const endedIds = new Set(ended);
+    const rowsPerPass = plan.mode === "batch" ? plan.rows.length : 1;
+    this.passes.add(rowsPerPass, plan.passes);
+    const outcome: StepOutcome = { sampled: [], left: [] };
+    for (const stepRow of plan.rows) {
+      const row = this.inFlight.get(stepRow.id);
+      // Cancelled after the plan: the pass ran, but its token is nobody's.
+      if (!row) continue;
+      row.batch.add(rowsPerPass);
+      if (stepRow.phase === "prefill") {
+        row.promptLeft -= stepRow.tokens;
+        this.prefilled += stepRow.tokens;
+      }
+      if (!stepRow.samples) continue;
+      outcome.sampled.push({ id: stepRow.id, index: row.generated });
+      row.generated++;
+      this.generated++;
+      const reason: LeaveReason | null = endedIds.has(stepRow.id) ? "ended" : row.generated >= row.request.maxTokens ? "length" : null;
+      if (reason) {
+        this.inFlight.delete(stepRow.id);
+        outcome.left.push({ id: stepRow.id, reason, report: reportOf(row) });
+      }
+    }
+    return outcome;
+  }
+
+  /** How many rows shared the passes `id` took part in so far; null for a row not in flight. */
+  rowReport(id: string): RowBatchReport | null {
+    const row = this.inFlight.get(id);
+    return row ? reportOf(row) : null;
+  }
+
+  /** Engine-wide counts since the scheduler started. */
+  counters(): BatchCounters {
+    return {
+      forward_passes: this.passes.passes,
+      generated_tokens: this.generated,
+      prefill_tokens: this.prefilled,
+      mean_rows: this.passes.mean,
+      max_rows: this.passes.max,
+    };
+  }
+
+  /** Fills free rows from the waiting ones, the least recently served owner first. */
+  private admit(): void {
+    while (this.inFlight.size < this.options.maxRows && this.waiting.length > 0) {
+      let best = 0;
+      for (let i = 1; i < this.waiting.length; i++) {
+        // Waiting rows are in arrival order: an owner's first waiting row is the one that counts, and ties keep arrival order.
+        if (this.turnOf(this.waiting[i].request.owner) < this.turnOf(this.waiting[best].request.owner)) best = i;
+      }
+      const [row] = this.waiting.splice(best, 1);
+      this.inFlight.set(row.request.id, row);
+      const owner = row.request.owner;
+      // Re-inserted, so the map stays in order of last admission and the first entry is the least recent.
+      this.lastAdmitted.delete(owner);
+      this.lastAdmitted.set(owner, ++this.admissions);
+      if (this.lastAdmitted.size > REMEMBERED_OWNERS) this.lastAdmitted.delete(this.lastAdmitted.keys().next().value as string);
+    }
+  }
+
+  /** An owner never served (or forgotten) comes before every owner served. */
+  private turnOf(owner: string): number {
+    return this.lastAdmitted.get(owner) ?? 0;
+  }
+}
+
+function reportOf(row: Row): RowBatchReport {
+  return { max_rows: row.batch.max, mean_rows: row.batch.mean, passes: row.batch.passes };
+}
