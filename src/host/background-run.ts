@@ -160,10 +160,11 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
       sink.end();
       return;
     }
-    this.followers.add(sink);
+    const follower = liveAfter(startingAfter, sink);
+    this.followers.add(follower);
     // A follower that goes away (its tab, its fetch) stops following; the run goes on.
     signal?.addEventListener("abort", () => {
-      if (this.followers.delete(sink)) sink.end();
+      if (this.followers.delete(follower)) sink.end();
     }, { once: true });
   }
 
@@ -175,4 +176,21 @@ export class BackgroundRun implements ChunkSink<ResponseStreamEvent> {
     this.followers.clear();
     this.markDone();
   }
+}
+
+/**
+ * `sink`, given only the live events after `startingAfter`. A reader can be
+ * ahead of the run it reattaches to: the events it saw last were not logged
+ * yet when its worker stopped (the log is written every LOG_EVERY_MS), so the
+ * resumed run regenerates them after the reader attached; it has them already.
+ */
+function liveAfter(startingAfter: number, sink: ChunkSink<ResponseStreamEvent>): ChunkSink<ResponseStreamEvent> {
+  return {
+    write(events) {
+      const later = events.filter((event) => event.sequence_number > startingAfter);
+      if (later.length > 0) sink.write(later);
+    },
+    end: () => sink.end(),
+    fail: (error) => sink.fail(error),
+  };
 }
