@@ -59,6 +59,19 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeo
   }
 }
 
+/**
+ * Waits until the event log of response `id` in database `name` holds what `ok` asks: what a worker stopped
+ * now leaves to the next one. The log is written in batches (every 100 ms, host/background-run.ts), so a
+ * test that stops a worker waits for the events it saw to be logged, not for a fixed time.
+ */
+async function logged(name: string, id: string, ok: (events: ResponseStreamEvent[]) => boolean): Promise<void> {
+  const store = new IdbResponseStore(name);
+  await until(() => store.readEvents(id), ok);
+}
+const through = (sequence: number) => (events: ResponseStreamEvent[]) => (events.at(-1)?.sequence_number ?? -1) >= sequence;
+const withText = (text: string) => (events: ResponseStreamEvent[]) =>
+  events.map((e) => (e.type === "response.output_text.delta" ? e.delta : "")).join("").length >= text.length;
+
 /** Ids are random: every id replaced by its place of first appearance, times zeroed. */
 /** Events with ids numbered in order of appearance, times zeroed, and the run's own performance counters left out (a resumed run decodes less). */
 function canon(value: unknown): string {
@@ -173,9 +186,9 @@ describe("a background response whose worker stopped", () => {
       seen.push(event);
       if (seen.length === 20) break;
     }
-    await sleep(250); // the event log is written in batches
-    first.terminate(); // the worker dies mid-generation, as on a reload
     const cut = seen.at(-1)!.sequence_number;
+    await logged(name, created.id, through(cut));
+    first.terminate(); // the worker dies mid-generation, as on a reload
 
     const second = client(name, [WORDS], { tokenDelayMs: 1 });
     // The next worker starts with the client's first request, and resumes what was interrupted.
@@ -221,7 +234,7 @@ describe("a background response whose worker stopped", () => {
         seen.push(event);
         if (cutWhen(seen)) break;
       }
-      await sleep(250);
+      await logged(name, created.id, through(seen.at(-1)!.sequence_number));
       first.terminate();
       const second = client(name, replies, { tokenDelayMs: 1 });
       await second.responses.retrieve(created.id);
@@ -258,7 +271,9 @@ describe("a background response whose worker stopped", () => {
     const name = database();
     const first = client(name, [WORDS], { tokenDelayMs: 15, loadDelayMs: 3_000 });
     const created = await first.responses.create({ model: MODEL, input: "count", background: true });
-    await sleep(400);
+    // The queued response is written after create() answers: what the next worker resumes from once it is stored.
+    const store = new IdbResponseStore(name);
+    await until(() => store.get(created.id), (entry) => entry !== undefined);
     expect((await first.responses.retrieve(created.id)).output).toEqual([]);
     first.terminate();
     const second = client(name, [WORDS], { tokenDelayMs: 1 });
@@ -276,7 +291,7 @@ describe("a background response whose worker stopped", () => {
     const first = client(name, [WORDS], { tokenDelayMs: 15 });
     const created = await first.responses.create({ model: MODEL, input: "count", background: true, frequency_penalty: 0.5 });
     const sent = await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 20);
-    await sleep(250);
+    await logged(name, created.id, withText(sent.output_text!));
     first.terminate();
     // The next worker's generation of the same request differs from its first token on.
     const second = client(name, [WORDS.replace("w0", "v0")], { tokenDelayMs: 1 });
@@ -303,7 +318,7 @@ describe("a background response whose worker stopped", () => {
       if (event.type === "response.created") id = event.response.id;
       if (event.type === "response.output_text.delta") text += event.delta;
     }
-    await sleep(250); // the event log is written in batches (every 100 ms)
+    await logged(name, id, withText(text));
     first.terminate();
     const second = client(name, [], {});
     const ended = await until(() => second.responses.retrieve(id), (r) => r.status !== "in_progress");
@@ -316,8 +331,8 @@ describe("a background response whose worker stopped", () => {
     const name = database();
     const first = client(name, [WORDS], { tokenDelayMs: 15 });
     const created = await first.responses.create({ model: MODEL, input: "count", background: true });
-    await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 10);
-    await sleep(250);
+    const sent = await until(() => first.responses.retrieve(created.id), (r) => (r.output_text ?? "").length > 10);
+    await logged(name, created.id, withText(sent.output_text!));
     first.terminate();
     // The real engine (web-llm), whose cache holds no model in this browser.
     const second = createClient({ responsesStore: { databaseName: name } });

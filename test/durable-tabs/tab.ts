@@ -10,6 +10,7 @@ import OpenAIv6 from "openai";
 import OpenAIv7 from "openai-v7";
 import { ApiError, createClient, type Client } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
+import { IdbResponseStore } from "../../src/store/idb-response-store.js";
 
 interface Log {
   events: Array<{ type: string; sequence_number: number; [key: string]: unknown }>;
@@ -22,6 +23,8 @@ let client: Client | null = null;
 type OpenAI = OpenAIv7;
 let openai: OpenAI | null = null;
 const logs: Record<string, Log> = {};
+/** The stores loggedThrough reads, by database name. */
+const logStores: Record<string, IdbResponseStore> = {};
 /** The page's console warnings (what the store reports a failed write with, from a dedicated worker's console too via the test). */
 const warnings: string[] = [];
 const originalWarn = console.warn.bind(console);
@@ -127,6 +130,14 @@ const api = {
       const { status, code, message } = error as { status?: number; code?: string; message?: string };
       return { value: null, error: { status: status ?? null, code: code ?? null, message: message ?? String(error) } };
     }
+  },
+  /**
+   * The sequence number of the last event the event log of response `id` holds in `databaseName` (-1: none yet):
+   * what a worker that stops now leaves to the next one. The log is written in batches (every 100 ms).
+   */
+  async loggedThrough(databaseName: string, id: string) {
+    const store = (logStores[databaseName] ??= new IdbResponseStore(databaseName));
+    return (await store.readEvents(id)).at(-1)?.sequence_number ?? -1;
   },
   /** Writes `record` over a response's record in the store's database, as a crash or another program could leave it. */
   async damage(databaseName: string, record: { id: string; [key: string]: unknown }) {

@@ -71,6 +71,8 @@ describe.skipIf(!hasChromium)("the demo's audio in Chromium", { timeout: 90_000 
     // While it streams, the status says so and the run button waits.
     await expect.poll(() => page.locator("#transcribe-status").getAttribute("data-state"), { timeout: 15_000 }).toMatch(/loading|listening|done/);
     await expect.poll(() => page.locator("#transcribe-output").textContent(), { timeout: 15_000 }).toBe(TRANSCRIPT);
+    // The last delta shows before the stream's end; the run button comes back once the status and usage are written.
+    await page.locator("#transcribe-run:not([disabled])").waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator("#transcribe-status").getAttribute("data-state")).toBe("done");
     expect(await page.locator("#transcribe-usage").textContent()).toMatch(/^\d+ tokens in \(audio and instruction\) · \d+ out · [\d.]+ s$/);
     await page.screenshot({ path: join(shots, "transcribe-file.png") });
@@ -85,6 +87,8 @@ describe.skipIf(!hasChromium)("the demo's audio in Chromium", { timeout: 90_000 
     await page.locator("#mic").click();
     await page.locator(".chat .msg.user audio.voice").waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator(".chat .msg.assistant .content").last().textContent(), { timeout: 20_000 }).toBe(SPOKEN_REPLY);
+    // The reply's last delta shows before its request ends; Send comes back with it, and the status goes idle then.
+    await page.locator("#send:not([disabled])").waitFor({ timeout: 20_000 });
     await expect.poll(() => page.locator("#mic-status").getAttribute("data-state")).toBe("idle");
   });
 

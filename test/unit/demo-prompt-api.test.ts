@@ -51,6 +51,13 @@ describe.skipIf(!hasChromium)("the demo's Prompt API view in Chromium", { timeou
   });
 
   const meterValue = async () => Number(await page.locator("#pa-meter").getAttribute("value"));
+  /**
+   * The reply's last delta shows before its request has finished: the usage
+   * chunk, the session's recount and only then the page's report and meter
+   * follow. Send is disabled from the click until all of that is written, so
+   * its return is the point where the report and the meter are this request's.
+   */
+  const requestDone = () => page.locator("#pa-send:not([disabled])").waitFor({ timeout: 15_000 });
 
   it("creates a session with initialPrompts and streams a reply; the context meter grows", async () => {
     await page.locator("#pa-system").fill("You answer questions about French geography in one sentence.");
@@ -64,12 +71,15 @@ describe.skipIf(!hasChromium)("the demo's Prompt API view in Chromium", { timeou
     await page.locator("#pa-input").fill("What is the capital of France?");
     await page.locator("#pa-send").click();
     await expect.poll(() => page.locator(".pa-log:not([hidden]) .pa-assistant").last().textContent(), { timeout: 15_000 }).toBe(REPLIES[0]);
+    await requestDone();
     await expect.poll(meterValue).toBeGreaterThan(initial + 10);
   });
 
   it("clone() branches the session; the clone's first prompt prefills only the new turn", async () => {
     const parentUsage = await meterValue();
     await page.locator("#pa-clone").click();
+    // clone() resolves after the click returns; its option, selection and meter are written together.
+    await page.locator("#pa-branch option").nth(1).waitFor({ state: "attached", timeout: 15_000 });
     await expect.poll(() => page.locator("#pa-branch option").count()).toBe(2);
     expect(await page.locator("#pa-branch").inputValue()).toBe("1");
     // The clone shows the parent's history and starts from its context.
@@ -79,6 +89,7 @@ describe.skipIf(!hasChromium)("the demo's Prompt API view in Chromium", { timeou
     await page.locator("#pa-input").fill("And the third largest city?");
     await page.locator("#pa-send").click();
     await expect.poll(() => page.locator(".pa-log:not([hidden]) .pa-assistant").last().textContent(), { timeout: 15_000 }).toBe(REPLIES[1]);
+    await requestDone();
     const report = (await page.locator("#pa-report").textContent()) ?? "";
     const [, prefilled, cached] = report.match(/(\d+) tokens prefilled, (\d+) from the prompt cache/) ?? [];
     expect(Number(cached)).toBeGreaterThanOrEqual(parentUsage - 2);

@@ -47,6 +47,7 @@ type Tab = {
   delete(id: string): Promise<boolean>;
   attempt(name: "create" | "retrieve", ...args: unknown[]): Promise<{ value: any; error: { status: number | null; code: string | null; message: string } | null }>;
   damage(databaseName: string, record: { id: string; [key: string]: unknown }): Promise<boolean>;
+  loggedThrough(databaseName: string, id: string): Promise<number>;
   agent(input: string, previousResponseId?: string): Promise<{ lastResponseId: string | null; finalOutput: string; inputTokens: number | null }>;
   storeErrors: Array<{ isApiError: boolean; status: number; code: string | null | undefined; message: string }>;
   send(body: Record<string, unknown>): boolean;
@@ -165,9 +166,10 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       expect(status).toBe("queued");
       await call(page, (t, i) => t.follow("before", i), id);
       const before = (await until(() => logOf(page, "before"), (log) => (log?.events.length ?? 0) >= 25))!.events;
-      await new Promise((r) => setTimeout(r, 250)); // the event log is written in batches (every 100 ms)
-      await reload(page, { ...options, tokenDelayMs: 1 });
       const cut = before.at(-1)!.sequence_number;
+      // The reload stops the worker: the next one continues from the event log, once it holds every event this tab saw.
+      await until(() => call(page, (t, a) => t.loggedThrough(a.name, a.id), { name: options.databaseName, id }), (last) => last >= cut);
+      await reload(page, { ...options, tokenDelayMs: 1 });
       await call(page, (t, a) => t.follow("after", a.id, a.cut), { id, cut });
       await call(page, (t, a) => t.followHelper("helper", a.id, a.cut), { id, cut });
       const after = (await finished(page, "after")).events;
@@ -376,7 +378,6 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       await call(a, (t, i) => t.follow("a", i), id);
       await call(b, (t, i) => t.follow("before", i), id);
       const before = (await until(() => logOf(b, "before"), (log) => (log?.events.length ?? 0) >= 15))!.events;
-      await new Promise((r) => setTimeout(r, 250)); // the event log is written in batches (every 100 ms)
       // Tab B reloads (its stream goes with the page) and reattaches after the last event it had; tab A reattaches a second stream from an earlier cut.
       await reload(b, options);
       const cut = before.at(-1)!.sequence_number;
