@@ -6,11 +6,22 @@
  * the analysis because this is how the language is spelled, and where the
  * output's size is bounded (MAX_GRAMMAR_CHARS), checked as each piece is built.
  */
-import type { EmitOptions } from "./emit.js";
 import { ebnfClass, ebnfString, intersect, JSON_SPECIAL, jsonEscape } from "./ebnf-syntax.js";
 import type { CompileBudget, GrammarAnalysis } from "./grammar-analysis.js";
 import { complement, GrammarError, type Grammar, type Node, type Ranges } from "./ir.js";
 import { MAX_EMPTY_RUN, MAX_GRAMMAR_CHARS, MAX_REPEAT } from "./limits.js";
+
+/** How toEbnf (emit.ts) writes a grammar. */
+export interface EmitOptions {
+  /** Write the language as the content of a JSON string (between its quotes). */
+  jsonString?: boolean;
+  /** Default MAX_GRAMMAR_CHARS. */
+  maxChars?: number;
+  /** Text the root rule writes before and after the language (as is, not escaped): a custom tool's `{"input": "` and `"}`. */
+  wrap?: { before: string; after: string };
+  /** Default MAX_COMPILE_STEPS. */
+  maxSteps?: number;
+}
 
 /** An expression at least this long, used again, is written once as a rule of its own. */
 const HOIST_CHARS = 33;

@@ -30,23 +30,13 @@
  * (rules and expressions, sharing, the size bound) and ebnf-syntax.ts
  * (strings and character classes). This one is the entry point.
  */
-import { EbnfWriter } from "./ebnf-writer.js";
+import { EbnfWriter, type EmitOptions } from "./ebnf-writer.js";
 import { CompileBudget, GrammarAnalysis } from "./grammar-analysis.js";
 import type { Grammar } from "./ir.js";
 import { MAX_COMPILE_STEPS } from "./limits.js";
 
 export { ebnfString } from "./ebnf-syntax.js";
-
-export interface EmitOptions {
-  /** Write the language as the content of a JSON string (between its quotes). */
-  jsonString?: boolean;
-  /** Default MAX_GRAMMAR_CHARS. */
-  maxChars?: number;
-  /** Text the root rule writes before and after the language (as is, not escaped): a custom tool's `{"input": "` and `"}`. */
-  wrap?: { before: string; after: string };
-  /** Default MAX_COMPILE_STEPS. */
-  maxSteps?: number;
-}
+export type { EmitOptions };
 
 /** The grammar as xgrammar EBNF (root rule `root`). */
 export function toEbnf(grammar: Grammar, options: EmitOptions = {}): string {
