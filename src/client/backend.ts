@@ -10,7 +10,8 @@ import type { LoadProgress } from "../engine/types.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError, type ApiErrorInit } from "../protocol/api-error.js";
 import { load } from "../lazy-imports.js";
-import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
+import type { EngineSpec, PortMessage, WorkerApi, WorkerHostConfig, WorkerInfo } from "../worker/protocol.js";
+import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { withAudioTransfer } from "./audio-transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
@@ -153,7 +154,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
     const onResponseStoreError = options.onResponseStoreError;
     const onStoreError = onResponseStoreError ? Comlink.proxy((wire: ApiErrorInit) => onResponseStoreError(deserializeError(wire) as ApiError)) : undefined;
-    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore, promptCache: options.promptCache, speculative: options.speculative };
+    const config: WorkerHostConfig = { engine: options.engine, ...pickOptions(options, WORKER_HOST_OPTIONS) };
     const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
       const result = await api.configure(config, onProgress, tab, onStoreError);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));

@@ -14,6 +14,7 @@ import type { ConfigureResult, PortCommand, StoreErrorListener, TabHello, Worker
 import { CompletionPortSink, EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
 import { installErrorTransfer, serializeError } from "./transfer.js";
 import { guardedEndpoint } from "./port-guard.js";
+import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
@@ -30,13 +31,7 @@ export interface HostAccess {
 export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, onStoreError?: StoreErrorListener): EngineHost {
   return new EngineHost({
     engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
-    models: config.models,
-    maxQueue: config.maxQueue,
-    timeoutMs: config.timeoutMs,
-    cache: config.cache,
-    responsesStore: config.responsesStore,
-    promptCache: config.promptCache,
-    speculative: config.speculative,
+    ...pickOptions(config, WORKER_HOST_OPTIONS),
     onProgress,
     // To the page as plain fields (an ApiError's own fields do not survive structured clone); a gone page's proxy never answers, and that is fine.
     onResponseStoreError: onStoreError ? (error) => void Promise.resolve(onStoreError(serializeError(error))).catch(() => undefined) : undefined,

@@ -9,11 +9,12 @@ import type { PackedChunks } from "./chunk-wire.js";
 import type { PackedEvents } from "./event-wire.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject } from "../protocol/responses/types.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
-import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
+import type { ResponseList, ResponseListQuery } from "../store/response-store.js";
 import type { ResponsesCleared } from "../host/responses-face.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { ModelRecord } from "../models/record.js";
+import type { EngineHostOptions } from "../host/engine-host.js";
+import type { WorkerHostOption } from "../host/host-options.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
@@ -37,16 +38,8 @@ export type EngineSpec =
   | { kind: "webllm" }
   | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption };
 
-export interface WorkerHostConfig {
-  engine: EngineSpec;
-  models?: ModelRecord[];
-  maxQueue?: number;
-  timeoutMs?: number;
-  cache?: "indexeddb" | "cache" | "opfs";
-  responsesStore?: ResponsesStoreOptions;
-  promptCache?: PromptCacheOption;
-  speculative?: boolean;
-}
+/** What the page's `configure` sends: the host's plain-data options (host/host-options.ts lists them) and the engine as data. */
+export type WorkerHostConfig = Pick<EngineHostOptions, WorkerHostOption> & { engine: EngineSpec };
 
 /** Which worker serves a client: one SharedWorker for every tab of the origin, a dedicated one, or none (this thread). */
 export type WorkerKind = "shared" | "dedicated" | "none";
