@@ -4,96 +4,61 @@
  */
 import * as Comlink from "comlink";
 import type { EngineHost, EngineHostOptions } from "../host/engine-host.js";
-import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
-import type { GpuProbe } from "../gpu/probe.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { ApiError, type ApiErrorInit } from "../protocol/api-error.js";
 import { load } from "../lazy-imports.js";
-import type { EngineSpec, PortMessage, WorkerApi, WorkerInfo } from "../worker/protocol.js";
+import type { EngineSpec, PortMessage, WorkerApi, WorkerHostConfig, WorkerInfo } from "../worker/protocol.js";
+import { endpointEntries, leading, type BodyTransfer, type Endpoint, type EndpointName, type EndpointSpec, type HostOptionsArg, type HostResult, type LeadingArgs, type StreamItem, type StreamWire } from "../host/endpoints.js";
+import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 import { deserializeError, installErrorTransfer, serializeError } from "../worker/transfer.js";
 import { withAudioTransfer } from "./audio-transfer.js";
 import { unpackChunks } from "../worker/chunk-wire.js";
 import type { ChunkQueue } from "./chunk-queue.js";
 import { dedicatedLink, type WorkerLink } from "./worker-link.js";
 import { WORKER_START_TIMEOUT_MS, describeStartFailure } from "./worker-start.js";
-import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { unpackEvents } from "../worker/event-wire.js";
-import type { CompactResource } from "../protocol/responses/compact.js";
-import type { ResponseList, ResponseListQuery } from "../store/response-store.js";
-import type { ResponsesCleared } from "../host/responses-face.js";
-import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
-import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
-import type { Transcription, TranscriptionRequestBody, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
-import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
+import type { TranscriptionRequestBody } from "../protocol/transcription-types.js";
 
-export interface Backend {
-  createResponse(body: unknown, signal: AbortSignal): Promise<ResponseObject>;
-  streamResponse(body: unknown, queue: ChunkQueue<ResponseStreamEvent>, signal: AbortSignal): Promise<void>;
-  retrieveResponse(id: string): Promise<ResponseObject>;
-  deleteResponse(id: string): Promise<ResponseDeleted>;
-  listResponseInputItems(id: string, query?: InputItemListQuery): Promise<InputItemList>;
-  retrieveResponseStream(id: string, startingAfter: number | undefined, queue: ChunkQueue<ResponseStreamEvent>, signal: AbortSignal): Promise<void>;
-  cancelResponse(id: string): Promise<ResponseObject>;
-  listResponses(query?: ResponseListQuery): Promise<ResponseList>;
-  clearResponses(): Promise<ResponsesCleared>;
-  compactResponse(body: unknown, signal: AbortSignal): Promise<CompactResource>;
-  createChatCompletion(body: unknown, signal: AbortSignal): Promise<ChatCompletion>;
-  streamChatCompletion(body: unknown, queue: ChunkQueue, signal: AbortSignal): Promise<void>;
-  createCompletion(body: unknown, signal: AbortSignal): Promise<Completion>;
-  streamCompletion(body: unknown, queue: ChunkQueue<CompletionChunk>, signal: AbortSignal): Promise<void>;
-  createEmbeddings(body: unknown, signal: AbortSignal): Promise<CreateEmbeddingResponse>;
-  createTranscription(body: TranscriptionRequestBody, signal: AbortSignal): Promise<Transcription>;
-  streamTranscription(body: TranscriptionRequestBody, queue: ChunkQueue<TranscriptionStreamEvent>, signal: AbortSignal): Promise<void>;
-  listModels(): Promise<ModelList>;
-  retrieveModel(id: string): Promise<ModelObject>;
-  gpuInfo(): Promise<GpuProbe>;
-  loadModel(model: string, options: { onProgress?: (p: LoadProgress) => void; signal?: AbortSignal }): Promise<{ model: string }>;
-  queueState(): Promise<{ waiting: number; running: boolean }>;
-  cacheList(): Promise<CachedModel[]>;
-  cacheDelete(id: string): Promise<{ id: string; deleted: boolean }>;
-  cacheClear(): Promise<void>;
-  cacheUsage(): Promise<CacheUsage>;
+/** The leading arguments as the client passes them: a file upload's body is the one the client read (its bytes are transferred). */
+type ClientArgs<K extends EndpointName> = Endpoint<K> extends { transfer: "file" } ? [body: TranscriptionRequestBody] : LeadingArgs<K>;
+
+/** How the client calls endpoint `K` of the table (host/endpoints.ts): with the request's signal, a stream with its queue too. */
+type BackendMethod<K extends EndpointName> =
+  Endpoint<K> extends { kind: "stream" } ? (...args: [...ClientArgs<K>, queue: ChunkQueue<StreamItem<K>>, signal: AbortSignal]) => Promise<void>
+  : Endpoint<K> extends { progress: true } ? (...args: [...ClientArgs<K>, options: HostOptionsArg<K>]) => Promise<Awaited<HostResult<K>>>
+  : Endpoint<K> extends { port: true } ? (...args: [...ClientArgs<K>, signal: AbortSignal]) => Promise<Awaited<HostResult<K>>>
+  : (...args: LeadingArgs<K>) => Promise<Awaited<HostResult<K>>>;
+
+/** What create-client.ts calls: every endpoint of the table, plus the two about the worker. */
+export type Backend = { [K in EndpointName]: BackendMethod<K> } & {
   /** Which worker serves this client, and how many tabs it serves. */
   workerInfo(): Promise<WorkerInfo>;
-  countTokens(body: unknown, signal: AbortSignal): Promise<TokenCount>;
-  modelStatus(id: string): Promise<ModelStatus>;
   terminate(): void;
+};
+
+type AnyMethod = (...args: unknown[]) => Promise<unknown>;
+
+/** The table's endpoints as `method(name, spec)` builds them, typed as the Backend's. */
+function endpointMethods(method: (name: EndpointName, spec: EndpointSpec) => AnyMethod): Omit<Backend, "workerInfo" | "terminate"> {
+  return Object.fromEntries(endpointEntries.map(([name, spec]) => [name, method(name, spec)])) as unknown as Omit<Backend, "workerInfo" | "terminate">;
 }
 
 export function inProcessBackend(options: EngineHostOptions): Backend {
   let hostPromise: Promise<EngineHost> | null = null;
   const host = () => (hostPromise ??= load.engineHost().then(({ EngineHost }) => new EngineHost(options)));
+  const call = async (name: EndpointName, args: unknown[]) => {
+    const served = await host();
+    return (served[name] as (...args: unknown[]) => unknown).apply(served, args);
+  };
   return {
-    createChatCompletion: async (body, signal) => (await host()).createChatCompletion(body, { signal }),
-    streamChatCompletion: async (body, queue, signal) => (await host()).streamChatCompletion(body, queue, { signal }),
-    createResponse: async (body, signal) => (await host()).createResponse(body, { signal }),
-    streamResponse: async (body, queue, signal) => (await host()).streamResponse(body, queue, { signal }),
-    retrieveResponse: async (id) => (await host()).retrieveResponse(id),
-    deleteResponse: async (id) => (await host()).deleteResponse(id),
-    listResponseInputItems: async (id, query) => (await host()).listResponseInputItems(id, query),
-    retrieveResponseStream: async (id, startingAfter, queue, signal) => (await host()).retrieveResponseStream(id, startingAfter, queue, { signal }),
-    cancelResponse: async (id) => (await host()).cancelResponse(id),
-    listResponses: async (query) => (await host()).listResponses(query),
-    clearResponses: async () => (await host()).clearResponses(),
-    compactResponse: async (body, signal) => (await host()).compactResponse(body, { signal }),
-    createCompletion: async (body, signal) => (await host()).createCompletion(body, { signal }),
-    streamCompletion: async (body, queue, signal) => (await host()).streamCompletion(body, queue, { signal }),
-    createEmbeddings: async (body, signal) => (await host()).createEmbeddings(body, { signal }),
-    createTranscription: async (body, signal) => (await host()).createTranscription(body, { signal }),
-    streamTranscription: async (body, queue, signal) => (await host()).streamTranscription(body, queue, { signal }),
-    listModels: async () => (await host()).listModels(),
-    retrieveModel: async (id) => (await host()).retrieveModel(id),
-    gpuInfo: async () => (await host()).gpuInfo(),
-    loadModel: async (model, opts) => (await host()).loadModel(model, opts),
-    queueState: async () => (await host()).queueState(),
-    cacheList: async () => (await host()).cacheList(),
-    cacheDelete: async (id) => (await host()).cacheDelete(id),
-    cacheClear: async () => (await host()).cacheClear(),
-    cacheUsage: async () => (await host()).cacheUsage(),
+    ...endpointMethods((name, spec) => {
+      const count = spec.args.length;
+      if (spec.kind === "stream") return async (...args) => call(name, [...leading(args, count), args[count], { signal: args[count + 1] }]);
+      if (!spec.port) return async (...args) => call(name, leading(args, count));
+      // loadModel takes its `{ signal, onProgress }` as given; the others a signal.
+      return async (...args) => call(name, [...leading(args, count), spec.progress ? args[count] : { signal: args[count] }]);
+    }),
     workerInfo: async () => ({ worker: "none", tabs: 1 }),
-    countTokens: async (body, signal) => (await host()).countTokens(body, { signal }),
-    modelStatus: async (id) => (await host()).modelStatus(id),
     terminate() {},
   };
 }
@@ -153,7 +118,7 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
     const onResponseStoreError = options.onResponseStoreError;
     const onStoreError = onResponseStoreError ? Comlink.proxy((wire: ApiErrorInit) => onResponseStoreError(deserializeError(wire) as ApiError)) : undefined;
-    const config = { engine: options.engine, models: options.models, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs, cache: options.cache, responsesStore: options.responsesStore, promptCache: options.promptCache, speculative: options.speculative };
+    const config: WorkerHostConfig = { engine: options.engine, ...pickOptions(options, WORKER_HOST_OPTIONS) };
     const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
       const result = await api.configure(config, onProgress, tab, onStoreError);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
@@ -290,39 +255,37 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
   const eventsOf = (message: PortMessage) => (message.type === "events" ? unpackEvents(message.packed) : undefined);
   const transcriptOf = (message: PortMessage) => (message.type === "transcript" ? message.events : undefined);
   const completionOf = (message: PortMessage) => (message.type === "completion" ? message.chunks : undefined);
+  const unpackers: Record<StreamWire, (message: PortMessage) => unknown[] | undefined> = { chunks: chunksOf, events: eventsOf, transcript: transcriptOf, completion: completionOf };
   // The recording's bytes move to the worker instead of being copied (the client read them into a buffer of its own).
-  const withAudio = (body: TranscriptionRequestBody) => Comlink.transfer(body, [body.file.data.buffer as ArrayBuffer]);
+  const withFile = (body: TranscriptionRequestBody) => Comlink.transfer(body, [body.file.data.buffer as ArrayBuffer]);
+  const transfers: Record<BodyTransfer, (body: never) => unknown> = { audio: withAudioTransfer, file: withFile };
+  /** The leading arguments as they go to the worker: the body's buffers marked for transfer where the entry says so. */
+  const outgoing = (spec: EndpointSpec, args: unknown[]) => {
+    const lead = leading(args, spec.args.length);
+    if (spec.kind === "unary" && !spec.port) return lead;
+    if (spec.transfer) lead[0] = transfers[spec.transfer](lead[0] as never);
+    return lead;
+  };
+  type RemoteMethod = (...args: unknown[]) => Promise<unknown>;
+  const remote = (api: Comlink.Remote<WorkerApi>, name: EndpointName) => (api as unknown as Record<EndpointName, RemoteMethod>)[name];
 
   return {
-    createChatCompletion: (body, signal) => withPort(signal, (api, port) => api.createChatCompletion(withAudioTransfer(body), port)),
-    streamChatCompletion: (body, queue, signal) => streamed(signal, queue, chunksOf, (api, port) => api.streamChatCompletion(withAudioTransfer(body), port)),
-    createResponse: (body, signal) => withPort(signal, (api, port) => api.createResponse(withAudioTransfer(body), port)),
-    streamResponse: (body, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.streamResponse(withAudioTransfer(body), port)),
-    compactResponse: (body, signal) => withPort(signal, (api, port) => api.compactResponse(body, port)),
-    createCompletion: (body, signal) => withPort(signal, (api, port) => api.createCompletion(body, port)),
-    streamCompletion: (body, queue, signal) => streamed(signal, queue, completionOf, (api, port) => api.streamCompletion(body, port)),
-    createEmbeddings: (body, signal) => withPort(signal, (api, port) => api.createEmbeddings(body, port)),
-    createTranscription: (body, signal) => withPort(signal, (api, port) => api.createTranscription(withAudio(body), port)),
-    streamTranscription: (body, queue, signal) => streamed(signal, queue, transcriptOf, (api, port) => api.streamTranscription(withAudio(body), port)),
-    loadModel: (model, opts) => withPort(opts.signal, (api, port) => api.loadModel(model, port, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined)),
-    retrieveResponse: async (id) => (await started()).retrieveResponse(id),
-    deleteResponse: async (id) => (await started()).deleteResponse(id),
-    listResponseInputItems: async (id, query) => (await started()).listResponseInputItems(id, query),
-    retrieveResponseStream: (id, startingAfter, queue, signal) => streamed(signal, queue, eventsOf, (api, port) => api.retrieveResponseStream(id, startingAfter, port)),
-    cancelResponse: async (id) => (await started()).cancelResponse(id),
-    listResponses: async (query) => (await started()).listResponses(query),
-    clearResponses: async () => (await started()).clearResponses(),
-    listModels: async () => (await started()).listModels(),
-    retrieveModel: async (id) => (await started()).retrieveModel(id),
-    gpuInfo: async () => (await started()).gpuInfo(),
-    queueState: async () => (await started()).queueState(),
-    cacheList: async () => (await started()).cacheList(),
-    cacheDelete: async (id) => (await started()).cacheDelete(id),
-    cacheClear: async () => (await started()).cacheClear(),
-    cacheUsage: async () => (await started()).cacheUsage(),
+    ...endpointMethods((name, spec) => {
+      const count = spec.args.length;
+      if (spec.kind === "stream") {
+        return (...args) => streamed(args[count + 1] as AbortSignal, args[count] as ChunkQueue<unknown>, unpackers[spec.wire], (api, port) => remote(api, name)(...outgoing(spec, args), port) as Promise<void>);
+      }
+      if (!spec.port) return async (...args) => remote(await started(), name)(...leading(args, count));
+      if (spec.progress) {
+        // loadModel: the progress callback crosses as a proxy the worker calls back.
+        return (...args) => {
+          const { signal, onProgress } = args[count] as { signal?: AbortSignal; onProgress?: (progress: LoadProgress) => void };
+          return withPort(signal, (api, port) => remote(api, name)(...leading(args, count), port, onProgress ? Comlink.proxy(onProgress) : undefined));
+        };
+      }
+      return (...args) => withPort(args[count] as AbortSignal, (api, port) => remote(api, name)(...outgoing(spec, args), port));
+    }),
     workerInfo: async () => (await started()).workerInfo(),
-    countTokens: (body, signal) => withPort(signal, (api, port) => api.countTokens(withAudioTransfer(body), port)),
-    modelStatus: async (id) => (await started()).modelStatus(id),
     terminate() {
       startFailure = null;
       if (current) crash(current, "The client was terminated.");

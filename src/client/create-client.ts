@@ -14,6 +14,7 @@ import { promptCacheSettings, type PromptCacheOption } from "../engine/prompt-ca
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
+import { CLIENT_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
@@ -289,18 +290,7 @@ function chooseBackend(options: ClientOptions): Backend {
     throw new ApiError({ status: 400, param: "speculative", message: "`speculative` must be true or false." });
   }
   const useWorker = options.worker ?? inBrowser();
-  const hostOptions: EngineHostOptions = {
-    engine: options.engine,
-    models: options.models,
-    maxQueue: options.maxQueue,
-    timeoutMs: options.timeoutMs,
-    cache: options.cache,
-    onProgress: options.onProgress,
-    responsesStore: options.responsesStore,
-    onResponseStoreError: options.onResponseStoreError,
-    promptCache: options.promptCache,
-    speculative: options.speculative,
-  };
+  const hostOptions: EngineHostOptions = pickOptions(options, CLIENT_HOST_OPTIONS);
   if (!useWorker) return inProcessBackend(hostOptions);
   const link = chooseWorkerLink(useWorker);
   const customWorker = typeof useWorker === "object" ? useWorker : undefined;

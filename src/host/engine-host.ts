@@ -6,7 +6,9 @@
  * It is wiring only: the pipeline core (host/pipeline-core.ts: catalog,
  * engines, queue, load, prepare, generate, conversation memory) and one face
  * per API on top of it, each in its own module. A new face is a new file
- * taking the `PipelineCore`, plus its methods here.
+ * taking the `PipelineCore`, plus its methods here; each public method is an
+ * endpoint, with its entry in endpoints.ts (the client and the worker are
+ * derived from that table, and tsc fails on a method without an entry).
  */
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";

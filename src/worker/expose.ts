@@ -11,9 +11,11 @@ import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, PortCommand, StoreErrorListener, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
-import { CompletionPortSink, EventPortSink, PortSink, TranscriptPortSink } from "./port-sink.js";
+import { portSinkFor } from "./port-sink.js";
+import { endpointEntries, leading, type EndpointName, type EndpointSpec } from "../host/endpoints.js";
 import { installErrorTransfer, serializeError } from "./transfer.js";
 import { guardedEndpoint } from "./port-guard.js";
+import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
@@ -30,13 +32,7 @@ export interface HostAccess {
 export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, onStoreError?: StoreErrorListener): EngineHost {
   return new EngineHost({
     engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
-    models: config.models,
-    maxQueue: config.maxQueue,
-    timeoutMs: config.timeoutMs,
-    cache: config.cache,
-    responsesStore: config.responsesStore,
-    promptCache: config.promptCache,
-    speculative: config.speculative,
+    ...pickOptions(config, WORKER_HOST_OPTIONS),
     onProgress,
     // To the page as plain fields (an ApiError's own fields do not survive structured clone); a gone page's proxy never answers, and that is fine.
     onResponseStoreError: onStoreError ? (error) => void Promise.resolve(onStoreError(serializeError(error))).catch(() => undefined) : undefined,
@@ -99,38 +95,30 @@ export function exposeEngineHost(
     }
   };
 
-  const api: WorkerApi = {
+  /** How the worker serves one endpoint of the table: a port becomes the request's signal, a stream's items go out on it. */
+  const serve = (name: EndpointName, spec: EndpointSpec) => {
+    const count = spec.args.length;
+    const method = (host: EngineHost) => (host[name] as (...args: unknown[]) => unknown).bind(host);
+    if (spec.kind === "stream") {
+      return (...args: unknown[]) => {
+        const port = args[count] as MessagePort;
+        return streamOn(port, (host, signal) => method(host)(...leading(args, count), portSinkFor(spec.wire, port), { signal, client }) as Promise<void>);
+      };
+    }
+    if (!spec.port) return (...args: unknown[]) => method(ready())(...leading(args, count));
+    return (...args: unknown[]) => {
+      const port = args[count] as MessagePort;
+      // loadModel's options carry its progress callback (a proxy to the page), not the client.
+      const options = spec.progress ? (signal: AbortSignal) => ({ signal, onProgress: args[count + 1] }) : (signal: AbortSignal) => ({ signal, client });
+      return withPort(port, (host, signal) => method(host)(...leading(args, count), options(signal)) as Promise<unknown>);
+    };
+  };
+
+  const api = {
     configure: (config, onProgress, tab, onStoreError) => access.configure(config, onProgress, tab, onStoreError),
     workerInfo: () => access.info(),
-    createChatCompletion: (body, port) => withPort(port, (host, signal) => host.createChatCompletion(body, { signal, client })),
-    streamChatCompletion: (body, port) => streamOn(port, (host, signal) => host.streamChatCompletion(body, new PortSink(port), { signal, client })),
-    createResponse: (body, port) => withPort(port, (host, signal) => host.createResponse(body, { signal, client })),
-    streamResponse: (body, port) => streamOn(port, (host, signal) => host.streamResponse(body, new EventPortSink(port), { signal, client })),
-    retrieveResponse: (id) => ready().retrieveResponse(id),
-    deleteResponse: (id) => ready().deleteResponse(id),
-    listResponseInputItems: (id, query) => ready().listResponseInputItems(id, query),
-    retrieveResponseStream: (id, startingAfter, port) => streamOn(port, (host, signal) => host.retrieveResponseStream(id, startingAfter, new EventPortSink(port), { signal })),
-    cancelResponse: (id) => ready().cancelResponse(id),
-    listResponses: (query) => ready().listResponses(query),
-    clearResponses: () => ready().clearResponses(),
-    compactResponse: (body, port) => withPort(port, (host, signal) => host.compactResponse(body, { signal, client })),
-    createCompletion: (body, port) => withPort(port, (host, signal) => host.createCompletion(body, { signal, client })),
-    streamCompletion: (body, port) => streamOn(port, (host, signal) => host.streamCompletion(body, new CompletionPortSink(port), { signal, client })),
-    createEmbeddings: (body, port) => withPort(port, (host, signal) => host.createEmbeddings(body, { signal })),
-    createTranscription: (body, port) => withPort(port, (host, signal) => host.createTranscription(body, { signal })),
-    streamTranscription: (body, port) => streamOn(port, (host, signal) => host.streamTranscription(body, new TranscriptPortSink(port), { signal })),
-    listModels: () => ready().listModels(),
-    retrieveModel: (id) => ready().retrieveModel(id),
-    gpuInfo: () => ready().gpuInfo(),
-    loadModel: (model, port, onProgress) => withPort(port, (host, signal) => host.loadModel(model, { signal, onProgress })),
-    queueState: () => ready().queueState(),
-    cacheList: () => ready().cacheList(),
-    cacheDelete: (id) => ready().cacheDelete(id),
-    cacheClear: () => ready().cacheClear(),
-    cacheUsage: () => ready().cacheUsage(),
-    countTokens: (body, port) => withPort(port, (host, signal) => host.countTokens(body, { signal })),
-    modelStatus: (id) => ready().modelStatus(id),
-  };
+    ...Object.fromEntries(endpointEntries.map(([name, spec]) => [name, serve(name, spec)])),
+  } as WorkerApi;
   // Only calls of `api`'s own methods: comlink alone would also serve GET, SET, CONSTRUCT and ENDPOINT on any path.
   Comlink.expose(api, guardedEndpoint(endpoint, api));
 }

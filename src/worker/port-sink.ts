@@ -13,6 +13,7 @@ import { packEvents } from "./event-wire.js";
 import type { ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 import type { CompletionChunk } from "../protocol/completions-types.js";
+import type { StreamWire } from "../host/endpoints.js";
 
 /** Runs `fn` in a later task, without setTimeout's 4 ms clamp. */
 function nextTask(fn: () => void): void {
@@ -98,5 +99,19 @@ export class CompletionPortSink extends BatchingPortSink<CompletionChunk> {
 export class TranscriptPortSink extends BatchingPortSink<TranscriptionStreamEvent> {
   constructor(port: MessagePort) {
     super(port, (events) => ({ type: "transcript", events }));
+  }
+}
+
+/** The sink that writes a stream's wire form (host/endpoints.ts `wire`) to its port. */
+export function portSinkFor(wire: StreamWire, port: MessagePort): ChunkSink<unknown> {
+  switch (wire) {
+    case "chunks":
+      return new PortSink(port) as ChunkSink<unknown>;
+    case "events":
+      return new EventPortSink(port) as ChunkSink<unknown>;
+    case "completion":
+      return new CompletionPortSink(port) as ChunkSink<unknown>;
+    case "transcript":
+      return new TranscriptPortSink(port) as ChunkSink<unknown>;
   }
 }

@@ -30,6 +30,7 @@ import type { LoadProgress } from "../engine/types.js";
 import type { ConfigureResult, StoreErrorListener, TabHello, WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 import { webLocks } from "../cache/locks.js";
+import { WORKER_HOST_OPTIONS } from "../host/host-options.js";
 
 interface Tab {
   onProgress?: (progress: LoadProgress) => void;
@@ -41,8 +42,7 @@ interface Tab {
 
 /** The options a later tab sends that the running host was not built with (the first tab's win). */
 function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string[] {
-  const keys: Array<keyof WorkerHostConfig> = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore", "promptCache", "speculative"];
-  return keys.filter((key) => JSON.stringify(first[key] ?? null) !== JSON.stringify(next[key] ?? null));
+  return WORKER_HOST_OPTIONS.filter((key) => JSON.stringify(first[key] ?? null) !== JSON.stringify(next[key] ?? null));
 }
 
 function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostConfig["engine"]): string {
