@@ -8,7 +8,7 @@
  */
 import type { ChatCompletionTool as SdkTool, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { expectTypeOf } from "vitest";
-import type { AnyToolCall, AnyToolCallDelta, ChatCompletionMessageParam, ChatCompletionTool, Client, FunctionTool, ToolCall, ToolCallDelta } from "../../src/index.js";
+import type { AnyToolCall, AnyToolCallDelta, ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool, Client, FunctionTool, Stream, ToolCall, ToolCallDelta } from "../../src/index.js";
 
 declare const client: Client;
 declare const functionTools: FunctionTool[];
@@ -67,4 +67,14 @@ export async function customToolsGetTheUnion(): Promise<void> {
   }
   const sdkStream = await client.chat.completions.create(sdkStreaming);
   for await (const chunk of sdkStream) expectTypeOf(chunk.choices[0]!.delta.tool_calls).toEqualTypeOf<AnyToolCallDelta[] | undefined>();
+}
+
+export async function annotatedWithTheWideNames(): Promise<void> {
+  // Code that annotates with the named (wide) types keeps compiling: the narrow replies are assignable to them.
+  const messages: ChatCompletionMessageParam[] = [{ role: "user", content: "Hi" }];
+  const reply: ChatCompletion = await client.chat.completions.create({ model: "Qwen3-0.6B", messages, tools: functionTools });
+  const stream: Stream = await client.chat.completions.create({ model: "Qwen3-0.6B", messages, tools: functionTools, stream: true });
+  const narrow: ChatCompletion<ToolCall> = await client.chat.completions.create({ model: "Qwen3-0.6B", messages });
+  const chunks: Stream<ChatCompletionChunk<ToolCallDelta>> = await client.chat.completions.create({ model: "Qwen3-0.6B", messages, stream: true });
+  void [reply, stream, narrow, chunks];
 }
