@@ -3,7 +3,7 @@
  * EngineHost running in a dedicated worker (browser default) or in this thread.
  */
 import type { EngineHostOptions } from "../host/engine-host.js";
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ModelList, ModelObject } from "../protocol/types.js";
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionTool, FunctionTool, ModelList, ModelObject, ToolCallDeltaFor, ToolCallFor } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { ModelRecord } from "../models/record.js";
@@ -97,14 +97,17 @@ export interface RequestOptions {
   signal?: AbortSignal | null | undefined;
 }
 
-type StreamingParams = ChatCompletionCreateParams & { stream: true };
-
 export interface Client {
   chat: {
     completions: {
-      create(body: StreamingParams, options?: RequestOptions): Promise<Stream>;
-      create(body: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
-      create(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletion | Stream>;
+      // Overloads on `stream`, generic on `tools`: `Tool` is inferred from the request's tools (FunctionTool
+      // when it has none), so a request without custom tools gets function-call types (ToolCallFor).
+      create<Tool extends ChatCompletionTool = FunctionTool>(body: ChatCompletionCreateParams<Tool> & { stream: true }, options?: RequestOptions): Promise<Stream<ChatCompletionChunk<ToolCallDeltaFor<Tool>>>>;
+      create<Tool extends ChatCompletionTool = FunctionTool>(body: ChatCompletionCreateParams<Tool> & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion<ToolCallFor<Tool>>>;
+      create<Tool extends ChatCompletionTool = FunctionTool>(
+        body: ChatCompletionCreateParams<Tool>,
+        options?: RequestOptions,
+      ): Promise<ChatCompletion<ToolCallFor<Tool>> | Stream<ChatCompletionChunk<ToolCallDeltaFor<Tool>>>>;
     };
   };
   /** The Responses API (Open Responses) on the same local pipeline. */

@@ -7,8 +7,12 @@
  * v7) are assignable to them, and response types narrow enough that ours are
  * assignable to the SDK's (test/types/ checks both with strict tsc). Shapes the
  * API defines but a local model cannot serve (audio and file parts, refusal
- * parts sent back, the legacy `function` role, custom tools) are typed in and
- * refused at run time with a 400 naming them (protocol/validate.ts).
+ * parts sent back, the legacy `function` role) are typed in and refused at
+ * run time with a 400 naming them (protocol/validate.ts).
+ *
+ * Response types follow the request: the client's `create` infers the type of
+ * `tools`, and a request without custom tools gets replies typed with function
+ * calls only (ToolCallFor), as before custom tools existed.
  */
 
 export type Role = "system" | "developer" | "user" | "assistant" | "tool";
@@ -81,6 +85,9 @@ export interface CustomToolCall {
   function?: undefined;
 }
 
+/** Either kind of call in a reply: custom calls only answer a request that declares custom tools. */
+export type AnyToolCall = ToolCall | CustomToolCall;
+
 /** A message as this library serves it: what apps build their histories from. */
 export interface ChatMessage {
   role: Role;
@@ -124,7 +131,7 @@ export interface FunctionTool {
   };
 }
 
-/** A free-text (custom) tool: typed so SDK-typed tool lists compile, refused at run time. */
+/** A free-text (custom) tool, optionally with a grammar: answered with CustomToolCall (protocol/custom-tools.ts). */
 export interface CustomTool {
   type: "custom";
   custom: {
@@ -134,8 +141,19 @@ export interface CustomTool {
   };
 }
 
-/** Every tool the request may declare; only FunctionTool is served. */
+/** Every tool a request may declare. */
 export type ChatCompletionTool = FunctionTool | CustomTool;
+
+/**
+ * The calls a reply to a request declaring `Tool`s may hold: function calls
+ * only, unless some tool may be a custom one. `Tool` is what the client
+ * infers from `tools` (FunctionTool when there are none), so code for a
+ * function-tools request reads `call.function.name` without a check.
+ */
+export type ToolCallFor<Tool extends ChatCompletionTool> = [Extract<Tool, { type: "custom" }>] extends [never] ? ToolCall : AnyToolCall;
+
+/** The streamed form of ToolCallFor: the call deltas a chunk of that reply may hold. */
+export type ToolCallDeltaFor<Tool extends ChatCompletionTool> = [Extract<Tool, { type: "custom" }>] extends [never] ? ToolCallDelta : AnyToolCallDelta;
 
 /** The tool choices the engine serves (what validation normalizes to). */
 export type ToolChoice =
@@ -175,7 +193,8 @@ export interface ProviderPreferences {
   require_local?: boolean;
 }
 
-export interface ChatCompletionCreateParams {
+/** A chat request; `Tool` is the type of its `tools` entries (what the reply's types follow, see ToolCallFor). */
+export interface ChatCompletionCreateParams<Tool extends ChatCompletionTool = ChatCompletionTool> {
   model: string;
   messages: ChatCompletionMessageParam[];
   max_tokens?: number | null;
@@ -194,7 +213,7 @@ export interface ChatCompletionCreateParams {
   logit_bias?: Record<string, number> | null;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
-  tools?: ChatCompletionTool[] | null;
+  tools?: Tool[] | null;
   tool_choice?: ToolChoiceOption | null;
   parallel_tool_calls?: boolean | null;
   response_format?: ResponseFormat | null;
@@ -256,11 +275,12 @@ export interface ChoiceLogprobs {
 
 export type FinishReason = "stop" | "length" | "tool_calls";
 
-export interface AssistantMessage {
+/** The reply's message; `Call` narrows to ToolCall for a request without custom tools (ToolCallFor). */
+export interface AssistantMessage<Call extends AnyToolCall = AnyToolCall> {
   role: "assistant";
   content: string | null;
   reasoning_content?: string | null;
-  tool_calls?: Array<ToolCall | CustomToolCall>;
+  tool_calls?: Call[];
   refusal: null;
 }
 
@@ -298,7 +318,8 @@ export interface WebGpuStats {
   batch?: { max_rows: number; mean_rows: number; passes: number };
 }
 
-export interface ChatCompletion {
+/** A reply; `Call` as in AssistantMessage (the client narrows it to the request's tools). */
+export interface ChatCompletion<Call extends AnyToolCall = AnyToolCall> {
   id: string;
   object: "chat.completion";
   created: number;
@@ -307,7 +328,7 @@ export interface ChatCompletion {
   system_fingerprint?: string;
   choices: Array<{
     index: number;
-    message: AssistantMessage;
+    message: AssistantMessage<Call>;
     finish_reason: FinishReason;
     logprobs: ChoiceLogprobs | null;
   }>;
@@ -336,14 +357,19 @@ export interface CustomToolCallDelta {
   function?: undefined;
 }
 
-export interface ChunkDelta {
+/** Either kind of call delta in a chunk: custom ones only for a request that declares custom tools. */
+export type AnyToolCallDelta = ToolCallDelta | CustomToolCallDelta;
+
+/** `Delta` narrows to ToolCallDelta for a request without custom tools (ToolCallDeltaFor). */
+export interface ChunkDelta<Delta extends AnyToolCallDelta = AnyToolCallDelta> {
   role?: "assistant";
   content?: string | null;
   reasoning_content?: string;
-  tool_calls?: Array<ToolCallDelta | CustomToolCallDelta>;
+  tool_calls?: Delta[];
 }
 
-export interface ChatCompletionChunk {
+/** A streamed chunk; `Delta` as in ChunkDelta (the client narrows it to the request's tools). */
+export interface ChatCompletionChunk<Delta extends AnyToolCallDelta = AnyToolCallDelta> {
   id: string;
   object: "chat.completion.chunk";
   created: number;
@@ -352,7 +378,7 @@ export interface ChatCompletionChunk {
   system_fingerprint?: string;
   choices: Array<{
     index: number;
-    delta: ChunkDelta;
+    delta: ChunkDelta<Delta>;
     finish_reason: FinishReason | null;
     logprobs: ChoiceLogprobs | null;
   }>;
