@@ -107,7 +107,7 @@ export class StoredResponses {
     if (isUnfinished(entry.response.status)) {
       const there = await this.cancels.elsewhere(id);
       if (there) return there;
-      throw new ApiError({ status: 409, code: "response_not_running", param: "response_id", message: `Response '${id}' is stored as ${entry.response.status}, but no live worker of this origin is generating it (its worker stopped; the next client to start resumes it or ends it incomplete). Retrieve it again shortly.` });
+      throw new ApiError({ status: 409, code: "response_not_running", param: "response_id", message: `Response '${id}' is stored as ${entry.response.status}, but no live worker of this origin is generating it (its worker stopped; the next client to call the Responses API resumes it or ends it incomplete). Retrieve it again shortly.` });
     }
     // Already done: cancelling changes nothing, as on the hosted API.
     return entry.response;
