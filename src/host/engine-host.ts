@@ -67,6 +67,8 @@ export class EngineHost {
     this.responses = new ResponsesFace<Prepared>(
       { run: (request, signal, work) => core.withSlot(request, signal, work), generate: (prepared, output, signal) => core.generate(prepared, output, signal) },
       new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
+      // Responses whose worker stopped mid-way (a reload) resume or end `incomplete`, on the face's first use (responses-recovery.ts).
+      (model) => this.modelReady(model),
     );
     this.models = new ModelsFace(core);
     this.cache = new CacheFace(core);
@@ -75,8 +77,6 @@ export class EngineHost {
       complete: (body, signal) => this.chat.create(body, { signal }),
       stream: (body, sink, signal) => this.chat.stream(body, sink, { signal }),
     };
-    // Responses whose worker stopped mid-way (a reload) resume or end `incomplete` (responses-face.ts recover).
-    void this.responses.recover((model) => this.modelReady(model));
   }
 
   // ── responses (host/responses-face.ts) ───────────────────────────────────

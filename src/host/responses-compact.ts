@@ -8,7 +8,7 @@
  */
 import type { ResponseObject } from "../protocol/responses/types.js";
 import { outputText } from "../protocol/responses/output-text.js";
-import { newResponseId } from "./responses-face.js";
+import { newResponseId } from "../protocol/responses/response-object.js";
 import {
   SUMMARY_PROMPT,
   compactionItem,
