@@ -17,6 +17,7 @@ export type { PromptCacheConfig, PromptCacheOption } from "./engine/prompt-cache
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";
 export type { WorkerInfo, WorkerKind } from "./worker/protocol.js";
 export type { ModelStatus, TokenCount } from "./host/prompt-support.js";
+export type { EngineStats, BatchingState } from "./host/stats-face.js";
 export type { CachedModel, CacheUsage } from "./cache/manager.js";
 export type { ResponsesStoreOptions, RetentionOptions, ResponseList, ResponseListQuery, ResponseStore, StoredResponse } from "./store/response-store.js";
 export type { ResponsesCleared } from "./host/responses-face.js";

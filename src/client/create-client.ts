@@ -27,6 +27,7 @@ import { chooseWorkerLink } from "./shared-choice.js";
 import type { WorkerInfo, WorkerKind } from "../worker/protocol.js";
 import { outputText } from "../protocol/responses/output-text.js";
 import type { ModelStatus, TokenCount } from "../host/prompt-support.js";
+import type { EngineStats } from "../host/stats-face.js";
 import { transcriptionsApi, type TranscriptionsApi } from "./transcriptions.js";
 import type { Completion, CompletionChunk, CompletionCreateParams } from "../protocol/completions-types.js";
 
@@ -169,6 +170,8 @@ export interface Client {
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Requests waiting and running (tests, diagnostics). */
   queueState(): Promise<{ waiting: number; running: boolean }>;
+  /** Forward passes, generated and prefilled tokens, rows per pass since the engine's host started, and whether the loaded model batches (issue 38). */
+  stats(): Promise<EngineStats>;
   /** The weight cache of the `cache` backend (web-llm's own cache, filled by our downloader). */
   cache: {
     /** Cached models: id, bytes, complete, lastUsed (most recent first). */
@@ -270,6 +273,7 @@ export function createClient(options: ClientOptions = {}): Client {
     workerInfo: () => backend.workerInfo(),
     fetch: undefined as unknown as Client["fetch"],
     queueState: () => backend.queueState(),
+    stats: () => backend.stats(),
     cache: {
       list: () => backend.cacheList(),
       delete: (id) => backend.cacheDelete(id),

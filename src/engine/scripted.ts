@@ -259,7 +259,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     get loadedModel() {
       return loaded;
     },
-    ...(scheduler ? { batchRows: options.batch?.maxRows ?? 8 } : {}),
+    ...(scheduler ? { batchRows: options.batch?.maxRows ?? 8 } : { oneAtATime: "scripted engine without the batch option" }),
     batchCounters: () => scheduler?.counters() ?? null,
     continuesReply: (request: EngineRequest) => canContinue(request, scriptedTokens(request.continueReply ?? "").length),
     embeds,

@@ -8,6 +8,7 @@
 import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import type { PromptCacheSettings } from "./prompt-cache/config.js";
+import type { BatchCounters } from "./batching/counters.js";
 
 /** What the host measured of one audio input before it reached the engine. */
 export interface EngineAudioInfo {
@@ -222,6 +223,14 @@ export interface Engine {
    * once. Absent or 1: one at a time (web-llm, for now).
    */
   readonly batchRows?: number;
+  /**
+   * A batching engine's own engine-wide counts since it was created (forward
+   * passes, tokens, rows per pass), or null when it does not batch. Absent or
+   * null: the host counts each generation's own figures (`client.stats()`).
+   */
+  batchCounters?(): BatchCounters | null;
+  /** Why this engine decodes one sequence at a time (`client.stats()`); absent where it batches. */
+  readonly oneAtATime?: string;
   /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */
   readonly requiresGpu?: boolean;
   /**

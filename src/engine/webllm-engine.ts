@@ -448,6 +448,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
 
   return {
     requiresGpu: true,
+    // The batch functions of the model library are not bound yet (issue 38): web-llm's own decode takes one sequence.
+    oneAtATime: "the web-llm engine decodes one sequence at a time in this version",
     embedsTokenIds: true,
     continuesReply,
     countTokens: async (request) => countWebLlmPromptTokens(pipelineOf(request.model)?.tokenizer, request),

@@ -104,7 +104,7 @@ export class CompletionsFace {
       const generate: Generate = (p, write) => {
         const prompt = request.prompts[p];
         const output = { write, ...(request.logprobs !== undefined ? { logprobs: { base: prompt.length, top: request.logprobs } } : {}) };
-        return runRawGeneration(engine, engineRequest(request, record, prompt), stats, started, output, slotSignal).catch((error) => {
+        return runRawGeneration(engine, engineRequest(request, record, prompt), stats, started, output, slotSignal, this.core.tally).catch((error) => {
           throw promptError(error, request, p);
         });
       };

@@ -69,6 +69,8 @@ export const ENDPOINTS = {
   gpuInfo: { kind: "unary", args: [], port: false },
   loadModel: { kind: "unary", args: ["model"], port: true, progress: true },
   queueState: { kind: "unary", args: [], port: false },
+  // engine-wide counters (host/stats-face.ts)
+  stats: { kind: "unary", args: [], port: false },
   // weight cache (host/cache-face.ts)
   cacheList: { kind: "unary", args: [], port: false },
   cacheDelete: { kind: "unary", args: ["id"], port: false },

@@ -35,6 +35,7 @@ import { CacheFace } from "./cache-face.js";
 import { CompletionsFace } from "./completions-face.js";
 import type { Completion, CompletionChunk } from "../protocol/completions-types.js";
 import { countTokens, modelStatus, type ModelStatus, type PromptSupportContext, type TokenCount } from "./prompt-support.js";
+import { engineStats, type EngineStats } from "./stats-face.js";
 
 export type { ChunkSink, Prepared, RequestOptions } from "./pipeline-core.js";
 
@@ -226,6 +227,11 @@ export class EngineHost {
   /** Requests waiting and whether one runs: for tests and the demo. */
   queueState(): { waiting: number; running: boolean } {
     return this.models.queueState();
+  }
+
+  /** Forward passes, tokens and rows per pass since this host started, and whether the loaded model batches (host/stats-face.ts). */
+  async stats(): Promise<EngineStats> {
+    return engineStats(this.core);
   }
 
   // ── weight cache (client.cache.*, host/cache-face.ts) ────────────────────

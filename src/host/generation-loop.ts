@@ -13,9 +13,10 @@ import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
 import { addDecodeCounts, decodeCounts, predictionDetails, type DecodeCounts } from "./decode-report.js";
 import type { WebGpuStats } from "../protocol/types.js";
+import type { GenerationTally } from "./generation-tally.js";
 
-/** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses). */
-export async function runGeneration(engine: Engine, prepared: Prepared, output: GenerationOutput, signal: AbortSignal, memory: ConversationMemory): Promise<GenerationResult> {
+/** Runs one choice through the engine and the family's parser; its events go to `output` (chat or Responses); `tally` counts it engine-wide. */
+export async function runGeneration(engine: Engine, prepared: Prepared, output: GenerationOutput, signal: AbortSignal, memory: ConversationMemory, tally: GenerationTally): Promise<GenerationResult> {
   const parser = prepared.family.createParser(prepared.context);
   const guard = new StopGuard(prepared.engineRequest.sampling.stop);
   let raw = "";
@@ -46,6 +47,8 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
     if (event.type === "done") {
       engineUsage = event.usage;
       finish = event.finish;
+      // Counted even when aborted: its passes ran.
+      tally.count(engine, event.usage);
       break;
     }
     if (first) {

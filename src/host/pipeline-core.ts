@@ -36,6 +36,7 @@ import { ConversationMemory } from "./conversation-memory.js";
 import { notAChatModel } from "./embeddings.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
 import { runGeneration } from "./generation-loop.js";
+import { GenerationTally } from "./generation-tally.js";
 
 export type { Prepared } from "./prepare-request.js";
 
@@ -134,6 +135,10 @@ export interface PipelineCore {
   cacheManager(): Promise<CacheManager>;
   /** The one queue, for work that holds it without a request (loadModel). */
   readonly queue: RequestQueue;
+  /** Engine-wide counts of the generations of one-at-a-time engines (`client.stats()`); every generation loop feeds it. */
+  readonly tally: GenerationTally;
+  /** The engines started so far: the host's own (once created), then those of records that name their own. */
+  engines(): Engine[];
 }
 
 export class Pipeline implements PipelineCore {
@@ -141,6 +146,7 @@ export class Pipeline implements PipelineCore {
   /** Engines of records that name their own (`record.engine`), by model id. */
   private readonly recordEngines = new Map<string, Engine>();
   readonly queue: RequestQueue;
+  readonly tally = new GenerationTally();
   private readonly memory = new ConversationMemory();
   private catalogPromise: Promise<Catalog> | null = null;
   private ownCatalog: Catalog | null = null;
@@ -234,7 +240,11 @@ export class Pipeline implements PipelineCore {
   }
 
   async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
-    return runGeneration(await this.engineFor(prepared.record), prepared, output, signal, this.memory);
+    return runGeneration(await this.engineFor(prepared.record), prepared, output, signal, this.memory, this.tally);
+  }
+
+  engines(): Engine[] {
+    return [...(this.engine ? [this.engine] : []), ...this.recordEngines.values()];
   }
 
   async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {

@@ -11,6 +11,7 @@ import type { Usage, WebGpuStats } from "../protocol/types.js";
 import type { Engine, EngineRequest, EngineUsage } from "../engine/types.js";
 import { StopGuard } from "./stop-guard.js";
 import { recordUsage } from "./generation-loop.js";
+import type { GenerationTally } from "./generation-tally.js";
 
 export interface RawGeneration {
   text: string;
@@ -25,7 +26,7 @@ export interface RawOutput {
   write(text: string, logprobs: CompletionLogprobs | null): void;
 }
 
-export async function runRawGeneration(engine: Engine, request: EngineRequest, stats: WebGpuStats, started: number, output: RawOutput, signal: AbortSignal): Promise<RawGeneration> {
+export async function runRawGeneration(engine: Engine, request: EngineRequest, stats: WebGpuStats, started: number, output: RawOutput, signal: AbortSignal, tally: GenerationTally): Promise<RawGeneration> {
   const guard = new StopGuard(request.sampling.stop);
   const logprobs = output.logprobs ? new LegacyLogprobs(output.logprobs.base, output.logprobs.top) : null;
   let text = "";
@@ -35,6 +36,8 @@ export async function runRawGeneration(engine: Engine, request: EngineRequest, s
     if (event.type === "done") {
       engineUsage = event.usage;
       finish = event.finish;
+      // Counted engine-wide even when aborted: its passes ran.
+      tally.count(engine, event.usage);
       break;
     }
     if (stats.ttft_ms === 0) stats.ttft_ms = Math.round(performance.now() - started);

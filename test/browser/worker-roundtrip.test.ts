@@ -20,6 +20,29 @@ describe("through the worker", () => {
     client.terminate();
   });
 
+  it("client.stats() counts the worker's engine: zeros at first, then one pass per token (speculation off)", async () => {
+    const client = createClient({ engine: createScriptedEngine({ replies: [words(40), "One two three."] }), speculative: false });
+    expect((await client.workerInfo()).worker).not.toBe("none");
+    expect(await client.stats()).toEqual({
+      forward_passes: 0,
+      generated_tokens: 0,
+      prefill_tokens: 0,
+      mean_rows: 0,
+      max_rows: 0,
+      batching: { available: false, model: null, row_cap: 1, reason: "scripted engine without the batch option" },
+    });
+    const cut = await client.chat.completions.create({ ...base, max_tokens: 20 });
+    const whole = await client.chat.completions.create(base);
+    expect(cut.usage.completion_tokens).toBe(20);
+    const stats = await client.stats();
+    // The cut reply: one pass per token; the one that ends by itself: one more, for its end-of-text token.
+    expect(stats).toMatchObject({ forward_passes: 20 + whole.usage.completion_tokens + 1, generated_tokens: 20 + whole.usage.completion_tokens + 1, mean_rows: 1, max_rows: 1 });
+    expect(stats.prefill_tokens).toBe(cut.x_webgpu.prefill_tokens + whole.x_webgpu.prefill_tokens);
+    expect(stats.batching).toMatchObject({ available: false, row_cap: 1 });
+    expect(stats.batching.model).toMatch(/^Qwen3-0\.6B-/);
+    client.terminate();
+  });
+
   it("keeps error fields across the worker", async () => {
     const client = createClient({ engine: createScriptedEngine({ replies: [] }) });
     const invalid = await client.chat.completions.create({ ...base, temperature: 9 }).catch((e) => e);

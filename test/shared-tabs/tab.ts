@@ -122,6 +122,7 @@ const api = {
   cacheUsage: () => client!.cache.usage(),
   gpuInfo: () => client!.gpu.info(),
   queueState: () => client!.queueState(),
+  stats: () => client!.stats(),
   terminate: () => client!.terminate(),
   /** Asks the custom worker's engine for its loads and requests (BroadcastChannel, answered by every engine of the origin). */
   engineReport(): Promise<{ loads: string[]; prompts: string[][] }> {

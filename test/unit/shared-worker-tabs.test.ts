@@ -32,6 +32,7 @@ type TabApi = {
   workerInfo(): Promise<{ worker: string; tabs: number; fallback?: string }>;
   gpuInfo(): Promise<{ available: boolean; worker: string }>;
   queueState(): Promise<{ waiting: number; running: boolean }>;
+  stats(): Promise<{ forward_passes: number; generated_tokens: number; prefill_tokens: number; max_rows: number; batching: { available: boolean } }>;
   modelIds(): Promise<string[]>;
   respond(body: Record<string, unknown>): Promise<{ id?: string; text?: string; events?: string[]; error: unknown }>;
   retrieveResponse(id: string): Promise<string>;
@@ -120,6 +121,12 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     expect(progressA.filter((p) => p.fraction === 1)).toHaveLength(1);
     expect(await call(b, (t) => t.progress)).toEqual([]);
     expect(await call(b, (t) => t.workerInfo())).toEqual({ worker: "shared", tabs: 2 });
+    // client.stats() counts the one engine: both tabs' requests, the same from either tab.
+    const stats = await call(b, (t) => t.stats());
+    expect(await call(a, (t) => t.stats())).toEqual(stats);
+    const completionTokens = [first, second].reduce((n, r) => n + (r.completion as unknown as { usage: { completion_tokens: number } }).usage.completion_tokens, 0);
+    expect(stats.generated_tokens).toBeGreaterThanOrEqual(completionTokens);
+    expect(stats).toMatchObject({ max_rows: 1, batching: { available: false } });
     expect(await call(a, (t) => t.gpuInfo())).toMatchObject({ available: true, worker: "shared" });
     // The rest of the API crosses the shared port too.
     expect(await call(b, (t) => t.modelIds())).toContain("Qwen3-0.6B-q4f32_1-MLC");

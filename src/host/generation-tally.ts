@@ -1,0 +1,40 @@
+/**
+ * Engine-wide counts for an engine that decodes one sequence at a time, added
+ * up from each generation's own figures (what `x_webgpu` reports of it): a
+ * batching engine counts its shared passes itself (`Engine.batchCounters`),
+ * since the sum of its rows' passes would count a shared pass once per row.
+ *
+ * A generation's passes are its prompt's prefill (one pass: the engine's usage
+ * does not say how many chunks it prefilled in) and its `decode_passes`
+ * (host/decode-report.ts: decode and verify steps, one per generated token
+ * where the engine does not count them). Each such pass has one row and
+ * samples one token, plus the draft tokens it accepted.
+ */
+import type { Engine, EngineUsage } from "../engine/types.js";
+import { RowsPerPass, type BatchCounters } from "../engine/batching/counters.js";
+import { decodeCounts } from "./decode-report.js";
+
+export class GenerationTally {
+  private readonly rows = new RowsPerPass();
+  private generated = 0;
+  private prefilled = 0;
+
+  /** One generation of `engine` ended (done, stopped, cut or aborted) with this usage. */
+  count(engine: Engine, usage: EngineUsage): void {
+    if (engine.batchCounters?.()) return;
+    // As the generation loop counts prefill_tokens: at least one prompt token is fed (its logits give the first token).
+    const fed = usage.promptTokens + (usage.continuedTokens ?? 0);
+    const cachedFed = Math.max(0, Math.min(usage.cachedTokens, fed - 1));
+    const decode = decodeCounts(usage);
+    const passes = (fed > 0 ? 1 : 0) + decode.decode_passes;
+    if (passes > 0) this.rows.add(1, passes);
+    this.prefilled += fed - cachedFed;
+    // Each pass samples one token, a verify pass its accepted draft tokens too (as a batching engine counts
+    // sampled tokens: a reply that ends by itself samples its end-of-text token, one more than completion_tokens).
+    this.generated += passes + decode.accepted_draft_tokens;
+  }
+
+  counters(): BatchCounters {
+    return { forward_passes: this.rows.passes, generated_tokens: this.generated, prefill_tokens: this.prefilled, mean_rows: this.rows.mean, max_rows: this.rows.max };
+  }
+}
