@@ -43,9 +43,13 @@ function readmeTypeScriptBlocks(): string[] {
   return [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
-/** Every ```ts code block under docs/, by page and index. */
+/**
+ * Every ```ts code block under docs/ an app could copy, by page and index.
+ * docs/internals/ is left out: its blocks quote the library's own source
+ * (src/, which tsc checks as it is), not code written against the package.
+ */
 function docsTypeScriptBlocks(): Array<{ name: string; code: string }> {
-  const pages = readdirSync(join(repo, "docs"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".md"));
+  const pages = readdirSync(join(repo, "docs"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".md") && !f.startsWith("internals"));
   return pages.flatMap((page) =>
     [...readFileSync(join(repo, "docs", page), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({ name: `${page.replace(/\.md$/, "").replace(/\W/g, "-")}-${i}`, code: m[1]! })),
   );
