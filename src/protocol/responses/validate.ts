@@ -12,8 +12,11 @@
  */
 import { checkValueDepth } from "../json-depth.js";
 import { ApiError, invalidParam } from "../api-error.js";
-import { ANY_OBJECT_SCHEMA, MAX_IMAGES, effortParam, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
-import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "../params.js";
+import type { NormalizedMessage, NormalizedRequest } from "../validate.js";
+import {
+  ANY_OBJECT_SCHEMA, checkFunctionFields, checkSchemaDepth, describe, effortParam, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_IMAGES, MAX_USER_LENGTH,
+  optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body,
+} from "../params.js";
 import type { FunctionTool, ReasoningEffort, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
 import { checkSchemaGrammar } from "../../grammar/refusal.js";
