@@ -8,7 +8,8 @@
  * None stays `in_progress`. The Responses face starts it on its first use.
  */
 import { ApiError } from "../protocol/api-error.js";
-import { itemsToMessages, type ResponsesRequest } from "../protocol/responses/validate.js";
+import type { ResponsesRequest } from "../protocol/responses/validate.js";
+import { itemsToMessages } from "../protocol/responses/items.js";
 import { structuredCloneLite } from "../protocol/responses/output-builder.js";
 import { interruptedResponse, isUnfinished } from "../protocol/responses/response-object.js";
 import type { ResponseObject } from "../protocol/responses/types.js";

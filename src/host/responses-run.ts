@@ -9,7 +9,8 @@
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
 import type { NormalizedRequest } from "../protocol/validate.js";
-import { itemsToMessages, validateResponsesRequest, type ResponsesRequest } from "../protocol/responses/validate.js";
+import { validateResponsesRequest, type ResponsesRequest } from "../protocol/responses/validate.js";
+import { itemsToMessages } from "../protocol/responses/items.js";
 import { ResponseOutputBuilder, structuredCloneLite } from "../protocol/responses/output-builder.js";
 import { baseResponse, finalResponse, interruptedResponse, isUnfinished } from "../protocol/responses/response-object.js";
 import { truncatingRetries } from "../protocol/responses/truncation.js";

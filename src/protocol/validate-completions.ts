@@ -5,8 +5,7 @@
  * completion API cannot serve is refused by name with the reason.
  */
 import { ApiError, invalidParam } from "./api-error.js";
-import { describe, isAbsent, isObject, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
-import { MAX_N, validateLogitBias, validateStop, validateStreamOptions } from "./validate.js";
+import { describe, isAbsent, isObject, MAX_N, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, validateLogitBias, validateStop, validateStreamOptions, type Body } from "./params.js";
 
 /** The legacy API's default `max_tokens`. */
 export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;

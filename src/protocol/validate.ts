@@ -7,7 +7,10 @@ import { validatePrediction } from "./prediction.js";
 import { checkTextDepth, checkValueDepth } from "./json-depth.js";
 import { ApiError, invalidParam } from "./api-error.js";
 import { normalizeAudioPart } from "./audio-part.js";
-import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "./params.js";
+import {
+  ANY_OBJECT_SCHEMA, checkFunctionFields, checkImageDataUrl, checkSchemaDepth, describe, effortParam, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_IMAGES, MAX_N, MAX_USER_LENGTH,
+  optionalBoolean, optionalInteger, optionalNumber, optionalString, validateLogitBias, validateStop, validateStreamOptions, type Body,
+} from "./params.js";
 import type {
   ChatMessage,
   ContentPart,
@@ -23,15 +26,7 @@ import { checkToolPairing } from "./tool-pairing.js";
 import { checkSchemaGrammar } from "../grammar/refusal.js";
 import { appGrammarEbnf, readAppGrammar } from "../grammar/app-grammar.js";
 
-export const REASONING_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 export const MAX_TOP_LOGPROBS = 30;
-export const MAX_STOP_SEQUENCES = 16;
-export const MAX_N = 8;
-/** `logit_bias` entries: no app biases more tokens than this one by one (to allow only a few, use a grammar: `response_format`). */
-export const MAX_LOGIT_BIAS_ENTRIES = 1024;
-/** Media limits (413 above them). */
-export const MAX_IMAGES = 8;
-export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 /** Deepest nesting accepted in a JSON Schema (tool parameters, response_format): deeper ones overflow the stack when serialized. */
 export { MAX_SCHEMA_DEPTH } from "./params.js";
 
@@ -194,67 +189,12 @@ function optionalPositive(body: Body, param: string): number | undefined {
   return v;
 }
 
-export function validateStreamOptions(body: Body, stream: boolean): boolean {
-  const v = body.stream_options;
-  if (isAbsent(v)) return false;
-  if (!isObject(v)) throw invalidParam("stream_options", "`stream_options` must be an object such as {\"include_usage\": true}.", "invalid_type");
-  if (!stream) throw invalidParam("stream_options", "`stream_options` is only allowed when `stream` is true.");
-  const include = v.include_usage;
-  if (isAbsent(include)) return false;
-  if (typeof include !== "boolean") throw invalidParam("stream_options.include_usage", "`stream_options.include_usage` must be a boolean.", "invalid_type");
-  return include;
-}
-
 function validateLogprobs(body: Body): number | undefined {
   const logprobs = optionalBoolean(body, "logprobs");
   const top = optionalInteger(body, "top_logprobs", 0, MAX_TOP_LOGPROBS);
   if (top !== undefined && top > 0) return top;
   if (logprobs) return top ?? 0;
   return undefined;
-}
-
-export function validateStop(v: unknown): string[] {
-  if (isAbsent(v)) return [];
-  const list = typeof v === "string" ? [v] : v;
-  if (!Array.isArray(list) || list.some((s) => typeof s !== "string")) {
-    throw invalidParam("stop", "`stop` must be a string or an array of strings.", "invalid_type");
-  }
-  if (list.length > MAX_STOP_SEQUENCES) throw invalidParam("stop", `\`stop\` takes at most ${MAX_STOP_SEQUENCES} sequences, got ${list.length}.`);
-  if (list.some((s) => s === "")) throw invalidParam("stop", "`stop` sequences must not be empty strings.");
-  return list as string[];
-}
-
-export function validateLogitBias(v: unknown): Record<string, number> | undefined {
-  if (isAbsent(v)) return undefined;
-  if (!isObject(v)) throw invalidParam("logit_bias", "`logit_bias` must be an object mapping token ids to numbers between -100 and 100.", "invalid_type");
-  let entries = 0;
-  for (const key in v) {
-    if (++entries > MAX_LOGIT_BIAS_ENTRIES) throw invalidParam("logit_bias", `\`logit_bias\` takes at most ${MAX_LOGIT_BIAS_ENTRIES} token ids; to allow only a few tokens, constrain the output with \`response_format\` instead.`);
-  }
-  for (const [key, bias] of Object.entries(v)) {
-    if (!/^\d+$/.test(key)) throw invalidParam("logit_bias", `\`logit_bias\` keys must be token ids (digits), got "${key}".`);
-    if (typeof bias !== "number" || bias < -100 || bias > 100) throw invalidParam("logit_bias", `\`logit_bias["${key}"]\` must be a number between -100 and 100.`);
-  }
-  return v as Record<string, number>;
-}
-
-/** A reasoning effort named by `param` (`reasoning_effort`, `reasoning.effort`); undefined when absent. */
-export function effortParam(v: unknown, param: string): ReasoningEffort | undefined {
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== "string" || !REASONING_EFFORTS.includes(v as ReasoningEffort)) {
-    throw invalidParam(param, `\`${param}\` must be one of ${REASONING_EFFORTS.join(", ")}.`);
-  }
-  return v as ReasoningEffort;
-}
-
-/** An image URL as this library takes it: a `data:image/…` URI (never fetched from the network) of at most MAX_IMAGE_BYTES. */
-export function checkImageDataUrl(url: string, param: string): void {
-  if (!url.startsWith("data:image/")) {
-    throw invalidParam(param, `Images must be base64 data URIs (data:image/...;base64,...). Remote URLs are refused: this library never fetches images from the network.`, "invalid_image_url");
-  }
-  if (url.length * 0.75 > MAX_IMAGE_BYTES) {
-    throw new ApiError({ status: 413, param, code: "image_too_large", message: `Each image may be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB.` });
-  }
 }
 
 function validateReasoning(body: Body): ReasoningEffort | undefined {
@@ -301,9 +241,6 @@ function validateProvider(v: unknown): ProviderPreferences | undefined {
 }
 
 // ── response_format ────────────────────────────────────────────────────────
-
-/** Any JSON object: what web-llm needs for plain JSON mode (it cannot compile a missing schema). */
-export const ANY_OBJECT_SCHEMA = '{"type":"object"}';
 
 function validateResponseFormat(v: unknown): EngineResponseFormat | undefined {
   if (isAbsent(v)) return undefined;

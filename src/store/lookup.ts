@@ -4,7 +4,7 @@
  * reads what a body names first, and validation gets a lookup over those reads.
  */
 import { ApiError } from "../protocol/api-error.js";
-import type { ResponsesLookup } from "../protocol/responses/validate.js";
+import type { ResponsesLookup } from "../protocol/responses/input-items.js";
 import type { InputItem, OutputItem } from "../protocol/responses/types.js";
 import type { NormalizedMessage } from "../protocol/validate.js";
 import type { StoredResponse } from "./response-store.js";

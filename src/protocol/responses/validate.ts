@@ -7,44 +7,29 @@
  * they are not available on a local model.
  *
  * `previous_response_id` and `item_reference` items are resolved through a
- * lookup into the host's response store.
+ * lookup into the host's response store. The input items are checked in
+ * input-items.ts and turned into messages in items.ts.
  */
-import { checkTextDepth, checkValueDepth } from "../json-depth.js";
+import { checkValueDepth } from "../json-depth.js";
 import { ApiError, invalidParam } from "../api-error.js";
-import { expandCompactionItems } from "./compact.js";
-import { normalizeAudioPart } from "../audio-part.js";
-import { ANY_OBJECT_SCHEMA, MAX_IMAGES, checkImageDataUrl, effortParam, type NormalizedMessage, type NormalizedRequest } from "../validate.js";
-import { checkFunctionFields, checkSchemaDepth, describe, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_USER_LENGTH, optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body } from "../params.js";
-import type { ContentPart, FunctionTool, InputAudioPart, ReasoningEffort, ToolCall, ToolChoice } from "../types.js";
+import type { NormalizedMessage, NormalizedRequest } from "../validate.js";
+import {
+  ANY_OBJECT_SCHEMA, checkFunctionFields, checkSchemaDepth, describe, effortParam, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_IMAGES, MAX_USER_LENGTH,
+  optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body,
+} from "../params.js";
+import type { FunctionTool, ReasoningEffort, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../../engine/types.js";
-import { randomId } from "../ids.js";
-import { noToolCallFound } from "../tool-pairing.js";
 import { checkSchemaGrammar } from "../../grammar/refusal.js";
 import { appGrammarEbnf, readAppGrammar } from "../../grammar/app-grammar.js";
-import { customCallArguments, validateCustomTool, type CustomTools } from "../custom-tools.js";
-import type {
-  FunctionCallItem,
-  FunctionCallOutputItem,
-  FunctionToolParam,
-  CustomToolParam,
-  InputItem,
-  OutputItem,
-  ResponseObject,
-  ResponsesToolChoice,
-  TextFormat,
-} from "./types.js";
+import { validateCustomTool, type CustomTools } from "../custom-tools.js";
+import { hosted } from "./hosted.js";
+import { checkOutputsAnswerCalls, validateInput, type ResponsesLookup } from "./input-items.js";
+import { itemsToMessages } from "./items.js";
+import type { FunctionToolParam, CustomToolParam, InputItem, ResponseObject, ResponsesToolChoice, TextFormat } from "./types.js";
 
 /** The hosted API's limits. */
 const MAX_TOP_LOGPROBS = 20;
 const MAX_METADATA_KEYS = 16;
-
-/** What the store answers for `previous_response_id` and `item_reference`. */
-export interface ResponsesLookup {
-  /** The conversation a stored response ends (its inputs, without instructions, and its output), or undefined. */
-  history(responseId: string): NormalizedMessage[] | undefined;
-  /** A stored input or output item by id. */
-  item(itemId: string): InputItem | OutputItem | undefined;
-}
 
 /** The settings a Response object echoes: everything but its id, times, status, output and usage. */
 export type ResponseEcho = Pick<
@@ -72,8 +57,6 @@ export interface ResponsesRequest {
 
 
 const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|mcp|local_shell|shell|apply_patch)$/;
-const LOCAL = "is not available on a local model: this library runs the model in your browser, with no hosted tools or server-side state beyond its response store.";
-const hosted = (param: string, what: string) => new ApiError({ status: 400, param, code: "unsupported_on_local_model", message: `${what} ${LOCAL}` });
 
 /** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
 export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup): ResponsesRequest {
@@ -383,229 +366,4 @@ function validateReasoning(v: unknown): { effort: ReasoningEffort | undefined; s
   const summary = isAbsent(v.summary) ? v.generate_summary : v.summary;
   if (!isAbsent(summary) && (typeof summary !== "string" || !SUMMARIES.includes(summary))) throw invalidParam(summaryParam, `\`${summaryParam}\` must be "auto", "concise" or "detailed".`);
   return { effort, summary: !isAbsent(summary), echo: { effort: effort ?? null, summary: (summary as string | undefined) ?? null } };
-}
-
-// ── input items ────────────────────────────────────────────────────────────
-
-/** Every `function_call_output` answers a `function_call` of this input or of the chain (`chainCalls`), as the hosted API requires. */
-function checkOutputsAnswerCalls(items: readonly InputItem[], chainCalls: ReadonlyMap<string, string>): void {
-  const calls = new Set(chainCalls.keys());
-  for (const item of items) if (item.type === "function_call" || item.type === "custom_tool_call") calls.add((item as FunctionCallItem).call_id);
-  for (const item of items) {
-    const callId = (item as FunctionCallOutputItem).call_id;
-    if ((item.type === "function_call_output" || item.type === "custom_tool_call_output") && !calls.has(callId)) throw noToolCallFound(callId);
-  }
-}
-
-const newItemId = (prefix: string) => `${prefix}_${randomId(24)}`;
-
-/** `input` as stored items (ids assigned), item references resolved. */
-function validateInput(v: unknown, lookup: ResponsesLookup): InputItem[] {
-  if (isAbsent(v)) return [];
-  if (typeof v === "string") return [{ type: "message", id: newItemId("msg"), status: "completed", role: "user", content: [{ type: "input_text", text: v }] }];
-  if (!Array.isArray(v)) throw invalidParam("input", `\`input\` must be a string or an array of items, got ${describe(v)}.`, "invalid_type");
-  // Compaction items (from /responses/compact) stand for the turns they hold.
-  return expandCompactionItems(v).map((item, i) => validateItem(item, `input[${i}]`, lookup));
-}
-
-function validateItem(item: unknown, param: string, lookup: ResponsesLookup): InputItem {
-  if (!isObject(item)) throw invalidParam(param, `\`${param}\` must be an item object, got ${describe(item)}.`, "invalid_type");
-  // A message may leave out `type` (the "easy input message").
-  const type = isAbsent(item.type) && typeof item.role === "string" ? "message" : item.type;
-  const id = typeof item.id === "string" && item.id !== "" ? item.id : undefined;
-  switch (type) {
-    case "message":
-      return validateMessageItem(item, param, id);
-    case "function_call": {
-      const callId = requiredString(item, "call_id", param);
-      const name = requiredString(item, "name", param);
-      const args = item.arguments;
-      if (typeof args !== "string") throw invalidParam(`${param}.arguments`, `\`${param}.arguments\` must be the call's arguments as a JSON string.`, isAbsent(args) ? "missing_required_parameter" : "invalid_type");
-      checkTextDepth(args, `${param}.arguments`);
-      return { type: "function_call", id: id ?? newItemId("fc"), call_id: callId, name, arguments: args, status: "completed" };
-    }
-    case "custom_tool_call": {
-      const input = item.input;
-      if (typeof input !== "string") throw invalidParam(`${param}.input`, `\`${param}.input\` must be the call's input text.`, isAbsent(input) ? "missing_required_parameter" : "invalid_type");
-      return { type: "custom_tool_call", id: id ?? newItemId("ctc"), call_id: requiredString(item, "call_id", param), name: requiredString(item, "name", param), input };
-    }
-    case "custom_tool_call_output": {
-      const output = item.output;
-      if (typeof output !== "string" && !Array.isArray(output)) throw invalidParam(`${param}.output`, `\`${param}.output\` must be a string or an array of input_text parts.`, isAbsent(output) ? "missing_required_parameter" : "invalid_type");
-      const parts = typeof output === "string" ? output : output.map((part, j) => {
-        const p = `${param}.output[${j}]`;
-        if (!isObject(part) || part.type !== "input_text" || typeof part.text !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "input_text", "text": ...}: a local model reads tool results as text.`);
-        return { type: "input_text" as const, text: part.text };
-      });
-      return { type: "custom_tool_call_output", id: id ?? newItemId("ctco"), call_id: requiredString(item, "call_id", param), output: parts };
-    }
-    case "function_call_output": {
-      const callId = requiredString(item, "call_id", param);
-      const output = item.output;
-      if (typeof output === "string") return { type: "function_call_output", id: id ?? newItemId("fco"), call_id: callId, output, status: "completed" };
-      if (!Array.isArray(output)) throw invalidParam(`${param}.output`, `\`${param}.output\` must be a string or an array of input_text parts.`, isAbsent(output) ? "missing_required_parameter" : "invalid_type");
-      const parts = output.map((part, j) => {
-        const p = `${param}.output[${j}]`;
-        if (!isObject(part) || part.type !== "input_text" || typeof part.text !== "string") throw invalidParam(p, `\`${p}\` must be {"type": "input_text", "text": ...}: a local model reads tool results as text.`);
-        return { type: "input_text" as const, text: part.text };
-      });
-      return { type: "function_call_output", id: id ?? newItemId("fco"), call_id: callId, output: parts, status: "completed" };
-    }
-    case "reasoning": {
-      const summary = validateTextParts(item.summary ?? [], `${param}.summary`, "summary_text");
-      const content = isAbsent(item.content) ? undefined : validateTextParts(item.content, `${param}.content`, "reasoning_text");
-      return {
-        type: "reasoning",
-        id: id ?? newItemId("rs"),
-        summary: summary.map((text) => ({ type: "summary_text", text })),
-        ...(content ? { content: content.map((text) => ({ type: "reasoning_text" as const, text })) } : {}),
-        ...(typeof item.encrypted_content === "string" ? { encrypted_content: item.encrypted_content } : {}),
-      };
-    }
-    case "item_reference": {
-      const ref = requiredString(item, "id", param);
-      const found = lookup.item(ref);
-      if (!found) throw invalidParam(`${param}.id`, `No stored item with id '${ref}': item references resolve against responses this client stored (store: true) and still holds.`, "item_not_found");
-      return structuredClone(found) as InputItem;
-    }
-    default:
-      if (typeof type === "string" && /^(web_search|file_search|computer|code_interpreter|image_generation|local_shell|mcp)/.test(type)) throw hosted(`${param}.type`, `The hosted item type \`${type}\``);
-      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference", got ${JSON.stringify(type)}.`);
-  }
-}
-
-function requiredString(item: Record<string, unknown>, key: string, param: string): string {
-  const v = item[key];
-  if (typeof v !== "string" || v === "") throw invalidParam(`${param}.${key}`, `\`${param}.${key}\` is required: a non-empty string.`, isAbsent(v) ? "missing_required_parameter" : "invalid_type");
-  return v;
-}
-
-function validateTextParts(v: unknown, param: string, type: string): string[] {
-  if (!Array.isArray(v)) throw invalidParam(param, `\`${param}\` must be an array of {"type": "${type}", "text": ...}.`, "invalid_type");
-  return v.map((part, j) => {
-    if (!isObject(part) || part.type !== type || typeof part.text !== "string") throw invalidParam(`${param}[${j}]`, `\`${param}[${j}]\` must be {"type": "${type}", "text": ...}.`);
-    return part.text;
-  });
-}
-
-const ROLES = new Set(["user", "system", "developer", "assistant"]);
-
-function validateMessageItem(item: Record<string, unknown>, param: string, id: string | undefined): InputItem {
-  const role = item.role;
-  if (typeof role !== "string" || !ROLES.has(role)) throw invalidParam(`${param}.role`, `\`${param}.role\` must be one of user, system, developer, assistant (got ${JSON.stringify(role)}).`);
-  const r = role as "user" | "system" | "developer" | "assistant";
-  const content = item.content;
-  const textType = r === "assistant" ? "output_text" : "input_text";
-  const makeText = (text: string) => (textType === "output_text" ? { type: "output_text" as const, text, annotations: [] } : { type: "input_text" as const, text });
-  if (typeof content === "string") return { type: "message", id: id ?? newItemId("msg"), status: "completed", role: r, content: [makeText(content)] };
-  if (!Array.isArray(content)) throw invalidParam(`${param}.content`, `\`${param}.content\` must be a string or an array of content parts.`, isAbsent(content) ? "missing_required_parameter" : "invalid_type");
-  const parts = content.map((part, j) => {
-    const p = `${param}.content[${j}]`;
-    if (!isObject(part)) throw invalidParam(p, `\`${p}\` must be a content part object.`, "invalid_type");
-    switch (part.type) {
-      case "input_text":
-      case "output_text":
-      case "text":
-        if (typeof part.text !== "string") throw invalidParam(`${p}.text`, `\`${p}.text\` must be a string.`, "invalid_type");
-        return makeText(part.text);
-      case "refusal":
-        if (r !== "assistant" || typeof part.refusal !== "string") throw invalidParam(p, `\`${p}\`: refusal parts belong to assistant messages and carry a \`refusal\` string.`);
-        return { type: "refusal" as const, refusal: part.refusal };
-      case "input_image": {
-        if (r !== "user") throw invalidParam(`${p}.type`, `\`${p}\`: images are accepted only in user messages.`);
-        if (!isAbsent(part.file_id)) throw hosted(`${p}.file_id`, "Images by `file_id` (the hosted Files API)");
-        const url = part.image_url;
-        if (typeof url !== "string") throw invalidParam(`${p}.image_url`, `\`${p}.image_url\` must be a data URL string.`, "invalid_type");
-        checkImageDataUrl(url, `${p}.image_url`);
-        const detail = part.detail === "low" || part.detail === "high" || part.detail === "auto" ? part.detail : undefined;
-        return { type: "input_image" as const, image_url: url, ...(detail ? { detail } : {}) };
-      }
-      case "input_audio":
-        if (r !== "user") throw invalidParam(`${p}.type`, `\`${p}\`: audio is accepted only in user messages.`);
-        return normalizeAudioPart(part, p);
-      case "input_file":
-        throw hosted(`${p}.type`, "File inputs (`input_file`)");
-      default:
-        throw invalidParam(`${p}.type`, `\`${p}.type\` must be "input_text", "input_image", "input_audio" (user) or "output_text" (assistant), got ${JSON.stringify(part.type)}.`);
-    }
-  });
-  return { type: "message", id: id ?? newItemId("msg"), status: "completed", role: r, content: parts };
-}
-
-/**
- * Items → the chat face's messages. Consecutive assistant-side items (reasoning,
- * assistant messages, function calls) form one assistant turn whose content is
- * the message texts joined and whose tool calls are the function calls, so a
- * turn sent back as items keys the KV-reuse memory exactly as the chat message
- * would. Reasoning is not replayed as text (the memory restores the raw reply
- * when the reasoning sent back is the reasoning it produced).
- */
-export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, param: string, callNames = new Map<string, string>()): NormalizedMessage[] {
-  const out: NormalizedMessage[] = [];
-  let turn: NormalizedMessage | null = null;
-  const assistant = () => {
-    if (!turn) {
-      turn = { role: "assistant", content: "", toolCalls: [], toolCallId: null, name: null };
-      out.push(turn);
-    }
-    return turn;
-  };
-  items.forEach((item, index) => {
-    switch (item.type) {
-      case "reasoning": {
-        // The reasoning text, when sent back, must match what the memory holds for the raw reply to be restored.
-        const sent = (item as { content?: Array<{ text: string }> }).content;
-        const m = assistant();
-        if (sent) m.reasoning = (m.reasoning ?? "") + sent.map((p) => p.text).join("");
-        return;
-      }
-      case "function_call": {
-        const call = item as { call_id: string; name: string; arguments: string };
-        const toolCall: ToolCall = { id: call.call_id, type: "function", function: { name: call.name, arguments: call.arguments } };
-        callNames.set(call.call_id, call.name);
-        assistant().toolCalls.push(toolCall);
-        return;
-      }
-      case "custom_tool_call": {
-        // Back to the model as the function call it was rendered as (protocol/custom-tools.ts).
-        const call = item as { call_id: string; name: string; input: string };
-        callNames.set(call.call_id, call.name);
-        assistant().toolCalls.push({ id: call.call_id, type: "function", function: { name: call.name, arguments: customCallArguments(call.input) } });
-        return;
-      }
-      case "custom_tool_call_output":
-      case "function_call_output": {
-        turn = null;
-        const result = item as { call_id: string; output: string | Array<{ text: string }> };
-        const content = typeof result.output === "string" ? result.output : result.output.map((p) => p.text).join("\n");
-        out.push({ role: "tool", content, toolCallId: result.call_id, toolCalls: [], name: callNames.get(result.call_id) ?? null });
-        return;
-      }
-      case "message": {
-        const message = item as { role: string; content: Array<{ type: string; text?: string; refusal?: string; image_url?: string; input_audio?: InputAudioPart["input_audio"] }> };
-        if (message.role === "assistant") {
-          const m = assistant();
-          m.content = (m.content as string) + message.content.map((p) => p.text ?? p.refusal ?? "").join("");
-          return;
-        }
-        turn = null;
-        const role = message.role === "user" ? "user" : "system";
-        out.push({ role, content: partsContent(message.content), toolCalls: [], toolCallId: null, name: null, param: `${param}[${index}]` });
-        return;
-      }
-      default:
-        throw invalidParam(param, `Items of type \`${item.type}\` cannot be read by the model here.`);
-    }
-  });
-  return out;
-}
-
-/** Text parts joined (as the chat face flattens text-only arrays); with images or audio, chat content parts. */
-function partsContent(parts: Array<{ type: string; text?: string; image_url?: string; detail?: string; input_audio?: InputAudioPart["input_audio"] }>): string | ContentPart[] {
-  if (parts.every((p) => p.type !== "input_image" && p.type !== "input_audio")) return parts.map((p) => p.text ?? "").join("\n");
-  return parts.map((p): ContentPart => {
-    if (p.type === "input_image") return { type: "image_url", image_url: { url: p.image_url as string } };
-    if (p.type === "input_audio") return { type: "input_audio", input_audio: p.input_audio! };
-    return { type: "text", text: p.text ?? "" };
-  });
 }
