@@ -25,7 +25,7 @@ import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { composeProgress } from "../cache/progress.js";
 import type { CacheManager } from "../cache/manager.js";
-import { load } from "../lazy-imports.js";
+import { loadModule } from "../lazy-imports.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import { checkInputKinds } from "./input-kinds.js";
@@ -269,7 +269,7 @@ export class Pipeline implements PipelineCore {
   }
 
   async cacheManager(): Promise<CacheManager> {
-    const { cacheManager } = await load.cacheManager();
+    const { cacheManager } = await loadModule("cacheManager", () => import("../cache/manager.js"));
     return cacheManager(this.options.cache ?? "indexeddb");
   }
 
@@ -298,7 +298,7 @@ export class Pipeline implements PipelineCore {
 
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
-      const { createWebLlmEngine } = await load.webllmEngine();
+      const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm-engine.js"));
       this.engine = createWebLlmEngine({ promptCache: this.promptCache });
     }
     return this.engine;
