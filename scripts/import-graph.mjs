@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 /**
  * The import graph of src/, measured the way issue 39 ("imports that run one
- * way") counts it. Usage: `node scripts/import-graph.mjs [--verbose] [--subfolders]`.
+ * way") counts it. Usage: `node scripts/import-graph.mjs [--verbose] [--subfolders] [--src DIR]`.
  *
  * Every file-to-file import counts: `import`, `import type`, `export ... from`,
  * `import()` and `typeof import(...)` (ts.preProcessFile finds them all).
  *
  * - Circles: strongly connected components of the file graph with more than
  *   one file.
- * - Folders: a file's folder is its top-level directory under src/ ("." for
- *   the entry files at the top); engine/prompt-cache counts as engine. With
- *   --subfolders every directory is a folder of its own.
+ * - Folders: a file's folder is its top-level directory under src/;
+ *   engine/prompt-cache counts as engine. With --subfolders every directory
+ *   is a folder of its own. Each file at the top of src/ is its own node.
  * - Arrows back up: a folder edge A -> B (some file in A imports some file in
  *   B) where B also depends on A, directly or through other folders, so the
  *   two cannot be layered. Of each such folder circle, the arrows that run
@@ -24,7 +24,8 @@ import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { join, dirname, relative, resolve } from "node:path";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
-const src = join(root, "src");
+const srcArg = process.argv.indexOf("--src");
+const src = srcArg > 0 ? resolve(process.argv[srcArg + 1]) : join(root, "src");
 const verbose = process.argv.includes("--verbose");
 const subfolders = process.argv.includes("--subfolders");
 
@@ -83,8 +84,14 @@ function scc(nodes, edges) {
 
 const circles = scc([...graph.keys()], graph).filter((c) => c.length > 1).sort((a, b) => b.length - a.length);
 
-/** A file's top-level folder under src/ ("." for the entry files), or its own directory with --subfolders. */
-const folderOf = (file) => (subfolders ? dirname(file) : file.includes("/") ? file.split("/")[0] : ".");
+/**
+ * A file's top-level folder under src/, or its own directory with
+ * --subfolders. A file at the top of src/ is a node of its own: the entries
+ * (index.ts, static.ts) sit above everything, lazy-imports.ts and version.ts
+ * below everything, so one "." folder would make every arrow to them look
+ * like a climb back up.
+ */
+const folderOf = (file) => (!file.includes("/") ? file : subfolders ? dirname(file) : file.split("/")[0]);
 /** "A -> B" -> list of "file -> file" */
 const folderEdges = new Map();
 for (const [from, targets] of graph) {
