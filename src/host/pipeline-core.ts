@@ -11,7 +11,7 @@
  * file taking a `PipelineCore`, and one line of wiring in engine-host.ts.
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
-import type { NormalizedRequest } from "../protocol/validate.js";
+import type { NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";

@@ -6,7 +6,7 @@
  */
 import type { GeneratedChunk } from "./generation-output.js";
 import { newRequestId } from "../protocol/ids.js";
-import type { NormalizedMessage, NormalizedRequest } from "../protocol/validate.js";
+import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ReasoningEffort, WebGpuStats } from "../protocol/types.js";
 import type { EngineRequest } from "../engine/types.js";
 import type { Family, PromptContext } from "../families/types.js";
