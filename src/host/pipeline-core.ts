@@ -18,7 +18,7 @@ import { createCatalog, type Catalog } from "../models/catalog.js";
 import { loadPrebuiltRecords } from "../models/prebuilt.js";
 import type { ModelRecord } from "../models/record.js";
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
-import { isEmbeddingRecord } from "../models/embedding.js";
+import { isEmbeddingRecord, notAChatModel } from "../models/embedding.js";
 import { familyOf } from "../families/registry.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
 import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
@@ -33,7 +33,6 @@ import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
 import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
-import { notAChatModel } from "./embeddings.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
 import { runGeneration } from "./generation-loop.js";
 
