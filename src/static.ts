@@ -11,7 +11,7 @@
  * keep web-llm (6 MB) out of the page until a model needs it.
  *
  * Why an entry point and not an option that takes the web-llm module: web-llm
- * is one of seven lazy loads (lazy-imports.ts); an option for it alone would
+ * is one of seven lazy loads (lazy-imports.ts names them); an option for it alone would
  * still leave `import()` of the pipeline and the cache backends, and making
  * those static in the default entry would put the whole pipeline into every
  * page's bundle. The entry keeps the same names, so code moves between a page

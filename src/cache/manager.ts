@@ -12,7 +12,8 @@ import { fileInFolderOrNull } from "./url-policy.js";
 import { withModelLock } from "./locks.js";
 import { allMetadata, deleteMetadata, readMetadata, writeMetadata, type ModelMetadata } from "./metadata.js";
 import { requestPersistence, storageReport, type StorageReport } from "./quota.js";
-import { openArtifactStore, type ArtifactStore } from "./store.js";
+import type { ArtifactStore } from "./store.js";
+import { openArtifactStore } from "./open-store.js";
 
 /** One model in `client.cache.list()`. */
 export interface CachedModel {

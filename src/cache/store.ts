@@ -4,10 +4,8 @@
  * browser has committed it (IndexedDB `oncomplete`, `cache.put`, OPFS
  * `close`), so a quota failure surfaces on the file that caused it.
  */
-import { ApiError } from "../protocol/api-error.js";
 import type { StoreType } from "./artifacts.js";
 import type { CacheBackend, Scope } from "./layout.js";
-import { load } from "../lazy-imports.js";
 
 /**
  * A file written as its bytes arrive (Cache API, OPFS), so a shard never has
@@ -57,32 +55,6 @@ export interface ArtifactStore {
   urls(scope: Scope): Promise<string[]>;
   /** Removes everything in the scope. */
   clear(scope: Scope): Promise<void>;
-}
-
-/** Opens the store for `backend`, or says why this browser cannot have it. */
-export async function openArtifactStore(backend: CacheBackend = "indexeddb"): Promise<ArtifactStore> {
-  if (backend === "indexeddb") {
-    if (typeof indexedDB === "undefined") throw unsupported(backend, "IndexedDB is not available in this context");
-    const { IdbArtifactStore } = await load.idbStore();
-    return new IdbArtifactStore();
-  }
-  if (backend === "cache") {
-    if (typeof caches === "undefined") throw unsupported(backend, "the Cache API is not available here (it needs a secure context: https or http://localhost/127.0.0.1)");
-    const { CacheApiArtifactStore } = await load.cacheApiStore();
-    return new CacheApiArtifactStore();
-  }
-  if (backend === "opfs") {
-    if (typeof navigator === "undefined" || typeof navigator.storage?.getDirectory !== "function") {
-      throw unsupported(backend, "the Origin Private File System is not available here");
-    }
-    const { OpfsArtifactStore } = await load.opfsStore();
-    return new OpfsArtifactStore();
-  }
-  throw new ApiError({ status: 400, param: "cache", code: "invalid_value", message: `Unknown cache backend ${JSON.stringify(backend)}: use "indexeddb" (default), "cache" or "opfs".` });
-}
-
-function unsupported(backend: CacheBackend, why: string): ApiError {
-  return new ApiError({ status: 503, param: "cache", code: "cache_backend_unavailable", message: `cache: "${backend}" cannot be used: ${why}. Choose another backend with the \`cache\` option.` });
 }
 
 /** The bytes as an ArrayBuffer of exactly their length (no copy when they already are one). */

@@ -6,7 +6,7 @@ import * as Comlink from "comlink";
 import type { EngineHost, EngineHostOptions } from "../host/engine-host.js";
 import type { LoadProgress } from "../engine/types.js";
 import { ApiError, type ApiErrorInit } from "../protocol/api-error.js";
-import { load } from "../lazy-imports.js";
+import { loadModule } from "../lazy-imports.js";
 import type { EngineSpec, PortMessage, WorkerApi, WorkerHostConfig, WorkerInfo } from "../worker/protocol.js";
 import { endpointEntries, leading, type BodyTransfer, type Endpoint, type EndpointName, type EndpointSpec, type HostOptionsArg, type HostResult, type LeadingArgs, type StreamItem, type StreamWire } from "../host/endpoints.js";
 import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
@@ -45,7 +45,7 @@ function endpointMethods(method: (name: EndpointName, spec: EndpointSpec) => Any
 
 export function inProcessBackend(options: EngineHostOptions): Backend {
   let hostPromise: Promise<EngineHost> | null = null;
-  const host = () => (hostPromise ??= load.engineHost().then(({ EngineHost }) => new EngineHost(options)));
+  const host = () => (hostPromise ??= loadModule("engineHost", () => import("../host/engine-host.js")).then(({ EngineHost }) => new EngineHost(options)));
   const call = async (name: EndpointName, args: unknown[]) => {
     const served = await host();
     return (served[name] as (...args: unknown[]) => unknown).apply(served, args);

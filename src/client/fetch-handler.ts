@@ -17,7 +17,7 @@ import { ApiError, isAbortError } from "../protocol/api-error.js";
 import { newRequestId } from "../protocol/ids.js";
 import { SSE_DONE, sseDataText, sseErrorText } from "../protocol/sse.js";
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
-import type { Client } from "./create-client.js";
+import type { Client } from "./types.js";
 import type { EmbeddingCreateParams } from "../protocol/embeddings-types.js";
 import type { CompletionChunk, CompletionCreateParams } from "../protocol/completions-types.js";
 import { abortReason, json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";

@@ -13,7 +13,7 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import type { InputItemListQuery, ResponseCreateParams, ResponseStreamEvent } from "../protocol/responses/types.js";
-import type { Client } from "./create-client.js";
+import type { Client } from "./types.js";
 import type { CompactResponseParams } from "../protocol/responses/compact.js";
 import { json, safeDecode, sseResponse, wantsStream, type SseFraming } from "./http-response.js";
 

@@ -10,7 +10,7 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import type { TranscriptionCreateParams, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
-import type { Client } from "./create-client.js";
+import type { Client } from "./types.js";
 import { json, sseResponse, type SseFraming } from "./http-response.js";
 import { MAX_AUDIO_BYTES } from "../protocol/audio-part.js";
 

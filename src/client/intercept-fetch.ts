@@ -3,7 +3,7 @@
  * that take no custom fetch. Every other URL reaches the original fetch with
  * its arguments untouched. Returns a function that restores the original.
  */
-import type { Client } from "./create-client.js";
+import type { Client } from "./types.js";
 import { isOwnRequest, recordInterception } from "./real-fetch.js";
 
 export interface InterceptOptions {

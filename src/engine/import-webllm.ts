@@ -1,5 +1,6 @@
 /**
- * The one place web-llm is loaded (on first use, through lazy-imports.ts:
+ * The one place web-llm is loaded (on first use, its `import()` below, with
+ * lazy-imports.ts as the override slot:
  * nothing loads it until a web-llm model or the prebuilt catalog is needed;
  * the `webgpu-openai/static` entry provides it statically instead).
  *
@@ -8,11 +9,11 @@
  * that says so, instead of a bare TypeError.
  */
 import { ApiError } from "../protocol/api-error.js";
-import { load } from "../lazy-imports.js";
+import { loadModule } from "../lazy-imports.js";
 
 export async function importWebLlm(): Promise<typeof import("@mlc-ai/web-llm")> {
   try {
-    return await load.webllm();
+    return await loadModule("webllm", () => import("@mlc-ai/web-llm"));
   } catch (error) {
     throw new ApiError({
       status: 503,

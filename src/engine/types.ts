@@ -143,6 +143,12 @@ export type EngineEvent =
   | { type: "text"; text: string; logprobs?: TokenLogprob[] }
   | { type: "done"; finish: "stop" | "length" | "abort"; usage: EngineUsage };
 
+/** One piece of a reply as the engine produced it (before the stop guard): what a background response journals, so a run resumed after its worker stopped can continue the reply (generation-loop.ts). */
+export interface GeneratedChunk {
+  text: string;
+  logprobs?: TokenLogprob[];
+}
+
 export interface LoadProgress {
   phase: "download" | "load" | "compile";
   loadedBytes: number;

@@ -7,7 +7,7 @@
  */
 import { enginePartsOf } from "../engine/parts.js";
 import type { EngineMessage } from "../engine/types.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { FunctionTool, ToolCall } from "../protocol/types.js";
 import type { Family, PromptContext, ReasoningShape } from "./types.js";
 

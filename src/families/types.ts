@@ -4,7 +4,7 @@
  * One module per output format in this folder; `registry.ts` maps ids to them.
  */
 import type { EngineMessage, EngineResponseFormat } from "../engine/types.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { FunctionTool, ToolChoice } from "../protocol/types.js";
 import type { OutputFormat } from "../parsers/index.js";
 import type { OutputParser } from "../parsers/types.js";

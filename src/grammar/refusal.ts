@@ -4,7 +4,7 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import { GrammarError } from "./ir.js";
-import { checkSchemaGrammarSize } from "../engine/structural-tag-ebnf.js";
+import { checkSchemaGrammarSize } from "./structural-tag-ebnf.js";
 
 const CODES = { unsupported: "unsupported_grammar", too_large: "grammar_too_large", invalid: "invalid_grammar" } as const;
 

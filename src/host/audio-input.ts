@@ -8,7 +8,7 @@
  * too long, is a 400 naming the part with the limits.
  */
 import { ApiError } from "../protocol/api-error.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { ContentPart, InputAudioPart } from "../protocol/types.js";
 import type { EngineAudioPart } from "../engine/types.js";
 import type { AudioInputSpec } from "../models/inputs.js";

@@ -17,8 +17,8 @@ import type { ApiError } from "../protocol/api-error.js";
 import { structuredCloneLite } from "../protocol/responses/output-builder.js";
 import type { ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
-import type { ChunkSink } from "./engine-host.js";
-import type { GeneratedChunk } from "./generation-output.js";
+import type { ChunkSink } from "./pipeline-core.js";
+import type { GeneratedChunk } from "../engine/types.js";
 import { nextSequenceAfter } from "./event-replay.js";
 
 /** Events are logged at most this often (ms), and at the end. */

@@ -22,7 +22,7 @@
  * sends the same visible conversation gets its own message rendered, so
  * nothing reaches its prompt that it did not send.
  */
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { ContentPart, ToolCall } from "../protocol/types.js";
 
 const LIMIT = 256;

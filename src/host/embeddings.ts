@@ -75,16 +75,6 @@ export async function createEmbeddings(context: EmbeddingsContext, body: unknown
   });
 }
 
-/** The 400 for a chat request that names an embedding model. */
-export function notAChatModel(record: ModelRecord): ApiError {
-  return new ApiError({
-    status: 400,
-    code: "model_not_chat",
-    param: "model",
-    message: `${record.model_id} is an embedding model: send it to POST /embeddings (client.embeddings.create), and name a chat model for chat completions.`,
-  });
-}
-
 function embeddingModelsHint(records: readonly ModelRecord[]): string {
   const ids = records.filter(isEmbeddingRecord).map((r) => r.model_id);
   return ids.length > 0 ? `Models that embed: ${ids.join(", ")}.` : "No embedding model is in the catalog.";

@@ -17,11 +17,9 @@ export function asSentBack(call: ToolCall | CustomToolCall): ToolCall {
   return call.type === "custom" ? { id: call.id, type: "function", function: { name: call.custom.name, arguments: customCallArguments(call.custom.input) } } : call;
 }
 
-/** One piece of a reply as the engine produced it (before the stop guard): what a background response journals, so a run resumed after its worker stopped can continue the reply (generation-loop.ts). */
-export interface GeneratedChunk {
-  text: string;
-  logprobs?: TokenLogprob[];
-}
+/** Declared beside the engine's events (engine/types.ts), where the store that journals it can name it too; re-exported here as before. */
+export type { GeneratedChunk } from "../engine/types.js";
+import type { GeneratedChunk } from "../engine/types.js";
 
 export interface GenerationOutput {
   /** One step's parser events (possibly none) and that step's logprobs. */

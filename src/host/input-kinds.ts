@@ -5,7 +5,7 @@
  * model, before anything is loaded or downloaded.
  */
 import { ApiError } from "../protocol/api-error.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { ModelInputs } from "../models/inputs.js";
 
 const KIND_OF_PART: Record<string, { kind: "image" | "audio"; what: string }> = {

@@ -11,21 +11,21 @@
  * file taking a `PipelineCore`, and one line of wiring in engine-host.ts.
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
-import type { NormalizedRequest } from "../protocol/validate.js";
+import type { NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
 import { loadPrebuiltRecords } from "../models/prebuilt.js";
 import type { ModelRecord } from "../models/record.js";
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
-import { isEmbeddingRecord } from "../models/embedding.js";
+import { isEmbeddingRecord, notAChatModel } from "../models/embedding.js";
 import { familyOf } from "../families/registry.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
 import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
 import { createRecordEngine } from "../engine/scripted-record.js";
 import { composeProgress } from "../cache/progress.js";
 import type { CacheManager } from "../cache/manager.js";
-import { load } from "../lazy-imports.js";
+import { loadModule } from "../lazy-imports.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import { checkInputKinds } from "./input-kinds.js";
@@ -33,7 +33,6 @@ import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
 import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
-import { notAChatModel } from "./embeddings.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
 import { runGeneration } from "./generation-loop.js";
 import { GenerationTally } from "./generation-tally.js";
@@ -279,7 +278,7 @@ export class Pipeline implements PipelineCore {
   }
 
   async cacheManager(): Promise<CacheManager> {
-    const { cacheManager } = await load.cacheManager();
+    const { cacheManager } = await loadModule("cacheManager", () => import("../cache/manager.js"));
     return cacheManager(this.options.cache ?? "indexeddb");
   }
 
@@ -308,7 +307,7 @@ export class Pipeline implements PipelineCore {
 
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
-      const { createWebLlmEngine } = await load.webllmEngine();
+      const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm-engine.js"));
       this.engine = createWebLlmEngine({ promptCache: this.promptCache });
     }
     return this.engine;

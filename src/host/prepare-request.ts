@@ -4,11 +4,10 @@
  * (messages, sampling, grammar, thinking budget) and the request's stats.
  * Pure: the pipeline core calls it once the request holds its queue slot.
  */
-import type { GeneratedChunk } from "./generation-output.js";
 import { newRequestId } from "../protocol/ids.js";
-import type { NormalizedMessage, NormalizedRequest } from "../protocol/validate.js";
+import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ReasoningEffort, WebGpuStats } from "../protocol/types.js";
-import type { EngineRequest } from "../engine/types.js";
+import type { EngineRequest, GeneratedChunk } from "../engine/types.js";
 import type { Family, PromptContext } from "../families/types.js";
 import { contextWindowOf, type ModelRecord } from "../models/record.js";
 import { ConversationMemory } from "./conversation-memory.js";

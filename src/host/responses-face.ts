@@ -15,7 +15,7 @@
  */
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { Family } from "../families/types.js";
-import type { GeneratedChunk } from "./generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 import type { ChunkSink } from "./pipeline-core.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery } from "../store/response-store.js";

@@ -14,7 +14,7 @@ import { structuredCloneLite } from "../protocol/responses/output-builder.js";
 import { interruptedResponse, isUnfinished } from "../protocol/responses/response-object.js";
 import type { ResponseObject } from "../protocol/responses/types.js";
 import type { Family } from "../families/types.js";
-import type { GeneratedChunk } from "./generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import { ResponseOwner } from "../store/owner-lock.js";
 import { checkEventLog, nextSequenceAfter, outputFromEvents } from "./event-replay.js";

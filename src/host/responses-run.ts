@@ -8,7 +8,7 @@
  * response methods (responses-stored.ts) and recovery (responses-recovery.ts).
  */
 import { ApiError, isAbortError } from "../protocol/api-error.js";
-import type { NormalizedRequest } from "../protocol/validate.js";
+import type { NormalizedRequest } from "../protocol/normalized.js";
 import { validateResponsesRequest, type ResponsesRequest } from "../protocol/responses/validate.js";
 import { itemsToMessages } from "../protocol/responses/items.js";
 import { ResponseOutputBuilder, structuredCloneLite } from "../protocol/responses/output-builder.js";

@@ -11,7 +11,7 @@ import { ApiError } from "../protocol/api-error.js";
 import type { ChatCompletion, ChatCompletionChunk, Usage } from "../protocol/types.js";
 import type { Transcription, TranscriptionStreamEvent, TranscriptionUsage } from "../protocol/transcription-types.js";
 import { validateTranscription, type NormalizedTranscription } from "../protocol/validate-transcription.js";
-import type { ChunkSink } from "./engine-host.js";
+import type { ChunkSink } from "./pipeline-core.js";
 
 /** The host's chat face, which transcription runs on. */
 export interface ChatFace {

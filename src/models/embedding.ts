@@ -4,6 +4,7 @@
  * batch its library was compiled for (`…_batch32-webgpu.wasm`, `…-MLC-b32`).
  */
 import { MODEL_TYPE_EMBEDDING, type ModelRecord } from "./record.js";
+import { ApiError } from "../protocol/api-error.js";
 
 export function isEmbeddingRecord(record: Pick<ModelRecord, "model_type">): boolean {
   return record.model_type === MODEL_TYPE_EMBEDDING;
@@ -43,4 +44,14 @@ export function embeddingWindowOf(record: ModelRecord): number {
 /** `snowflake-arctic-embed-s` from `snowflake-arctic-embed-s-q0f32-MLC-b4`: the batch variants share one alias. */
 export function embeddingAliasOf(alias: string): string {
   return alias.replace(/-b\d+$/i, "");
+}
+
+/** The 400 for a chat request that names an embedding model. */
+export function notAChatModel(record: ModelRecord): ApiError {
+  return new ApiError({
+    status: 400,
+    code: "model_not_chat",
+    param: "model",
+    message: `${record.model_id} is an embedding model: send it to POST /embeddings (client.embeddings.create), and name a chat model for chat completions.`,
+  });
 }

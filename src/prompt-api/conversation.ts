@@ -7,7 +7,7 @@
  * clones), so the prompt cache keeps the common prefix and a clone's first
  * prompt prefills only what is new.
  */
-import type { Client } from "../client/create-client.js";
+import type { Client } from "../client/types.js";
 import type { ChatCompletionCreateParams, ChatMessage, ToolCall, Usage, WebGpuStats } from "../protocol/types.js";
 import type { Sampling } from "./sampling.js";
 import { chatTools, MAX_TOOL_ROUNDS, runToolCalls, type ToolSet } from "./tools.js";

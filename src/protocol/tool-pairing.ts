@@ -12,7 +12,7 @@
  * a `function_call` of the input or of the `previous_response_id` chain.
  */
 import { ApiError } from "./api-error.js";
-import type { NormalizedMessage } from "./validate.js";
+import type { NormalizedMessage } from "./normalized.js";
 
 const roleParam = (i: number) => `messages.[${i}].role`;
 

@@ -30,57 +30,9 @@ export const MAX_TOP_LOGPROBS = 30;
 /** Deepest nesting accepted in a JSON Schema (tool parameters, response_format): deeper ones overflow the stack when serialized. */
 export { MAX_SCHEMA_DEPTH } from "./params.js";
 
-export interface NormalizedMessage {
-  role: "system" | "user" | "assistant" | "tool";
-  /** Text, or parts when a user message carries images. */
-  content: string | ContentPart[];
-  toolCalls: ToolCall[];
-  toolCallId: string | null;
-  name: string | null;
-  /** An assistant message's `reasoning_content` (or `reasoning`) as the app sent it back, when it did. */
-  reasoning?: string;
-  /** Where the message came from in the request (`messages[2]`, `input[0]`): errors about its parts name `${param}.content[j]`. */
-  param?: string;
-}
-
-export interface NormalizedRequest {
-  /** Exactly as sent: echoed in responses. */
-  model: string;
-  messages: NormalizedMessage[];
-  /** Requested output limit; the host caps it at the model's maximum. */
-  maxTokens: number | undefined;
-  stream: boolean;
-  includeUsage: boolean;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  min_p?: number;
-  presence_penalty?: number;
-  frequency_penalty?: number;
-  repetition_penalty?: number;
-  logit_bias?: Record<string, number>;
-  seed?: number;
-  stop: string[];
-  /** undefined = no logprobs; else the number of alternatives per token (0 = chosen token only). */
-  topLogprobs: number | undefined;
-  tools: FunctionTool[];
-  /** Custom tools among `tools` (as functions with one `input` string), by name. */
-  customTools?: CustomTools;
-  toolChoice: ToolChoice;
-  parallelToolCalls: boolean;
-  responseFormat: EngineResponseFormat | undefined;
-  /** undefined: the model's default. */
-  reasoningEffort: ReasoningEffort | undefined;
-  cacheKey: string | undefined;
-  /** The connection (a tab of a shared worker) that sent it, set by the host: remembered raw replies are restored only for it. */
-  client?: string;
-  provider: ProviderPreferences | undefined;
-  n: number;
-  /** The last message is an assistant message to be continued. */
-  continueFinalMessage: boolean;
-  /** `prediction`'s text: the expected output, a source of speculative drafts. */
-  prediction?: string;
-}
+/** The normalized request's types live in normalized.ts (files that only name them import it); re-exported here as before. */
+export type { NormalizedMessage, NormalizedRequest } from "./normalized.js";
+import type { NormalizedMessage, NormalizedRequest } from "./normalized.js";
 
 /** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
 export function validateRequest(raw: unknown): NormalizedRequest {

@@ -22,7 +22,7 @@
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { batchBytes, checkRecord, DEFAULT_DATABASE, expired, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
 import { committed, promised } from "../idb/requests.js";
-import type { GeneratedChunk } from "../host/generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 
 const VERSION = 1;
 const RESPONSES = "responses";

@@ -6,7 +6,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { ResponsesLookup } from "../protocol/responses/input-items.js";
 import type { InputItem, OutputItem } from "../protocol/responses/types.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { StoredResponse } from "./response-store.js";
 import type { QueuedResponseStore } from "./queued-store.js";
 

@@ -6,7 +6,7 @@
  */
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import { batchBytes, checkRecord, expired, findItem, itemIdsOf, nextSeq, overRetention, recordBytes, retentionOf, type RecordSummary, type ResponseStore, type RetentionOptions, type StoredResponse } from "./response-store.js";
-import type { GeneratedChunk } from "../host/generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 
 interface Held {
   summary: RecordSummary;

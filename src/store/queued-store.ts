@@ -9,7 +9,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
-import type { GeneratedChunk } from "../host/generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 
 export type StoreErrorHandler = (error: ApiError) => void;
 

@@ -9,9 +9,9 @@
  * is one record (atomic). Retention drops the oldest first (by creation).
  */
 import { ApiError } from "../protocol/api-error.js";
-import type { NormalizedMessage } from "../protocol/validate.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
-import type { GeneratedChunk } from "../host/generation-output.js";
+import type { GeneratedChunk } from "../engine/types.js";
 
 export interface StoredResponse {
   response: ResponseObject;

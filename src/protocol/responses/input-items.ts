@@ -9,7 +9,7 @@ import { checkTextDepth } from "../json-depth.js";
 import { invalidParam } from "../api-error.js";
 import { expandCompactionItems } from "./compact.js";
 import { normalizeAudioPart } from "../audio-part.js";
-import type { NormalizedMessage } from "../validate.js";
+import type { NormalizedMessage } from "../normalized.js";
 import { checkImageDataUrl, describe, isAbsent, isObject } from "../params.js";
 import { randomId } from "../ids.js";
 import { noToolCallFound } from "../tool-pairing.js";

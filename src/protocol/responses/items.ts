@@ -4,7 +4,7 @@
  * history).
  */
 import { invalidParam } from "../api-error.js";
-import type { NormalizedMessage } from "../validate.js";
+import type { NormalizedMessage } from "../normalized.js";
 import type { ContentPart, InputAudioPart, ToolCall } from "../types.js";
 import { customCallArguments } from "../custom-tools.js";
 import type { InputItem, OutputItem } from "./types.js";

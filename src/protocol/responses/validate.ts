@@ -12,7 +12,7 @@
  */
 import { checkValueDepth } from "../json-depth.js";
 import { ApiError, invalidParam } from "../api-error.js";
-import type { NormalizedMessage, NormalizedRequest } from "../validate.js";
+import type { NormalizedMessage, NormalizedRequest } from "../normalized.js";
 import {
   ANY_OBJECT_SCHEMA, checkFunctionFields, checkSchemaDepth, describe, effortParam, isAbsent, isObject, MAX_CACHE_KEY_LENGTH, MAX_IMAGES, MAX_USER_LENGTH,
   optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body,

@@ -22,8 +22,8 @@
  *
  * Pure; checked in Node with the web-xgrammar bundled in web-llm 0.2.79 and 0.2.86.
  */
-import { GrammarError } from "../grammar/ir.js";
-import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../grammar/limits.js";
+import { GrammarError } from "./ir.js";
+import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "./limits.js";
 
 type Format = Record<string, unknown>;
 type Schema = Record<string, unknown>;
