@@ -50,7 +50,7 @@ describe("the README", () => {
 
 describe("docs/api.md", () => {
   it("lists every createClient option with a default", () => {
-    const keys = interfaceKeys("src/client/create-client.ts", "ClientOptions");
+    const keys = interfaceKeys("src/client/types.ts", "ClientOptions");
     expect(keys.length).toBeGreaterThan(5);
     const rows = new Map(
       apiDoc
