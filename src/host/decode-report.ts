@@ -19,6 +19,15 @@ export function decodeCounts(usage: EngineUsage): DecodeCounts {
   };
 }
 
+/**
+ * Of `fed` prompt tokens (the prompt, and the reply tokens a continuation
+ * feeds again), those the cache held: never all of them, since at least one
+ * is always prefilled (its logits give the first output token).
+ */
+export function cachedOfFed(fed: number, cachedTokens: number): number {
+  return Math.max(0, Math.min(cachedTokens, fed - 1));
+}
+
 /** Adds one choice's counts to the request's stats (summed over choices, as prefill_tokens; rows per pass: most, and mean over all passes). */
 export function addDecodeCounts(stats: WebGpuStats, counts: DecodeCounts): void {
   stats.decode_passes += counts.decode_passes;

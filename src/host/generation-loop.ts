@@ -11,7 +11,7 @@ import type { GeneratedChunk, GenerationOutput, GenerationResult, SentBackReply 
 import type { Prepared } from "./prepare-request.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { StopGuard } from "./stop-guard.js";
-import { addDecodeCounts, decodeCounts, predictionDetails, type DecodeCounts } from "./decode-report.js";
+import { addDecodeCounts, cachedOfFed, decodeCounts, predictionDetails, type DecodeCounts } from "./decode-report.js";
 import type { WebGpuStats } from "../protocol/types.js";
 import type { GenerationTally } from "./generation-tally.js";
 
@@ -65,10 +65,9 @@ export async function runGeneration(engine: Engine, prepared: Prepared, output: 
   output.write([...parser.push(held), ...parser.finish()], undefined);
   if (finish === "abort" && signal.aborted) throw abortError();
   const { usage, decode } = recordUsage(prepared.stats, engineUsage);
-  // At least one prompt token is always prefilled (its logits give the first output token).
   const continuedTokens = continuing ? usage.continuedTokens ?? 0 : 0;
   const fed = usage.promptTokens + continuedTokens;
-  const cachedFed = Math.max(0, Math.min(usage.cachedTokens, fed - 1));
+  const cachedFed = cachedOfFed(fed, usage.cachedTokens);
   const cached = Math.min(cachedFed, usage.promptTokens);
   prepared.stats.prefill_tokens += fed - cachedFed;
   // A cut call's raw text is not what the app sends back (its arguments were closed): nothing to remember.

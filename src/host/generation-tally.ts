@@ -12,7 +12,7 @@
  */
 import type { Engine, EngineUsage } from "../engine/types.js";
 import { RowsPerPass, type BatchCounters } from "../engine/batching/counters.js";
-import { decodeCounts } from "./decode-report.js";
+import { cachedOfFed, decodeCounts } from "./decode-report.js";
 
 export class GenerationTally {
   private readonly rows = new RowsPerPass();
@@ -22,9 +22,9 @@ export class GenerationTally {
   /** One generation of `engine` ended (done, stopped, cut or aborted) with this usage. */
   count(engine: Engine, usage: EngineUsage): void {
     if (engine.batchCounters?.()) return;
-    // As the generation loop counts prefill_tokens: at least one prompt token is fed (its logits give the first token).
+    // As the generation loop counts prefill_tokens.
     const fed = usage.promptTokens + (usage.continuedTokens ?? 0);
-    const cachedFed = Math.max(0, Math.min(usage.cachedTokens, fed - 1));
+    const cachedFed = cachedOfFed(fed, usage.cachedTokens);
     const decode = decodeCounts(usage);
     const passes = (fed > 0 ? 1 : 0) + decode.decode_passes;
     if (passes > 0) this.rows.add(1, passes);

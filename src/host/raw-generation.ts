@@ -11,6 +11,7 @@ import type { Usage, WebGpuStats } from "../protocol/types.js";
 import type { Engine, EngineRequest, EngineUsage } from "../engine/types.js";
 import { StopGuard } from "./stop-guard.js";
 import { recordUsage } from "./generation-loop.js";
+import { cachedOfFed } from "./decode-report.js";
 import type { GenerationTally } from "./generation-tally.js";
 
 export interface RawGeneration {
@@ -56,8 +57,7 @@ export async function runRawGeneration(engine: Engine, request: EngineRequest, s
     finish = "stop";
   }
   const { usage } = recordUsage(stats, engineUsage);
-  // At least one prompt token is always prefilled (its logits give the first output token).
-  const cached = Math.max(0, Math.min(usage.cachedTokens, usage.promptTokens - 1));
+  const cached = cachedOfFed(usage.promptTokens, usage.cachedTokens);
   stats.prefill_tokens += usage.promptTokens - cached;
   return {
     text,

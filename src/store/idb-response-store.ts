@@ -177,17 +177,10 @@ export class IdbResponseStore implements ResponseStore {
       await done;
       return false;
     }
-    try {
+    await this.changeAndRetain(tx, done, () => {
       tx.objectStore(EVENTS).put(chunks.length > 0 ? { id, first, events, chunks } : { id, first, events });
       summaries.put({ ...summary, logBytes: (summary.logBytes ?? 0) + batchBytes(events, chunks) } satisfies RecordSummary);
-      const all = (await promised(summaries.getAll())) as RecordSummary[];
-      for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
-    } catch (error) {
-      done.catch(() => {});
-      tx.abort();
-      throw error;
-    }
-    await done;
+    });
     return true;
   }
 
@@ -227,21 +220,31 @@ export class IdbResponseStore implements ResponseStore {
       await done;
       return false;
     }
-    try {
+    await this.changeAndRetain(tx, done, () => {
       const seq = existing?.seq ?? nextSeq();
       tx.objectStore(RESPONSES).put({ id, seq, itemIds: itemIdsOf(entry), data: entry } satisfies ResponseRecord);
       // A rewrite of the record keeps its log, and what that log counts.
       summaries.put({ id, seq, bytes, logBytes: existing?.logBytes ?? 0, keepsLog: existing?.keepsLog ?? true } satisfies RecordSummary);
-      const all = (await promised(summaries.getAll())) as RecordSummary[];
+    });
+    return true;
+  }
+
+  /**
+   * In `tx` (over every store): `change`, then retention over the summaries as
+   * they now stand, committed together. Nothing of a write that fails half-way
+   * is kept (a put that throws, e.g. a value IndexedDB cannot clone).
+   */
+  private async changeAndRetain(tx: IDBTransaction, done: Promise<void>, change: () => void): Promise<void> {
+    try {
+      change();
+      const all = (await promised(tx.objectStore(SUMMARIES).getAll())) as RecordSummary[];
       for (const old of overRetention(all, this.retention)) this.dropIn(tx, old);
     } catch (error) {
-      // Nothing of a write that failed half-way is kept (a put that throws, e.g. a value IndexedDB cannot clone).
       done.catch(() => {});
       tx.abort();
       throw error;
     }
     await done;
-    return true;
   }
 
   private dropIn(tx: IDBTransaction, id: string): void {

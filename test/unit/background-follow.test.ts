@@ -11,10 +11,10 @@ const event = (n: number) => ({ type: "response.output_text.delta", sequence_num
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => event(from + i));
 const initial = { id: "resp_f", status: "queued", output: [] } as unknown as ResponseObject;
 
-function follower(run: BackgroundRun, startingAfter: number) {
+function follower(run: BackgroundRun, startingAfter: number, signal?: AbortSignal) {
   const got: number[] = [];
   let ended = false;
-  run.follow(startingAfter, { write: (events) => got.push(...events.map((e) => e.sequence_number)), end: () => (ended = true), fail: () => {} });
+  run.follow(startingAfter, { write: (events) => got.push(...events.map((e) => e.sequence_number)), end: () => (ended = true), fail: () => {} }, signal);
   return { got, ended: () => ended };
 }
 
@@ -45,5 +45,33 @@ describe("BackgroundRun.follow(startingAfter)", () => {
     run.write(range(0, 12)); // the resumed run regenerates from the start: 0–5 checked, 6–12 new to the run
     expect(f.got).toEqual([10, 11, 12]);
     expect(run.diverged).toBeNull();
+  });
+
+  it("a reader ahead of a resumed run gets only the events after its starting_after, once each, in order", () => {
+    // The stopped worker had logged events 0..3; the reader had received 0..6.
+    const run = new BackgroundRun("resp_r", { id: "resp_r" } as ResponseObject, null, range(0, 3));
+    const ahead = follower(run, 6);
+    const behind = follower(run, 1);
+    // The resumed run regenerates 0..3 (checked against the log, not sent again), then goes on.
+    run.write(range(0, 5));
+    run.write(range(6, 9));
+    run.end();
+    expect(run.diverged).toBeNull();
+    expect(ahead.got).toEqual([7, 8, 9]);
+    expect(behind.got).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(ahead.ended() && behind.ended()).toBe(true);
+  });
+
+  it("a reader that leaves stops getting events; the others go on, each from its own starting_after", () => {
+    const run = new BackgroundRun("resp_l", { id: "resp_l" } as ResponseObject, null);
+    const controller = new AbortController();
+    const leaving = follower(run, -1, controller.signal);
+    const staying = follower(run, 2);
+    run.write(range(0, 3));
+    controller.abort();
+    run.write(range(4, 5));
+    expect(leaving.got).toEqual([0, 1, 2, 3]);
+    expect(leaving.ended()).toBe(true);
+    expect(staying.got).toEqual([3, 4, 5]);
   });
 });

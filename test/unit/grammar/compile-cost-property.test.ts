@@ -11,18 +11,8 @@ import { GrammarError, type Grammar } from "../../../src/grammar/ir.js";
 import { larkToGrammar } from "../../../src/grammar/lark.js";
 import { regexToGrammar } from "../../../src/grammar/regex.js";
 import { work } from "./emitter-reads.js";
-
-/** mulberry32: a small seeded PRNG, so a failure names its seed and replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded (mulberry32), so a failure names its seed and replays.
+import { seededRandom as prng } from "../support/malformed-requests.js";
 
 const pick = <T,>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)];
 

@@ -8,26 +8,9 @@
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/index.js";
 import { createScriptedEngine } from "../../../src/testing.js";
+import { distinctRepetitions50k, nestedLark, nestedRegex } from "./issue-36-grammars.js";
 
 const QWEN3 = "Qwen3-0.6B-q4f16_1-MLC";
-
-const nestedRegex = (n: number) => {
-  let s = "a?";
-  for (let i = 0; i < n; i++) s = "(?:b?" + s + ")?";
-  return s;
-};
-
-const nestedLark = (depth: number) => {
-  let s = '"a"';
-  for (let i = 0; i < depth; i++) s = `(${s})*`;
-  return `start: ${s}\n%import common.WS\n%ignore WS\n`;
-};
-
-/** `a{0,1000}a{0,999}…`, 50 000 characters: each count written out differs. */
-const distinctRepetitions50k = Array.from({ length: 6_400 }, (_, i) => `a{0,${1000 - (i % 1000)}}`)
-  .join("")
-  .slice(0, 50_000)
-  .replace(/a\{[^}]*$/, "");
 
 /** `run`'s outcome and the longest the event loop went without running a 5 ms timer meanwhile. */
 async function withLongestStall<T>(run: () => Promise<T>): Promise<{ result: T; stallMs: number }> {

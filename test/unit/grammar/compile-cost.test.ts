@@ -17,29 +17,10 @@ import { MAX_DEFINITION_CHARS, MAX_GRAMMAR_CHARS } from "../../../src/grammar/li
 import { regexToGrammar } from "../../../src/grammar/regex.js";
 import { compileEbnf086 } from "../families/xgrammar.js";
 import { work } from "./emitter-reads.js";
-
-/** `s = "a?"`, then n times `s = "(?:b?" + s + ")?"` (N = 20: 142 characters, 2.9 s before). */
-const nestedRegex = (n: number) => {
-  let s = "a?";
-  for (let i = 0; i < n; i++) s = "(?:b?" + s + ")?";
-  return s;
-};
-
-/** `start: ((("a")*)*…)*` `depth` deep, with `%ignore WS` (depth 10: 70 characters, 7.4 s before). */
-const nestedLark = (depth: number) => {
-  let s = '"a"';
-  for (let i = 0; i < depth; i++) s = `(${s})*`;
-  return `start: ${s}\n%import common.WS\n%ignore WS\n`;
-};
+import { distinctRepetitions50k, nestedLark, nestedRegex } from "./issue-36-grammars.js";
 
 /** 50 000 characters of `a{0,1000}`: 607 MB and 2.4 s before its refusal. */
 const repetitions50k = "a{0,1000}".repeat(Math.floor(MAX_DEFINITION_CHARS / 9));
-
-/** 50 000 characters of `a{0,1000}a{0,999}a{0,998}…`: each count written out differs, about 7 000 characters each. */
-const distinctRepetitions50k = Array.from({ length: 6_400 }, (_, i) => `a{0,${1000 - (i % 1000)}}`)
-  .join("")
-  .slice(0, MAX_DEFINITION_CHARS)
-  .replace(/a\{[^}]*$/, "");
 
 describe("the emitter's work grows with the grammar, not with its nesting depth", () => {
   it("regex optionals nested 4, 8, 16 deep: doubling the depth at most doubles the work (it squared it before)", () => {
