@@ -7,6 +7,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams } 
 import { requestPersistence } from "../cache/quota.js";
 import type { ScriptedEngine } from "../engine/scripted.js";
 import { promptCacheSettings } from "../engine/prompt-cache/config.js";
+import { batchingSettings } from "../engine/batching/options.js";
 import { ApiError } from "../protocol/api-error.js";
 import { inProcessBackend, workerBackend, type Backend } from "./backend.js";
 import { ChunkQueue } from "./chunk-queue.js";
@@ -130,6 +131,7 @@ function withOutputText(response: ResponseObject): ResponseObject {
 
 function chooseBackend(options: ClientOptions): Backend {
   promptCacheSettings(options.promptCache); // a bad option fails here, not at the first request
+  if (options.batching !== undefined) batchingSettings(options.batching);
   if (options.speculative !== undefined && typeof options.speculative !== "boolean") {
     throw new ApiError({ status: 400, param: "speculative", message: "`speculative` must be true or false." });
   }

@@ -10,6 +10,7 @@ import type { GpuProbe } from "../gpu/probe.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
+import type { BatchingOption } from "../engine/batching/options.js";
 import type { ApiError } from "../protocol/api-error.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
@@ -84,6 +85,13 @@ export interface ClientOptions {
    * `false` decodes one token per pass (docs/speculative-decoding.md).
    */
   speculative?: boolean;
+  /**
+   * Continuous batching on the web-llm engine (default off in this version):
+   * generations in flight share each decode forward pass, up to `maxRows`
+   * (default 4). `true` is `{ maxRows: 4 }`. What a batched generation does
+   * not do yet (reuse a cached prefix, speculate) is in docs/concurrency.md.
+   */
+  batching?: BatchingOption;
 }
 
 export interface RequestOptions {

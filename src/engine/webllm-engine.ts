@@ -44,6 +44,7 @@ import { countWebLlmPromptTokens } from "./webllm-count.js";
 import { pipelineOf, type WebLlmEngineLike, type WebLlmModule } from "./webllm-shapes.js";
 import { WebLlmResidency } from "./webllm-residency.js";
 import { continuesReply, generateWithWebLlm, type WebLlmGenerationContext } from "./webllm-generate.js";
+import { WebLlmRows, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
 
 export type { WebLlmChunk, WebLlmEngineLike, WebLlmModule } from "./webllm-shapes.js";
 
@@ -54,6 +55,12 @@ export interface WebLlmEngineOptions {
   logLevel?: string;
   /** Prompt caching (engine/prompt-cache/config.ts); the host's load options win. */
   promptCache?: PromptCacheOption | PromptCacheSettings;
+  /**
+   * Continuous batching (batching/webllm-rows.ts): generations in flight
+   * share each decode forward, up to `maxRows`. Off by default in this
+   * version: a row does not reuse cached prefixes or speculate yet.
+   */
+  batching?: WebLlmRowsOptions;
 }
 
 /** The web-llm engine as the host sees it. */
@@ -90,7 +97,11 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   let counted: EmbedRequest | null = null;
   const cache = new WebLlmCacheSlot(options.promptCache, new WebLlmSpeculativeSlot());
   const registry = new Map<string, RequestLogitProcessor>();
+  /** The loaded chat model's rows (continuous batching), when the client batches and the model can. */
+  let rows: WebLlmRows | null = null;
+  let rowsReason: string | null = options.batching ? "no chat model is loaded" : "batching is off (createClient({ batching }))";
   const generation: WebLlmGenerationContext = {
+    rows: () => rows,
     get engine() {
       return engine;
     },
@@ -101,6 +112,36 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     cache,
     registry,
   };
+
+  /**
+   * Hooks a freshly (re)loaded chat pipeline: the rows snapshot it first (they
+   * use its methods as they were before the prompt cache and speculation hook
+   * them), then the prompt cache re-creates the KV cache with room for the rows.
+   */
+  function attachChat(pipeline: unknown, promptCache?: PromptCacheSettings): void {
+    rows = null;
+    if (!options.batching) return cache.attach(pipeline, promptCache);
+    const candidate = pipeline ? new WebLlmRows(pipeline as ConstructorParameters<typeof WebLlmRows>[0], options.batching) : null;
+    rowsReason = candidate ? candidate.unsupported : "the web-llm pipeline is not reachable";
+    const usable = candidate && !candidate.unsupported ? candidate : null;
+    cache.attach(pipeline, promptCache, usable ? WebLlmRows.kvReservation(pipeline as { contextWindowSize?: number }, options.batching) : undefined);
+    if (!usable) return;
+    if (!cache.current?.policy) {
+      try {
+        usable.ensureKvRoom(options.batching);
+      } catch (error) {
+        rowsReason = `the KV cache could not be re-created for rows (${(error as Error).message})`;
+        return;
+      }
+    }
+    rows = usable;
+  }
+
+  function forgetChat(): void {
+    cache.forget();
+    rows = null;
+    if (options.batching) rowsReason = "no chat model is loaded";
+  }
 
   async function getModule(): Promise<WebLlmModule> {
     if (module) return module;
@@ -144,7 +185,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     configureLoad(live, [next, ...(embedding && !loadOptions.exclusive ? [embedding.record] : [])], loadOptions);
     const hadChat = residency.loaded !== null;
     residency.forgetChat();
-    cache.forget();
+    forgetChat();
     const opts = loadOptions.convConfig ? { conv_config: loadOptions.convConfig } : undefined;
     // An embedding model stays: added to when no chat model is resident, reloaded with the new one otherwise.
     const resident = loadOptions.exclusive ? null : embedding;
@@ -160,7 +201,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
     const pipeline = pipelineOf(engine, next.model_id);
     if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
-    cache.attach(pipeline, loadOptions.promptCache);
+    attachChat(pipeline, loadOptions.promptCache);
     residency.setChat(next.model_id, key, next);
   }
 
@@ -211,15 +252,15 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     if (loadOptions.exclusive && residency.loaded) {
       // Both do not fit: the chat model goes, and comes back (alone) at the next chat request.
       residency.forgetChat();
-      cache.forget();
+      forgetChat();
     }
     const chat = residency.loaded;
     await runReload(loadOptions.signal, (live) => {
       if (!chat) return live.reload(next.model_id);
       if (!hadEmbedding && live.reloadInternal) return addModel(live, next.model_id, undefined);
       // Replacing the embedding model unloads everything: the chat model comes back with it (its KV cache does not).
-      cache.forget();
-      return live.reload([chat, next.model_id], [residency.chatOpts ?? {}, {}]).then(() => cache.attach(pipelineOf(engine, chat)));
+      forgetChat();
+      return live.reload([chat, next.model_id], [residency.chatOpts ?? {}, {}]).then(() => attachChat(pipelineOf(engine, chat)));
     });
     residency.embedding = { id: next.model_id, key, record: next };
   }
@@ -235,8 +276,13 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
 
   return {
     requiresGpu: true,
-    // The batch functions of the model library are not bound yet (issue 38): web-llm's own decode takes one sequence.
-    oneAtATime: "the web-llm engine decodes one sequence at a time in this version",
+    get batchRows() {
+      return rows ? rows.maxRows : undefined;
+    },
+    batchCounters: () => rows?.counters() ?? null,
+    get oneAtATime() {
+      return rows ? undefined : `the web-llm engine decodes one sequence at a time here: ${rowsReason}`;
+    },
     embedsTokenIds: true,
     continuesReply: (request) => continuesReply(generation, request),
     countTokens: async (request) => countWebLlmPromptTokens(pipelineOf(engine, request.model)?.tokenizer, request),
@@ -280,7 +326,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     generate: (request, signal) => generateWithWebLlm(generation, request, signal),
     async unload() {
       residency.forgetAll();
-      cache.forget();
+      forgetChat();
       await engine?.unload().catch(() => undefined);
     },
   };

@@ -19,6 +19,8 @@ import { needsLogitProcessor, renderContinuationPrompt, toChatRequest, toComplet
 import { canContinue, continuedRequest } from "./continuation.js";
 import { chatConfigOf, pipelineOf, type Pipeline, type WebLlmChunk, type WebLlmEngineLike, type WebLlmLogprob } from "./webllm-shapes.js";
 import type { WebLlmResidency } from "./webllm-residency.js";
+import type { WebLlmRows } from "./batching/webllm-rows.js";
+import type { RowBatchReport } from "./batching/counters.js";
 
 /** What generation reads of the engine's state, read at each use (getters: the engine and compat appear at the first load). */
 export interface WebLlmGenerationContext {
@@ -27,6 +29,8 @@ export interface WebLlmGenerationContext {
   readonly residency: WebLlmResidency;
   readonly cache: WebLlmCacheSlot;
   readonly registry: Map<string, RequestLogitProcessor>;
+  /** The rows of the loaded chat model when the client batches and the model can (else absent or null). */
+  readonly rows?: () => WebLlmRows | null;
 }
 
 function armProcessor(ctx: WebLlmGenerationContext, request: EngineRequest): RequestLogitProcessor | null {
@@ -90,13 +94,82 @@ function withModel(ctx: WebLlmGenerationContext, body: Record<string, unknown>, 
   return ctx.residency.embedding ? { ...body, model } : body;
 }
 
-export async function* generateWithWebLlm(ctx: WebLlmGenerationContext, request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
-  const { residency, cache } = ctx;
-  if (!ctx.engine || residency.loaded !== request.model || !residency.record) {
+/** A web-llm stream's chunks as engine events; returns how it ended and web-llm's usage. */
+async function* readChunks(
+  iterator: AsyncIterator<WebLlmChunk>,
+  request: EngineRequest,
+  processor: RequestLogitProcessor | null,
+  pipeline: Pipeline | undefined,
+  onChunk: () => void,
+): AsyncGenerator<EngineEvent, { finish: "stop" | "length" | "abort"; usage: WebLlmChunk["usage"] }> {
+  let finish: "stop" | "length" | "abort" = "stop";
+  let usage: WebLlmChunk["usage"];
+  let logprobIndex = 0;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) break;
+    onChunk();
+    const chunk = next.value;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    if (choice.finish_reason) finish = choice.finish_reason === "length" ? "length" : choice.finish_reason === "abort" ? "abort" : "stop";
+    const text = choice.delta?.content ?? choice.text ?? "";
+    const entries = choice.logprobs?.content ?? undefined;
+    let logprobs: TokenLogprob[] | undefined;
+    if (request.topLogprobs !== undefined && entries && entries.length > 0) {
+      logprobs = entries.map((entry) => toTokenLogprob(entry, request.topLogprobs as number, processor?.steps[logprobIndex++], pipeline));
+    }
+    if (text || logprobs) yield { type: "text", text, ...(logprobs ? { logprobs } : {}) };
+  }
+  return { finish, usage };
+}
+
+/** web-llm's stream for `request`: its completion API for a raw prompt or a continued final message, else its chat API. */
+async function openStream(ctx: WebLlmGenerationContext, live: WebLlmEngineLike, request: EngineRequest): Promise<AsyncIterable<WebLlmChunk>> {
+  return request.rawPrompt !== undefined || request.continueFinalMessage
+    ? await live.completions.create(withModel(ctx, toCompletionRequest(request, request.rawPrompt ?? continuationPrompt(ctx, request)), request.model))
+    : await live.chat.completions.create(withModel(ctx, toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, ctx.residency.record!.family), structuralTags: ctx.compat?.structuralTags }), request.model));
+}
+
+function checkLoaded(ctx: WebLlmGenerationContext, request: EngineRequest): WebLlmEngineLike {
+  if (!ctx.engine || ctx.residency.loaded !== request.model || !ctx.residency.record) {
     throw new ApiError({ status: 500, code: "model_not_loaded", message: `Model ${request.model} is not loaded in the web-llm engine.` });
   }
+  return ctx.engine;
+}
+
+/**
+ * A generation: a row of the batch (batching/webllm-rows.ts) when the client
+ * batches and the rows can take the request, else alone as before (after the
+ * rows in flight, when there are rows).
+ */
+export async function* generateWithWebLlm(ctx: WebLlmGenerationContext, request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  const rows = ctx.rows?.();
+  if (!rows) return yield* generateAlone(ctx, request, signal);
+  if (rowsTake(request)) return yield* generateInRow(ctx, rows, request, signal);
+  let release: () => void = () => undefined;
+  const turn = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const granted = new Promise<void>((resolve) => (started = resolve));
+  const done = rows.alone(async () => {
+    started();
+    await turn;
+  }, signal);
+  try {
+    await Promise.race([granted, done]);
+    if (ctx.engine) restoreLock(ctx.engine, request.model);
+    yield* generateAlone(ctx, request, signal);
+  } finally {
+    release();
+    await done.catch(() => undefined);
+  }
+}
+
+async function* generateAlone(ctx: WebLlmGenerationContext, request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  const { residency, cache } = ctx;
+  const live = checkLoaded(ctx, request);
   if (signal.aborted) throw abortError();
-  const live = ctx.engine;
   const continued = continuation(ctx, request);
   if (continued) request = continued.request;
   await cache.beforeRequest(() => live.resetChat(false, request.model));
@@ -107,36 +180,13 @@ export async function* generateWithWebLlm(ctx: WebLlmGenerationContext, request:
   const onAbort = () => live.interruptGenerate();
   signal.addEventListener("abort", onAbort);
   try {
-    // A raw prompt (/completions) and a continued final message go to web-llm's completion API (no chat template).
-    const stream = request.rawPrompt !== undefined || request.continueFinalMessage
-      ? await live.completions.create(withModel(ctx, toCompletionRequest(request, request.rawPrompt ?? continuationPrompt(ctx, request)), request.model))
-      : await live.chat.completions.create(withModel(ctx, toChatRequest(request, { enableThinkingSwitch: usesEnableThinking(request.model, residency.record!.family), structuralTags: ctx.compat?.structuralTags }), request.model));
-    iterator = stream[Symbol.asyncIterator]();
-    let finish: "stop" | "length" | "abort" = "stop";
-    let usage: WebLlmChunk["usage"];
-    let logprobIndex = 0;
+    iterator = (await openStream(ctx, live, request))[Symbol.asyncIterator]();
     const pipeline = pipelineOf(ctx.engine, request.model);
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) {
-        finished = true;
-        break;
-      }
-      // An interrupt issued before web-llm took its lock is cleared by it: repeat it.
-      if (signal.aborted) live.interruptGenerate();
-      const chunk = next.value;
-      if (chunk.usage) usage = chunk.usage;
-      const choice = chunk.choices[0];
-      if (!choice) continue;
-      if (choice.finish_reason) finish = choice.finish_reason === "length" ? "length" : choice.finish_reason === "abort" ? "abort" : "stop";
-      const text = choice.delta?.content ?? choice.text ?? "";
-      const entries = choice.logprobs?.content ?? undefined;
-      let logprobs: TokenLogprob[] | undefined;
-      if (request.topLogprobs !== undefined && entries && entries.length > 0) {
-        logprobs = entries.map((entry) => toTokenLogprob(entry, request.topLogprobs as number, processor?.steps[logprobIndex++], pipeline));
-      }
-      if (text || logprobs) yield { type: "text", text, ...(logprobs ? { logprobs } : {}) };
-    }
+    // An interrupt issued before web-llm took its lock is cleared by it: repeat it.
+    const ended = yield* readChunks(iterator, request, processor, pipeline, () => signal.aborted && live.interruptGenerate());
+    finished = true;
+    let finish = ended.finish;
+    const usage = ended.usage;
     if (finish === "abort" && !signal.aborted) finish = "stop";
     const compat = ctx.compat;
     // ≤ 0.2.79 leaves the token sampled at prefill out of its count.
@@ -175,6 +225,118 @@ export async function* generateWithWebLlm(ctx: WebLlmGenerationContext, request:
     // Leaving early (consumer stopped, error) must still release web-llm's model lock.
     if (iterator && !finished) await iterator.return?.().catch(() => undefined);
   }
+}
+
+/** Whether a row can take `request`: everything but what needs the request's logit processor (one per model). */
+function rowsTake(request: EngineRequest): boolean {
+  return !needsLogitProcessor(request);
+}
+
+/**
+ * A generation as a row: web-llm's own generation on the row's view of the
+ * pipeline (batching/webllm-rows.ts), entered through its public API with the
+ * view put in the engine's pipeline map for the synchronous part of the call.
+ * An abort stops this row only (`triggerStop` on its view, at its next step);
+ * web-llm's `interruptGenerate` would stop every row.
+ */
+async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  const live = checkLoaded(ctx, request);
+  if (signal.aborted) throw abortError();
+  const continued = continuation(ctx, request);
+  if (continued) request = continued.request;
+  const row = await rows.open({ id: `row-${++rowIds}`, owner: request.owner ?? "" }, signal);
+  let iterator: AsyncIterator<WebLlmChunk> | null = null;
+  let finished = false;
+  let report: RowBatchReport | null = null;
+  try {
+    iterator = (await enterWithView(live, request.model, row.view, () => openStream(ctx, live, request)))[Symbol.asyncIterator]();
+    const ended = yield* readChunks(iterator, request, null, pipelineOf(ctx.engine, request.model), () => undefined);
+    finished = true;
+    report = row.leave();
+    let finish = ended.finish;
+    const usage = ended.usage;
+    if (finish === "abort" && !signal.aborted) finish = "stop";
+    const completionTokens = (usage?.completion_tokens ?? 0) + (ctx.compat?.completionTokensMissFirst && usage ? 1 : 0);
+    const continuedTokens = continued?.tokens ?? 0;
+    yield {
+      type: "done",
+      finish,
+      usage: {
+        promptTokens: (usage?.prompt_tokens ?? 0) - continuedTokens,
+        cachedTokens: 0,
+        completionTokens: completionTokens + continuedTokens,
+        ...(continued ? { continuedTokens } : {}),
+        prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),
+        decodeTokensPerS: finite(usage?.extra?.decode_tokens_per_s),
+        batch: { maxRows: report.max_rows, meanRows: report.mean_rows, passes: report.passes },
+      },
+    };
+  } catch (error) {
+    if (signal.aborted && isAbortLike(error)) throw abortError();
+    const mapped = mapWebLlmError(error, "generate");
+    if (mapped.code === "device_lost") {
+      ctx.residency.deviceLost();
+      ctx.cache.forget();
+    }
+    throw mapped;
+  } finally {
+    if (iterator && !finished) {
+      // The consumer stopped reading: the row stops at its next step, and web-llm's generator ends.
+      row.view.triggerStop();
+      await iterator.return?.().catch(() => undefined);
+    }
+    if (!report) row.leave();
+  }
+}
+
+let rowIds = 0;
+
+/** web-llm's engine maps, as far as entering with a view reads them (0.2.79 – 0.2.86). */
+interface EngineMaps {
+  loadedModelIdToPipeline?: Map<string, unknown>;
+  loadedModelIdToLock?: Map<string, unknown>;
+}
+
+/** A lock that never waits: rows share the pipeline under the rows' own scheduling, not web-llm's per-model lock. */
+const OPEN_LOCK = { acquire: async () => undefined, release: async () => undefined };
+
+/**
+ * Calls `open` (web-llm's chat or completion API) with `view` as the model's
+ * pipeline: web-llm reads its pipeline map synchronously when the call
+ * starts, and its lock then (0.2.79) or when the stream starts (0.2.86); the
+ * open lock stays in place while rows run (requests that run alone wait for
+ * the rows to end, and get web-llm's lock back).
+ */
+function enterWithView<T>(live: WebLlmEngineLike, model: string, view: unknown, open: () => Promise<T>): Promise<T> {
+  const maps = live as unknown as EngineMaps;
+  const pipelines = maps.loadedModelIdToPipeline;
+  const locks = maps.loadedModelIdToLock;
+  if (!(pipelines instanceof Map) || !(locks instanceof Map) || !pipelines.has(model)) throw new Error("This web-llm does not expose its pipeline map: rows cannot enter it.");
+  const base = pipelines.get(model);
+  const lock = locks.get(model);
+  if (lock !== OPEN_LOCK) {
+    ownLocks.set(live, lock);
+    locks.set(model, OPEN_LOCK);
+  }
+  pipelines.set(model, view);
+  let opened: Promise<T>;
+  try {
+    // web-llm picks its pipeline before its first await: the map holds the view only for this call.
+    opened = open();
+  } finally {
+    pipelines.set(model, base);
+  }
+  return opened;
+}
+
+/** web-llm's own lock of each engine, put back when its rows end (`restoreLock`). */
+const ownLocks = new WeakMap<object, unknown>();
+
+/** Puts web-llm's per-model lock back (the rows ended; a request runs alone next). */
+export function restoreLock(live: WebLlmEngineLike, model: string): void {
+  const locks = (live as unknown as EngineMaps).loadedModelIdToLock;
+  const own = ownLocks.get(live);
+  if (locks instanceof Map && own !== undefined && locks.get(model) === OPEN_LOCK) locks.set(model, own);
 }
 
 const finite = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0);

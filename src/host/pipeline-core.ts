@@ -26,6 +26,7 @@ import { createRecordEngine } from "../engine/scripted-record.js";
 import { composeProgress } from "../cache/progress.js";
 import type { CacheManager } from "../cache/manager.js";
 import { loadModule } from "../lazy-imports.js";
+import { batchingSettings, type BatchingOption } from "../engine/batching/options.js";
 import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import { checkInputKinds } from "./input-kinds.js";
@@ -59,6 +60,8 @@ export interface PipelineOptions {
   promptCache?: PromptCacheOption;
   /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
   speculative?: boolean;
+  /** Continuous batching on the web-llm engine (engine/batching/webllm-rows.ts). Default off. */
+  batching?: BatchingOption;
 }
 
 /** Receives a stream's chunks (chat) or events (Responses). The host calls `end` or `fail` exactly once. */
@@ -308,7 +311,7 @@ export class Pipeline implements PipelineCore {
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
       const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm-engine.js"));
-      this.engine = createWebLlmEngine({ promptCache: this.promptCache });
+      this.engine = createWebLlmEngine({ promptCache: this.promptCache, ...(batchingSettings(this.options.batching) ? { batching: batchingSettings(this.options.batching)! } : {}) });
     }
     return this.engine;
   }

@@ -57,7 +57,9 @@ describe("client.stats()", () => {
     } satisfies EngineStats);
     expect((await statsClient({ batch: true }).stats()).batching).toEqual({ available: true, model: null, row_cap: 8, reason: null });
     const webllm = createClient({ engine: createWebLlmEngine({ webllm: {} as WebLlmModule }), worker: false });
-    expect((await webllm.stats()).batching.reason).toBe("the web-llm engine decodes one sequence at a time in this version");
+    expect((await webllm.stats()).batching.reason).toBe("the web-llm engine decodes one sequence at a time here: batching is off (createClient({ batching }))");
+    const batching = createClient({ engine: createWebLlmEngine({ webllm: {} as WebLlmModule, batching: { maxRows: 4 } }), worker: false });
+    expect((await batching.stats()).batching.reason).toBe("the web-llm engine decodes one sequence at a time here: no chat model is loaded");
     // The default engine (web-llm) starts with the first request: until then there is none to describe.
     const fresh = await createClient({ worker: false }).stats();
     expect(fresh).toMatchObject({ forward_passes: 0, batching: { available: false, model: null } });

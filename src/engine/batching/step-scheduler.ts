@@ -27,6 +27,13 @@ export interface StepSchedulerOptions {
   /** Prompt tokens one row feeds per step at most (a few hundred). */
   prefillChunkTokens: number;
   cost: StepCostModel;
+  /**
+   * Prefill rows run as forwards of their own, outside the step's batched
+   * forward (web-llm: its `prefillStep` feeds a prompt whole, in the engine's
+   * own chunks): each counts one pass of one row, and only decoding rows
+   * take part in the batch-or-single choice. Default false.
+   */
+  prefillApart?: boolean;
 }
 
 export interface RowRequest {
@@ -57,6 +64,8 @@ export interface StepPlan extends ForwardChoice {
   rows: StepRow[];
   /** Tokens fed in all. */
   tokens: number;
+  /** Prefill rows run as forwards of their own (`prefillApart`); counted in `passes`, one row each. */
+  apart?: number;
 }
 
 export type LeaveReason = "length" | "ended" | "cancelled";
@@ -139,11 +148,11 @@ export class StepScheduler {
         rows.push({ id: row.request.id, owner: row.request.owner, phase: "decode", tokens: 1, samples: true });
       }
     }
-    const choice = chooseForward(
-      rows.map((row) => row.tokens),
-      this.options.cost,
-    );
-    this.pending = { step: ++this.steps, rows, tokens: rows.reduce((sum, row) => sum + row.tokens, 0), ...choice };
+    const apart = this.options.prefillApart ? rows.filter((row) => row.phase === "prefill") : [];
+    const together = apart.length > 0 ? rows.filter((row) => row.phase === "decode") : rows;
+    const choice = together.length > 0 ? chooseForward(together.map((row) => row.tokens), this.options.cost) : { mode: "single" as const, passes: 0, cost: 0 };
+    for (const row of apart) choice.cost += this.options.cost.single(row.tokens);
+    this.pending = { step: ++this.steps, rows, tokens: rows.reduce((sum, row) => sum + row.tokens, 0), ...choice, passes: choice.passes + apart.length, apart: apart.length };
     return this.pending;
   }
 
@@ -155,14 +164,16 @@ export class StepScheduler {
     if (plan !== this.pending) throw new Error(`Step ${plan.step} is not the planned step.`);
     this.pending = null;
     const endedIds = new Set(ended);
-    const rowsPerPass = plan.mode === "batch" ? plan.rows.length : 1;
-    this.passes.add(rowsPerPass, plan.passes);
+    const apart = plan.apart ?? 0;
+    const rowsPerPass = plan.mode === "batch" ? plan.rows.length - apart : 1;
+    if (plan.passes > apart) this.passes.add(rowsPerPass, plan.passes - apart);
+    if (apart > 0) this.passes.add(1, apart);
     const outcome: StepOutcome = { sampled: [], left: [] };
     for (const stepRow of plan.rows) {
       const row = this.inFlight.get(stepRow.id);
       // Cancelled after the plan: the pass ran, but its token is nobody's.
       if (!row) continue;
-      row.batch.add(rowsPerPass);
+      row.batch.add(apart > 0 && stepRow.phase === "prefill" ? 1 : rowsPerPass);
       if (stepRow.phase === "prefill") {
         row.promptLeft -= stepRow.tokens;
         this.prefilled += stepRow.tokens;
@@ -178,6 +189,15 @@ export class StepScheduler {
       }
     }
     return outcome;
+  }
+
+  /**
+   * The engine learned how long row `id`'s prompt really was only as it fed
+   * it (web-llm tokenizes inside its prefill): `tokens` more prompt tokens
+   * than the row was submitted with go into `prefill_tokens`.
+   */
+  recordPrefill(tokens: number): void {
+    if (tokens > 0) this.prefilled += tokens;
   }
 
   /** How many rows shared the passes `id` took part in so far; null for a row not in flight. */

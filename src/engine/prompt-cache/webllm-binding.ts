@@ -65,6 +65,8 @@ export interface PromptCacheBudget {
   pageSize?: number;
   /** Room the runtime's cache keeps beyond the budget for the running request's reply (a context window). Default 0. */
   replyRoom?: number;
+  /** Sequences and tokens the cache keeps for others beside it (continuous batching's rows). Default none. */
+  reserve?: { sequences: number; tokens: number };
 }
 
 /** What a request's prefill cost, read from the pipeline. */
@@ -137,7 +139,12 @@ export class WebLlmPromptCache {
     if (!reason && budget) {
       try {
         // Room for the budget plus one partly filled page per sequence (fork copies a split page).
-        recreateKvCache(pipeline, budget.budgetTokens + (budget.replyRoom ?? 0) + WEBLLM_PAGE_SIZE * (budget.maxSequences + 1), budget.maxSequences + 1);
+        const reserve = budget.reserve ?? { sequences: 0, tokens: 0 };
+        recreateKvCache(
+          pipeline,
+          budget.budgetTokens + (budget.replyRoom ?? 0) + reserve.tokens + WEBLLM_PAGE_SIZE * (budget.maxSequences + 1 + reserve.sequences),
+          budget.maxSequences + 1 + reserve.sequences,
+        );
         pipeline.resetKVCache.call(pipeline);
       } catch (error) {
         reason = `the KV cache could not be re-created (${(error as Error).message})`;

@@ -53,12 +53,16 @@ export class WebLlmCacheSlot {
     return this.binding;
   }
 
-  /** A chat model was (re)loaded: hook its pipeline with the client's settings (kept for reloads that only add a model). */
-  attach(pipeline: unknown, settings?: PromptCacheSettings): void {
+  /**
+   * A chat model was (re)loaded: hook its pipeline with the client's settings (kept for reloads that only add a model).
+   * `reserve`: KV room the re-created cache keeps beside the prompt cache's (continuous batching's rows).
+   */
+  attach(pipeline: unknown, settings?: PromptCacheSettings, reserve?: { sequences: number; tokens: number }): void {
     if (settings) this.settings = settings;
     this.resetPending = false;
     this.speculative?.attach(pipeline);
-    this.binding = isPipeline(pipeline) ? new WebLlmPromptCache(pipeline, this.budget(pipeline)) : null;
+    const budget = isPipeline(pipeline) ? this.budget(pipeline) : null;
+    this.binding = isPipeline(pipeline) ? new WebLlmPromptCache(pipeline, budget && reserve ? { ...budget, reserve } : budget) : null;
     this.speculative?.connect(this.binding);
   }
 

@@ -121,7 +121,7 @@ export interface Logprob {
 }
 
 /** The grammar matcher: a state web-llm advances with each sampled token; a token it does not allow throws. */
-class FakeMatcher {
+export class FakeMatcher {
   accepted = 0;
   allows(token: number): boolean {
     return (token + this.accepted) % 5 !== 0;

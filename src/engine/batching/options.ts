@@ -1,0 +1,32 @@
+/**
+ * `createClient({ batching })`: continuous batching on the web-llm engine
+ * (webllm-rows.ts). `true` is the default row cap; an object sets it and the
+ * KV room the rows get. Checked when the client is made, so a bad option
+ * fails there with a message that says what to pass.
+ */
+import { ApiError } from "../../protocol/api-error.js";
+import type { WebLlmRowsOptions } from "./webllm-rows.js";
+
+export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number };
+
+/** Rows in flight at most when `batching: true`. */
+export const DEFAULT_MAX_ROWS = 4;
+/** The most rows a client may ask for (each holds a KV sequence and its share of a forward). */
+export const MAX_ROWS_LIMIT = 64;
+
+/** The rows' settings for `option`, or null when batching is off. Throws a 400 naming the field for a bad value. */
+export function batchingSettings(option: BatchingOption | undefined): WebLlmRowsOptions | null {
+  if (option === undefined || option === false) return null;
+  if (option === true) return { maxRows: DEFAULT_MAX_ROWS };
+  if (typeof option !== "object" || option === null) {
+    throw new ApiError({ status: 400, param: "batching", message: "`batching` must be true, false or { maxRows, kvTokens }." });
+  }
+  const maxRows = option.maxRows ?? DEFAULT_MAX_ROWS;
+  if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > MAX_ROWS_LIMIT) {
+    throw new ApiError({ status: 400, param: "batching.maxRows", message: `\`batching.maxRows\` must be an integer from 1 to ${MAX_ROWS_LIMIT} (got ${String(option.maxRows)}).` });
+  }
+  if (option.kvTokens !== undefined && (!Number.isInteger(option.kvTokens) || option.kvTokens < 16)) {
+    throw new ApiError({ status: 400, param: "batching.kvTokens", message: `\`batching.kvTokens\` must be an integer of at least 16 (got ${String(option.kvTokens)}).` });
+  }
+  return { maxRows, ...(option.kvTokens !== undefined ? { kvTokens: option.kvTokens } : {}) };
+}

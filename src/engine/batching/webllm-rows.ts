@@ -1,0 +1,426 @@
+/**
+ * Continuous batching on web-llm's loaded pipeline (issue 38): every
+ * generation in flight is a row, and each decode step runs one forward for
+ * all of them (`batch_decode`, or one `decode` per row where the measured
+ * cost says so: webllm-step-forward.ts, measured-cost.ts).
+ *
+ * web-llm keeps a request's state on its `LLMChatPipeline` (output ids, the
+ * grammar matcher, penalties' token counts, logprobs, the conversation, the
+ * filled KV length) and runs one request at a time under a per-model lock. A
+ * row therefore runs web-llm's own generation — its `asyncGenerate`, chunks,
+ * stop rules, sampler — on a VIEW of the pipeline (`Object.create`): the
+ * weights, functions, tokenizer and KV cache are the pipeline's, the request
+ * state is the view's own. What the view changes:
+ * - its forwards go to its own KV sequence (`fKVCacheBeginForward`), and
+ *   `resetKVCache` empties only that sequence;
+ * - `prefillStep` waits for the row's step, then runs as web-llm's;
+ * - `decodeStep` parks the row's last token until the step runner has every
+ *   row's token, the step forward runs once, and web-llm's own decode step
+ *   then samples from the row's logits (`embedAndForward` hands them over);
+ * - `setSeed` seeds the row's own random stream: the runtime's generator
+ *   (`tvm.rng`) is switched to it while the row samples, so a `seed` gives
+ *   the same reply whatever else is in the batch.
+ * The other bindings' hooks (prompt cache, speculation) stay on the pipeline
+ * itself; a view uses the methods as they were before those hooks. Sampling,
+ * prefill and forwards share the pipeline's buffers and TVM scopes, so they
+ * run one at a time (`exclusive`); only waiting is concurrent.
+ *
+ * What a row does not do yet: reuse a cached prefix (a row prefills its whole
+ * prompt on a fresh sequence, and its KV is dropped at its end), speculate
+ * (a row decodes one token per step; greedy output is the same), or take a
+ * request that needs the logit processor (top_k, min_p, reasoning budgets,
+ * more than 5 top logprobs): such a request runs alone (`alone()`), after
+ * the rows in flight end, as today.
+ */
+import { MeasuredStepCost } from "./measured-cost.js";
+import type { RowBatchReport, BatchCounters } from "./counters.js";
+import { StepRunner, type BatchRow } from "./step-runner.js";
+import { StepScheduler, type StepPlan } from "./step-scheduler.js";
+import { stepForwardOf, type StepArray, type StepForward, type StepPipeline } from "./webllm-step-forward.js";
+import { kvOpsOf, recreateKvCache, type KvCacheHost, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+
+type Fn = (...args: unknown[]) => unknown;
+
+/** The pipeline members rows read or replace (web-llm's `LLMChatPipeline`, 0.2.79 – 0.2.86). */
+export interface RowsPipeline extends StepPipeline, Omit<KvCacheHost, "vm" | "tvm"> {
+  tvm: StepPipeline["tvm"] & KvCacheHost["tvm"] & { attachToCurrentScope?<T>(value: T): T; rng?: RowRng };
+  outputIds: number[];
+  stopTriggered: boolean;
+  filledKVCacheLength: number;
+  conversation?: { reset?(): void };
+  contextWindowSize?: number;
+  rnnState?: unknown;
+  decodeStep(genConfig?: unknown): Promise<void>;
+  prefillStep?(...args: unknown[]): Promise<void>;
+  embedAndForward(inputData: unknown[], inputDataLen: number): Promise<unknown>;
+  getInputData(): unknown;
+  resetKVCache(): void;
+  processNextToken(...args: unknown[]): void;
+  triggerStop(): void;
+  fKVCacheBeginForward: Fn;
+}
+
+/** tvmjs's `LinearCongruentialGenerator`, the sampler's random source. */
+interface RowRng {
+  rand_state?: number;
+  setSeed(seed: number): void;
+}
+
+export interface WebLlmRowsOptions {
+  /** Rows in flight at most (the KV cache gets a sequence for each). */
+  maxRows: number;
+  /** KV tokens all rows may hold together; default `maxRows` × min(context window, 2048). */
+  kvTokens?: number;
+}
+
+export interface RowOpen {
+  id: string;
+  /** Who asked (a tab, a client): admission takes turns between owners. */
+  owner: string;
+}
+
+/** A row: the pipeline view web-llm generates with, and how it leaves. */
+export interface RowHandle {
+  readonly view: RowsPipeline;
+  /** The KV sequence the row's forwards go to. */
+  readonly sequence: number;
+  /** The row's generation ended (any way): it leaves the steps and its KV sequence goes. Returns how many rows shared its passes. */
+  leave(): RowBatchReport;
+}
+
+/** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
+const ROW_SEQUENCE_BASE = 4096;
+
+/** The pipeline methods a view uses as they were before other bindings hooked them. */
+const PRISTINE = ["decodeStep", "embedAndForward", "getInputData", "resetKVCache", "processNextToken", "triggerStop", "fKVCacheBeginForward"] as const;
+
+/** Why rows cannot run on `pipe` (null: they can). */
+export function rowsUnsupportedReason(pipe: Partial<RowsPipeline> & { artifact?: unknown; slidingWindowSize?: number }): string | null {
+  if ((pipe.slidingWindowSize ?? -1) !== -1) return "sliding-window model: its KV cache is not paged per sequence";
+  if (pipe.rnnState !== undefined) return "model with recurrent state (hybrid cache)";
+  if (pipe.artifact !== undefined) return "manifest model: its decode does not go through embedAndForward";
+  if (typeof pipe.decodeStep !== "function" || typeof pipe.prefillStep !== "function" || !Array.isArray(pipe.outputIds)) return "pipeline without web-llm's prefill and decode steps";
+  return null;
+}
+
+interface Row {
+  id: string;
+  seq: number;
+  view: RowsPipeline;
+  batch: BatchRow;
+  /** The token the row feeds in the next step (set while it waits for it). */
+  input: number | undefined;
+  /** Its logits from the step forward, until web-llm's decode step takes them. */
+  logits: StepArray | null;
+  /** The row's own random stream (a `seed`), else undefined: it draws from the runtime's. */
+  randState: number | undefined;
+  left: boolean;
+}
+
+export class WebLlmRows {
+  readonly unsupported: string | null;
+  readonly maxRows: number;
+  private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
+  private readonly ops: KvOps | null;
+  private readonly forward: StepForward | null;
+  private readonly cost = new MeasuredStepCost();
+  private readonly scheduler: StepScheduler;
+  private readonly runner: StepRunner;
+  private readonly rows = new Map<string, Row>();
+  private readonly freeSequences: number[] = [];
+  /** Pipeline work (forwards, prefill, sampling) runs one at a time. */
+  private work: Promise<unknown> = Promise.resolve();
+  /** Requests that run alone, waiting for the rows to end; while any waits, no row opens. */
+  private readonly aloneQueue: Array<() => void> = [];
+  private aloneRunning = false;
+  private readonly drained: Array<() => void> = [];
+
+  /**
+   * Snapshots `pipe` (just loaded, before the prompt cache and speculation
+   * hook it) and fetches the library's functions. `reserveKv`: the caller
+   * re-creates the KV cache with room for the rows (`kvReservation()`);
+   * otherwise this does, with room for web-llm's own sequence 0 and the rows.
+   */
+  constructor(
+    private readonly pipe: RowsPipeline,
+    options: WebLlmRowsOptions,
+  ) {
+    this.maxRows = Math.max(1, Math.floor(options.maxRows));
+    this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
+    let reason = rowsUnsupportedReason(pipe);
+    this.ops = reason ? null : kvOpsOf(pipe);
+    if (!reason && !this.ops) reason = "model library without KV sequence functions";
+    let forward: StepForward | null = null;
+    if (!reason) {
+      try {
+        forward = stepForwardOf(pipe, this.pristine.fKVCacheBeginForward);
+        if (!forward.batched) reason = "model library without batch_decode";
+      } catch (error) {
+        reason = (error as Error).message;
+      }
+    }
+    if (!reason && !(pipe.tvm.rng && typeof pipe.tvm.rng.setSeed === "function")) reason = "runtime without a seedable sampler (tvm.rng)";
+    this.unsupported = reason;
+    this.forward = reason ? null : forward;
+    for (let i = 0; i < this.maxRows; i++) this.freeSequences.push(ROW_SEQUENCE_BASE + i);
+    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Number.MAX_SAFE_INTEGER, cost: this.cost, prefillApart: true });
+    this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
+  }
+
+  /** KV room the rows need beside web-llm's (and the prompt cache's): sequences and tokens. */
+  static kvReservation(pipe: { contextWindowSize?: number }, options: WebLlmRowsOptions): { sequences: number; tokens: number } {
+    const rows = Math.max(1, Math.floor(options.maxRows));
+    const window = pipe.contextWindowSize && pipe.contextWindowSize > 0 ? pipe.contextWindowSize : 4096;
+    return { sequences: rows, tokens: options.kvTokens ?? rows * Math.min(window, 2048) };
+  }
+
+  /** Makes the KV cache big enough for the rows when nobody else re-created it (prompt caching off). */
+  ensureKvRoom(options: WebLlmRowsOptions): void {
+    if (this.unsupported) return;
+    const { sequences, tokens } = WebLlmRows.kvReservation(this.pipe, options);
+    const window = this.pipe.contextWindowSize && this.pipe.contextWindowSize > 0 ? this.pipe.contextWindowSize : 4096;
+    recreateKvCache(this.pipe, window + tokens, 1 + sequences);
+    this.pipe.resetKVCache();
+  }
+
+  /** Engine-wide counts of the rows' steps. */
+  counters(): BatchCounters {
+    return this.scheduler.counters();
+  }
+
+  /** What the cost model measured (ms per decode forward). */
+  costs(): ReturnType<MeasuredStepCost["snapshot"]> {
+    return this.cost.snapshot();
+  }
+
+  get rowsInFlight(): number {
+    return this.rows.size;
+  }
+
+  /**
+   * A new row. Waits while a request that runs alone is queued or running
+   * (so it cannot starve); rejects with the signal's reason on abort.
+   */
+  async open(request: RowOpen, signal: AbortSignal): Promise<RowHandle> {
+    if (this.unsupported) throw new Error(`Rows are not available: ${this.unsupported}.`);
+    while (this.aloneRunning || this.aloneQueue.length > 0) await this.whenDrainedOrAlone(signal);
+    if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
+    const seq = this.freeSequences.shift();
+    if (seq === undefined) throw new Error(`All ${this.maxRows} row sequences are in use: the host admits at most maxRows generations.`);
+    const ops = this.ops as KvOps;
+    ops.add(seq);
+    const batch = this.runner.join({ id: request.id, owner: request.owner, promptTokens: 1, maxTokens: Number.MAX_SAFE_INTEGER });
+    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false };
+    row.view = this.makeView(row, signal);
+    this.rows.set(request.id, row);
+    return {
+      view: row.view,
+      sequence: seq,
+      leave: () => this.leave(row),
+    };
+  }
+
+  /**
+   * Runs `work` with the pipeline to itself: once the rows in flight have
+   * ended, with no row opening until it is done (a request the rows cannot
+   * take, e.g. one that needs the logit processor).
+   */
+  async alone<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await new Promise<void>((resolve) => {
+      this.aloneQueue.push(resolve);
+      this.startAloneIfIdle();
+    });
+    try {
+      if (signal?.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
+      return await work();
+    } finally {
+      this.aloneRunning = false;
+      this.startAloneIfIdle();
+      if (!this.aloneRunning) this.wakeOpeners();
+    }
+  }
+
+  private startAloneIfIdle(): void {
+    if (this.aloneRunning || this.rows.size > 0 || this.aloneQueue.length === 0) return;
+    this.aloneRunning = true;
+    this.aloneQueue.shift()!();
+  }
+
+  private whenDrainedOrAlone(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const onAbort = () => resolve();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.drained.push(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+      if (signal.aborted) resolve();
+    });
+  }
+
+  private wakeOpeners(): void {
+    for (const wake of this.drained.splice(0)) wake();
+  }
+
+  private leave(row: Row): RowBatchReport {
+    const report = row.batch.leave();
+    if (row.left) return report;
+    row.left = true;
+    row.logits?.dispose();
+    row.logits = null;
+    this.releaseViewState(row.view as RowsPipeline & Record<string, unknown>);
+    this.rows.delete(row.id);
+    // Removed between forwards: a step's forward is synchronous up to its read-back, and a leaving row is not in it.
+    try {
+      this.ops?.remove(row.seq);
+    } finally {
+      this.freeSequences.push(row.seq);
+    }
+    if (this.rows.size === 0) this.startAloneIfIdle();
+    return report;
+  }
+
+  /**
+   * What web-llm made on the view during the request: its grammar matcher and
+   * logits buffer are freed; a grammar tokenizer table or compiler it built
+   * (the pipeline had none yet) goes to the pipeline for the next requests.
+   */
+  private releaseViewState(view: RowsPipeline & Record<string, unknown>): void {
+    const own = (key: string) => (Object.prototype.hasOwnProperty.call(view, key) ? view[key] : undefined);
+    (own("grammarMatcher") as { dispose?: () => void } | undefined)?.dispose?.();
+    view.grammarMatcher = undefined;
+    const base = this.pipe as RowsPipeline & Record<string, unknown>;
+    const buffer = own("logitsOnCPU") as { dispose?: () => void } | undefined;
+    if (buffer && base.logitsOnCPU === undefined) base.logitsOnCPU = buffer;
+    else buffer?.dispose?.();
+    for (const key of ["xgTokenizerInfo", "grammarCompiler"]) {
+      const made = own(key);
+      if (made !== undefined && base[key] === undefined) base[key] = made;
+    }
+  }
+
+  /** Runs `work` once the pipeline's previous work is done. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.work.then(work, work);
+    this.work = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The step's forward over its decoding rows (prefill rows run their own, in web-llm's prefill step). */
+  private async runStep(plan: StepPlan): Promise<void> {
+    const decoding = plan.rows
+      .filter((stepRow) => stepRow.phase === "decode")
+      .map((stepRow) => this.rows.get(stepRow.id))
+      .filter((row): row is Row => !!row && !row.left && row.input !== undefined);
+    if (decoding.length === 0) return;
+    const mode = plan.mode === "batch" && decoding.length > 1 ? "batch" : "single";
+    await this.exclusive(async () => {
+      const started = performance.now();
+      const logits = await (this.forward as StepForward).run(
+        decoding.map((row) => ({ seq: row.seq, token: row.input as number })),
+        mode,
+      );
+      const ms = performance.now() - started;
+      if (mode === "batch") this.cost.record("batch", decoding.length, ms);
+      else this.cost.record("single", 1, ms / decoding.length);
+      decoding.forEach((row, i) => {
+        row.logits?.dispose();
+        row.logits = logits[i];
+        row.input = undefined;
+      });
+    });
+  }
+
+  /** With the row's random stream in the runtime's generator while `work` samples. */
+  private async withRowRandom<T>(row: Row, work: () => Promise<T>): Promise<T> {
+    const rng = this.pipe.tvm.rng as RowRng;
+    if (row.randState === undefined || rng.rand_state === undefined) return work();
+    const saved = rng.rand_state;
+    rng.rand_state = row.randState;
+    try {
+      return await work();
+    } finally {
+      row.randState = rng.rand_state;
+      rng.rand_state = saved;
+    }
+  }
+
+  private makeView(row: Row, signal: AbortSignal): RowsPipeline {
+    const base = this.pipe;
+    const view = Object.create(base) as RowsPipeline & Record<string, unknown>;
+    const pristine = this.pristine;
+    for (const name of PRISTINE) (view as Record<string, unknown>)[name] = pristine[name];
+    // The request's state, the view's own (web-llm's per-request fields; reset by its prefill step too).
+    Object.assign(view, {
+      outputIds: [],
+      outputMessage: "",
+      stopTriggered: false,
+      finishReason: undefined,
+      appearedTokensFreq: new Map(),
+      tokenLogprobArray: [],
+      filledKVCacheLength: 0,
+      grammarMatcher: undefined,
+      schemaOrGrammarStr: undefined,
+      logitProcessor: undefined,
+      curRoundDecodingTotalTokens: 0,
+      curRoundPrefillTotalTokens: 0,
+      curRoundDecodingTotalTime: 0,
+      curRoundPrefillTotalTime: 0,
+      curRoundGrammarInitTotalTime: 0,
+      curRoundGrammarPerTokenTotalTime: 0,
+      decodingTotalTime: 0,
+      decodingTotalTokens: 0,
+      prefillTotalTime: 0,
+      prefillTotalTokens: 0,
+    });
+    if (base.conversation) {
+      const conversation = Object.create(base.conversation) as { reset?(): void };
+      conversation.reset?.();
+      view.conversation = conversation;
+    }
+    const ops = this.ops as KvOps;
+    const tvm = base.tvm;
+    view.fKVCacheBeginForward = (kv: unknown, _seqs: unknown, ...rest: unknown[]) => pristine.fKVCacheBeginForward(kv, tvm.makeShapeTuple([row.seq]), ...rest);
+    view.resetKVCache = () => {
+      ops.remove(row.seq);
+      ops.add(row.seq);
+      view.filledKVCacheLength = 0;
+    };
+    view.setSeed = (seed: number) => {
+      // The generator's state after seeding it with `seed`, computed on the generator and put back.
+      const rng = tvm.rng as RowRng;
+      const saved = rng.rand_state;
+      rng.setSeed(seed);
+      row.randState = rng.rand_state;
+      rng.rand_state = saved;
+    };
+    const prefillStep = base.prefillStep as Fn;
+    view.prefillStep = async (...args: unknown[]) => {
+      if (!(await row.batch.pass(signal))) {
+        view.triggerStop();
+        return;
+      }
+      await this.exclusive(() => this.withRowRandom(row, () => prefillStep.apply(view, args) as Promise<void>));
+      this.scheduler.recordPrefill((view.curRoundPrefillTotalTokens as number) - 1);
+    };
+    view.decodeStep = async (genConfig?: unknown) => {
+      if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
+      row.input = view.outputIds[view.outputIds.length - 1];
+      if (!(await row.batch.pass(signal))) {
+        row.input = undefined;
+        view.triggerStop();
+        return;
+      }
+      await this.exclusive(() => this.withRowRandom(row, () => pristine.decodeStep.call(view, genConfig) as Promise<void>));
+    };
+    // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
+    view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
+      const logits = row.logits;
+      if (!logits) return pristine.embedAndForward.call(view, inputData, inputDataLen);
+      row.logits = null;
+      view.filledKVCacheLength += 1;
+      return tvm.attachToCurrentScope ? tvm.attachToCurrentScope(logits) : logits;
+    };
+    return view;
+  }
+}

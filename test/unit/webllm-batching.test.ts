@@ -1,0 +1,235 @@
+/**
+ * Continuous batching on web-llm's pipeline (src/engine/batching/webllm-rows.ts)
+ * against the decoding stand-in (support/fake-webllm-batch.ts): web-llm's
+ * prefill and decode steps, sampler and stop rules over a simulated paged KV
+ * cache whose logits depend on what each sequence holds. Several requests run
+ * at once as rows and each must give exactly what it gives alone on a fresh
+ * pipeline — tokens, text, finish, logprobs, the KV sequence's contents —
+ * while their decode steps share batched forwards. A binding that swapped
+ * rows, fed a token to the wrong sequence, applied one row's mask, penalties
+ * or random stream to another, or left a stale token in a cache, changes some
+ * row's output here.
+ */
+import { describe, expect, it } from "vitest";
+import { WebLlmRows, type RowsPipeline } from "../../src/engine/batching/webllm-rows.js";
+import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
+import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
+
+interface Outcome {
+  tokens: number[];
+  text: string;
+  finish: string | null;
+  logprobs: unknown[];
+  /** What the request's KV sequence held when it ended. */
+  held: number[];
+}
+
+type Job = { prompt: string; config: GenConfig; abortAfter?: number };
+
+/** The request alone on a fresh pipeline, as web-llm runs it today. */
+async function alone(job: Job): Promise<Outcome> {
+  const pipe = new FakeBatchingPipeline();
+  await pipe.generateRequest(encodeText(job.prompt), job.config);
+  return outcomeOf(pipe, pipe.held(0) as number[]);
+}
+
+function outcomeOf(pipe: FakeBatchingPipeline, held: number[]): Outcome {
+  return { tokens: pipe.outputIds.slice(), text: pipe.outputMessage, finish: pipe.finishReason, logprobs: pipe.tokenLogprobArray.slice(), held: held.slice() };
+}
+
+function setup(maxRows = 4) {
+  const pipe = new FakeBatchingPipeline();
+  const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows });
+  expect(rows.unsupported).toBeNull();
+  rows.ensureKvRoom({ maxRows });
+  return { pipe, rows };
+}
+
+/** `jobs` at once as rows of one pipeline; each outcome, and the row reports. */
+async function together(jobs: Job[], maxRows = 4) {
+  const { pipe, rows } = setup(maxRows);
+  const results = await Promise.all(
+    jobs.map(async (job, i) => {
+      const controller = new AbortController();
+      const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, controller.signal);
+      const view = row.view as unknown as FakeBatchingPipeline;
+      if (job.abortAfter !== undefined) {
+        // An abort after `abortAfter` decode steps of this row, as the host's signal would arrive.
+        const decodeStep = view.decodeStep.bind(view);
+        let steps = 0;
+        view.decodeStep = async (config?: GenConfig) => {
+          await decodeStep(config);
+          if (++steps === job.abortAfter) controller.abort();
+        };
+      }
+      try {
+        await view.generateRequest(encodeText(job.prompt), job.config);
+        return { outcome: outcomeOf(view, pipe.held(row.sequence) as number[]), report: row.leave() };
+      } catch (error) {
+        row.leave();
+        throw error;
+      }
+    }),
+  );
+  return { pipe, rows, results };
+}
+
+describe("continuous batching on web-llm's pipeline: each row is what it is alone", () => {
+  it("four greedy requests at once: the same tokens as alone, in shared batch_decode passes", async () => {
+    const jobs: Job[] = ["thecatsat", "abcxyz", "hello", "zzqq"].map((prompt) => ({ prompt, config: { max_tokens: 16 } }));
+    const { pipe, rows, results } = await together(jobs);
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(results[i].outcome.tokens, `row ${i} tokens`).toEqual(expected.tokens);
+      expect(results[i].outcome.text).toBe(expected.text);
+      expect(results[i].outcome.finish).toBe(expected.finish);
+      expect(results[i].report.max_rows, `row ${i} shared passes`).toBe(4);
+    }
+    // 15 decode steps each (the first token comes from prefill): one batched forward of 4 per step.
+    expect(pipe.forwards.batched).toEqual(Array(15).fill(4));
+    expect(pipe.forwards.single).toBe(0);
+    const counters = rows.counters();
+    expect(counters.generated_tokens).toBe(64);
+    expect(counters.max_rows).toBe(4);
+    // 4 prefills (a pass each) + 15 batched decode passes
+    expect(counters.forward_passes).toBe(4 + 15);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: per-row rules", () => {
+  it("seeded sampling: each row draws from its own stream, so a seed gives the same reply beside others", async () => {
+    const jobs: Job[] = [
+      { prompt: "thecatsat", config: { max_tokens: 14, temperature: 1, seed: 7 } },
+      { prompt: "thecatsat", config: { max_tokens: 14, temperature: 1, seed: 8 } },
+      { prompt: "abcxyz", config: { max_tokens: 14, temperature: 0.7, seed: 7 } },
+    ];
+    const { results } = await together(jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].outcome.tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    // the two seeds differ, or the test proves nothing about separate streams
+    expect(results[0].outcome.tokens).not.toEqual(results[1].outcome.tokens);
+  });
+
+  it("grammar, penalties, logit_bias, logprobs, stop and max_tokens hold per row", async () => {
+    const jobs: Job[] = [
+      { prompt: "thecatsatonthemat", config: { max_tokens: 20, grammar: true } },
+      { prompt: "thecatsatonthemat", config: { max_tokens: 20, presence_penalty: 1.5, frequency_penalty: 0.5 } },
+      { prompt: "thecatsatonthemat", config: { max_tokens: 20, repetition_penalty: 1.3, logit_bias: { "4": 3 } } },
+      { prompt: "thecatsatonthemat", config: { max_tokens: 20, logprobs: true, top_logprobs: 3 } },
+      { prompt: "thecatsatonthemat", config: { max_tokens: 5 } },
+    ];
+    const withStop = await alone({ prompt: "thecatsatonthemat", config: { max_tokens: 20 } });
+    jobs.push({ prompt: "thecatsatonthemat", config: { max_tokens: 20, stop: [withStop.text.slice(6, 8)] } });
+    const { results } = await together(jobs, 6);
+    const outcomes = await Promise.all(jobs.map(alone));
+    for (const [i] of jobs.entries()) {
+      expect(results[i].outcome, `row ${i}`).toEqual(outcomes[i]);
+    }
+    // the rules changed the replies, or their equality says nothing about per-row application
+    const texts = new Set(outcomes.map((o) => o.text));
+    expect(texts.size).toBeGreaterThanOrEqual(5);
+    expect(outcomes[4].finish).toBe("length");
+    expect(outcomes[5].finish).toBe("stop");
+    expect(outcomes[3].logprobs).toHaveLength(20);
+  });
+
+  it("each row's KV sequence holds exactly its prompt and the tokens fed, and goes when the row leaves", async () => {
+    const jobs: Job[] = ["thecatsat", "abcxyz", "hello"].map((prompt, i) => ({ prompt, config: { max_tokens: 6 + 3 * i } }));
+    const { pipe, results } = await together(jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].outcome.held, `row ${i}`).toEqual((await alone(job)).held);
+    const seqs = [...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()];
+    expect(seqs, "only web-llm's own sequence 0 is left").toEqual([0]);
+  });
+
+  it("an abort ends that row within a step; the others are unchanged and keep sharing passes", async () => {
+    const jobs: Job[] = [
+      { prompt: "thecatsat", config: { max_tokens: 24 } },
+      { prompt: "abcxyz", config: { max_tokens: 24 }, abortAfter: 3 },
+      { prompt: "hello", config: { max_tokens: 24 } },
+      { prompt: "zzqq", config: { max_tokens: 24 } },
+    ];
+    const { pipe, results } = await together(jobs);
+    expect(results[1].outcome.finish).toBe("abort");
+    expect(results[1].outcome.tokens.length).toBeLessThanOrEqual(1 + 3 + 1);
+    for (const i of [0, 2, 3]) expect(results[i].outcome.tokens, `row ${i}`).toEqual((await alone(jobs[i])).tokens);
+    // after the abort, three rows per forward
+    expect(pipe.forwards.batched.slice(-5)).toEqual([3, 3, 3, 3, 3]);
+  });
+
+  it("a row that joins while others decode gets its first token before they end", async () => {
+    const { rows } = setup();
+    const order: string[] = [];
+    const run = async (id: string, job: Job) => {
+      const row = await rows.open({ id, owner: id }, new AbortController().signal);
+      const view = row.view as unknown as FakeBatchingPipeline;
+      const decodeStep = view.decodeStep.bind(view);
+      view.decodeStep = async (config?: GenConfig) => {
+        await decodeStep(config);
+        order.push(`${id}:${view.outputIds.length}`);
+        // the consumer reads the chunk on a later task, as a stream's reader does
+        await new Promise((r) => setTimeout(r, 0));
+      };
+      await view.generateRequest(encodeText(job.prompt), job.config);
+      order.push(`${id}:end`);
+      row.leave();
+    };
+    const first = run("early", { prompt: "thecatsat", config: { max_tokens: 30 } });
+    // let the early row stream a few tokens
+    while (!order.includes("early:5")) await new Promise((r) => setTimeout(r, 0));
+    const late = run("late", { prompt: "abcxyz", config: { max_tokens: 4 } });
+    await Promise.all([first, late]);
+    expect(order.indexOf("late:end")).toBeLessThan(order.indexOf("early:end"));
+    expect(order.indexOf("late:2")).toBeLessThan(order.indexOf("early:20"));
+  });
+
+  it("a request that needs the pipeline alone waits for the rows in flight, and rows opened meanwhile wait for it", async () => {
+    const { rows } = setup();
+    const events: string[] = [];
+    const signal = new AbortController().signal;
+    const rowA = await rows.open({ id: "a", owner: "a" }, signal);
+    const runA = (rowA.view as unknown as FakeBatchingPipeline).generateRequest(encodeText("thecatsat"), { max_tokens: 8 }).then(() => {
+      events.push("a done");
+      rowA.leave();
+    });
+    const soloRun = rows.alone(async () => {
+      events.push("alone runs");
+      await new Promise((r) => setTimeout(r, 5));
+      events.push("alone done");
+    });
+    const rowB = rows.open({ id: "b", owner: "b" }, signal).then((row) => {
+      events.push("b opened");
+      row.leave();
+    });
+    await Promise.all([runA, soloRun, rowB]);
+    expect(events).toEqual(["a done", "alone runs", "alone done", "b opened"]);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: the forward each step runs", () => {
+  it("a step with one row keeps the single-sequence decode (batch_decode costs more for one row)", async () => {
+    const { pipe } = await together([{ prompt: "thecatsat", config: { max_tokens: 8 } }]);
+    expect(pipe.forwards.batched).toEqual([]);
+    expect(pipe.forwards.single).toBe(7);
+  });
+
+  it("measured costs decide: where a batch of 2 costs more than two decodes, 2 rows decode one by one", async () => {
+    const { pipe, rows } = setup();
+    // SwiftShader's probe: decode 13.5 s, batch_decode of 2 rows 28.8 s, of 4 rows 43.7 s
+    const cost = (rows as unknown as { cost: { record(mode: string, rows: number, ms: number): void } }).cost;
+    cost.record("single", 1, 13500);
+    cost.record("batch", 2, 28800);
+    cost.record("batch", 4, 43700);
+    // the forwards here take no time: stop the measurements of this run from overriding the recorded ones
+    cost.record = () => undefined;
+    const results = await Promise.all(
+      ["thecatsat", "abcxyz"].map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 6 });
+        row.leave();
+        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
+      }),
+    );
+    expect(pipe.forwards.batched).toEqual([]);
+    expect(pipe.forwards.single).toBe(10);
+    expect(results[0]).toEqual((await alone({ prompt: "thecatsat", config: { max_tokens: 6 } })).tokens);
+  });
+});
