@@ -22,6 +22,10 @@
  *   request interrupted by a page reload after --resume-cut text deltas (default 3) and resumed by
  *   the next page's client; checks the same final text, and reports the reply tokens prefilled on
  *   resume. [--max-tokens 8]
+ *   batching (chat model, asked for by name): four greedy requests one after another on an engine
+ *   without batching, then the same four at once on one with `batching: { maxRows: 4 }` (each
+ *   phase after a warm-up); checks the same tokens and sets the wall times side by side.
+ *   [--max-tokens 16] [--batch-phases "alone;batched"]
  *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
  *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
  *   grammar's language (random weights follow no instruction: the grammar forces it).
@@ -104,6 +108,7 @@ const runPromptCache = !!chatDir && steps.includes("promptcache");
 const runSpeculative = !!chatDir && steps.includes("speculative");
 const runGrammar = !!chatDir && steps.includes("grammar");
 const runResume = !!chatDir && steps.includes("resume");
+const runBatching = !!chatDir && steps.includes("batching");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -159,7 +164,7 @@ try {
   };
   page.on("console", (m) => {
     keep(`[${m.type()}] ${m.text().slice(0, 300)}`);
-    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]") || m.text().startsWith("[resume]")) log(m.text().slice(0, 3000)); // progress of the long steps
+    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]") || m.text().startsWith("[resume]") || m.text().startsWith("[batching]")) log(m.text().slice(0, 3000)); // progress of the long steps
   });
   page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
   page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
@@ -192,6 +197,10 @@ try {
   if (runSpeculative && !report.timedOutAfterS) {
     const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 32), ...(args["spec-steps"] ? { only: String(args["spec-steps"]).split(";") } : {}), ...(args["spec-prediction"] ? { prediction: String(args["spec-prediction"]) } : {}) };
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
+  }
+  if (runBatching && !report.timedOutAfterS) {
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}) };
+    report.batching = await step(() => page.evaluate((x) => window.smokeBatching(x), o), () => window.smokeBatchingReport);
   }
   if (runGrammar && !report.timedOutAfterS) {
     report.grammar = await step(() => page.evaluate((x) => window.smokeGrammar(x), { modelId }), () => window.smokeGrammarReport);
@@ -228,6 +237,7 @@ try {
     ...(runPromptCache ? promptCacheChecks(report.promptCache ?? {}) : {}),
     ...(runSpeculative ? speculativeChecks(report.speculative ?? {}) : {}),
     ...(runGrammar ? grammarChecks(report.grammar ?? {}) : {}),
+    ...(runBatching ? batchingChecks(report.batching ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
     ...(runResume ? resumeChecks(report.resume ?? {}) : {}),
   };
@@ -364,6 +374,31 @@ function promptCacheChecks(r) {
     promptCachePromptTokensAsRendered: all("promptRendered"),
     promptCacheCachedEqualsCommonPrefix: all("cachedIsCommonPrefix"),
     promptCachePrefilledEqualsPromptMinusPrefix: all("prefilledIsPromptMinusPrefix"),
+  };
+}
+
+/** The batching step's summary: the same greedy tokens alone and batched, and the wall times side by side. */
+function batchingChecks(r) {
+  const phases = r.phases ?? [];
+  const alone = phases.find((p) => p.name === "alone");
+  const batched = phases.find((p) => p.name === "batched");
+  const ok = (p) => !!p && !p.error && (p.requests ?? []).length === 4 && p.requests.every((q) => !q.error && q.tokens?.length > 0);
+  r.table = (batched ?? alone)?.requests?.map((q, i) => ({
+    question: q.question,
+    tokens: q.tokens?.length,
+    sameTokensAsAlone: !!alone && !!batched && JSON.stringify(batched.requests?.[i]?.tokens) === JSON.stringify(alone.requests?.[i]?.tokens),
+    aloneS: alone?.requests?.[i] ? `${alone.requests[i].startS}–${alone.requests[i].endS}` : null,
+    batchedS: batched?.requests?.[i] ? `${batched.requests[i].startS}–${batched.requests[i].endS}` : null,
+    batchedTtftS: batched?.requests?.[i]?.ttftMs / 1000,
+    batchedRows: batched?.requests?.[i]?.usage?.batch ?? null,
+  }));
+  r.wall = { aloneS: alone?.wallMs / 1000, batchedS: batched?.wallMs / 1000, ratio: alone && batched ? +(batched.wallMs / alone.wallMs).toFixed(3) : null };
+  return {
+    batchingBothPhasesRan: ok(alone) && ok(batched),
+    batchingRowsAvailable: batched?.batchRows === 4,
+    batchingSameGreedyTokens: ok(alone) && ok(batched) && r.table.every((x) => x.sameTokensAsAlone),
+    batchingSharedPasses: ok(batched) && batched.requests.every((q) => (q.usage?.batch?.maxRows ?? 0) >= 2),
+    batchingWallAtMost085: r.wall.ratio !== null && r.wall.ratio <= 0.85,
   };
 }
 

@@ -10,6 +10,7 @@ import { newCompletionId } from "../protocol/ids.js";
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../protocol/types.js";
 import { choiceOutput } from "./generation-output.js";
 import { addCompletionDetails } from "./decode-report.js";
+import { generateAll } from "./parallel-choices.js";
 import { streamInto, type ChunkSink, type PipelineCore, type RequestOptions } from "./pipeline-core.js";
 
 export class ChatCompletionsFace {
@@ -24,9 +25,13 @@ export class ChatCompletionsFace {
       const builders: ChoiceBuilder[] = [];
       const finishes: FinishReason[] = [];
       let usage: Usage | null = null;
-      for (let index = 0; index < request.n; index++) {
+      // n choices share the engine's forward passes where it batches.
+      const together = ((await this.core.engineFor(prepared.record)).batchRows ?? 1) > 1;
+      const results = await generateAll(request.n, together, signal, async (index, choiceSignal) => {
         const builder = new ChoiceBuilder(index, () => prepared.family.newToolCallId());
-        const result = await this.core.generate(prepared, choiceOutput(builder, () => undefined), signal);
+        return { builder, result: await this.core.generate(prepared, choiceOutput(builder, () => undefined), choiceSignal) };
+      });
+      for (const { builder, result } of results) {
         builders.push(builder);
         finishes.push(builder.finishReason(result.finish, result.cutCall));
         usage = addUsage(usage, result.usage);

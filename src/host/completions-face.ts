@@ -6,6 +6,7 @@
  * generated in turn in one queue slot; choice `i` of prompt `p` has index
  * `p * n + i`, as on the hosted API.
  */
+import { generateAll } from "./parallel-choices.js";
 import { ApiError } from "../protocol/api-error.js";
 import { randomId } from "../protocol/ids.js";
 import { joinLogprobs } from "../protocol/completion-logprobs.js";
@@ -23,7 +24,13 @@ import { streamInto, type ChunkSink, type PipelineCore, type RequestOptions } fr
 export const newTextCompletionId = () => `cmpl-${randomId(24)}`;
 
 /** One generation of one prompt, in the request's slot. */
-type Generate = (prompt: number, write: (text: string, logprobs: CompletionLogprobs | null) => void) => Promise<RawGeneration>;
+type Generate = (prompt: number, write: (text: string, logprobs: CompletionLogprobs | null) => void, signal?: AbortSignal) => Promise<RawGeneration>;
+
+/** The request's slot: its signal, and whether its generations run together (the engine batches). */
+interface Slot {
+  signal: AbortSignal;
+  together: boolean;
+}
 
 export class CompletionsFace {
   constructor(private readonly core: PipelineCore) {}
@@ -33,21 +40,24 @@ export class CompletionsFace {
     if (request.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createCompletion returns one completion; use streamCompletion for `stream: true`." });
     }
-    return this.inSlot(request, options.signal, async (generate, stats) => {
+    return this.inSlot(request, options.signal, async (generate, stats, slot) => {
       const choices: CompletionChoice[] = [];
       let usage: Usage | null = null;
-      for (const [p, prompt] of request.prompts.entries()) {
-        for (let i = 0; i < request.n; i++) {
-          const parts: Array<CompletionLogprobs | null> = [];
-          const result = await generate(p, (_text, logprobs) => parts.push(logprobs));
-          choices.push({
-            index: p * request.n + i,
-            text: (request.echo ? prompt : "") + result.text,
-            logprobs: request.logprobs === undefined ? null : joinLogprobs(parts),
-            finish_reason: result.finish,
-          });
-          usage = addUsage(usage, result.usage);
-        }
+      // Every prompt's n choices, index p × n + i; together where the engine batches.
+      const results = await generateAll(request.prompts.length * request.n, slot.together, slot.signal, async (index, signal) => {
+        const parts: Array<CompletionLogprobs | null> = [];
+        const result = await generate(Math.floor(index / request.n), (_text, logprobs) => parts.push(logprobs), signal);
+        return { parts, result };
+      });
+      for (const [index, { parts, result }] of results.entries()) {
+        const prompt = request.prompts[Math.floor(index / request.n)];
+        choices.push({
+          index,
+          text: (request.echo ? prompt : "") + result.text,
+          logprobs: request.logprobs === undefined ? null : joinLogprobs(parts),
+          finish_reason: result.finish,
+        });
+        usage = addUsage(usage, result.usage);
       }
       return { id: newTextCompletionId(), object: "text_completion", created: Math.floor(Date.now() / 1000), model: request.model, choices, usage: usage as Usage, x_webgpu: stats };
     });
@@ -92,7 +102,7 @@ export class CompletionsFace {
   }
 
   /** The request's model resolved and checked, then its queue slot with the model loaded; `generate` runs one prompt. */
-  private async inSlot<T>(request: NormalizedCompletionRequest, signal: AbortSignal | undefined, work: (generate: Generate, stats: WebGpuStats) => Promise<T>): Promise<T> {
+  private async inSlot<T>(request: NormalizedCompletionRequest, signal: AbortSignal | undefined, work: (generate: Generate, stats: WebGpuStats, slot: Slot) => Promise<T>): Promise<T> {
     const arrived = performance.now();
     const record = await this.core.resolve(request.model);
     if (isEmbeddingRecord(record)) throw notAChatModel(record);
@@ -100,14 +110,14 @@ export class CompletionsFace {
     return this.core.inSlot(record, signal, async (slotSignal, started) => {
       const engine = await this.core.engineFor(record);
       const stats = newStats({ arrived, started });
-      const generate: Generate = (p, write) => {
+      const generate: Generate = (p, write, signal = slotSignal) => {
         const prompt = request.prompts[p];
         const output = { write, ...(request.logprobs !== undefined ? { logprobs: { base: prompt.length, top: request.logprobs } } : {}) };
-        return runRawGeneration(engine, engineRequest(request, record, prompt), stats, started, output, slotSignal, this.core.tally).catch((error) => {
+        return runRawGeneration(engine, engineRequest(request, record, prompt), stats, started, output, signal, this.core.tally).catch((error) => {
           throw promptError(error, request, p);
         });
       };
-      return work(generate, stats);
+      return work(generate, stats, { signal: slotSignal, together: (engine.batchRows ?? 1) > 1 });
     }, { generation: true });
   }
 }

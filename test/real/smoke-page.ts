@@ -15,6 +15,7 @@ import { defineAudioSmoke } from "./audio-smoke.js";
 import { defineSpeculativeSmoke } from "./speculative-smoke.js";
 import { defineGrammarSmoke } from "./grammar-smoke.js";
 import { defineResumeSmoke } from "./resume-smoke.js";
+import { defineBatchingSmoke } from "./batching-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -260,6 +261,7 @@ defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
 defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
+defineBatchingSmoke(); // window.smokeBatching: four greedy requests one after another, then at once as rows
 defineSpeculativeSmoke(); // window.smokeSpeculative: greedy replies with and without speculative decoding
 defineGrammarSmoke(); // window.smokeGrammar: a regex response_format and a Lark custom tool, enforced
 defineResumeSmoke(); // window.smokeResume: a background response resumed after a page reload

@@ -172,3 +172,32 @@ describe("continuous batching (scripted engine with `batch`)", () => {
     expect(engine.batchRows).toBeUndefined();
   });
 });
+
+describe("n choices on a batching engine", () => {
+  it("n: 4 decode together: ≤ 1.25 × one choice's tokens + 4 passes, each choice what it is alone", async () => {
+    const { client } = batchingClient();
+    const single = (await client.chat.completions.create({ model, messages: [user("q")], max_tokens: 64 })) as ChatCompletion;
+    const before = (await client.stats()).forward_passes;
+    const four = (await client.chat.completions.create({ model, messages: [user("q")], max_tokens: 64, n: 4 })) as ChatCompletion;
+    const passes = (await client.stats()).forward_passes - before;
+    expect(four.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
+    for (const choice of four.choices) expect(choice.message.content).toBe(single.choices[0].message.content);
+    expect(four.usage.completion_tokens).toBe(4 * single.usage.completion_tokens);
+    expect(passes).toBeLessThanOrEqual(1.25 * 64 + 4);
+    expect((four as unknown as { x_webgpu: { batch: { max_rows: number } } }).x_webgpu.batch.max_rows).toBe(4);
+  });
+
+  it("/completions: every prompt's choices decode together, in index order", async () => {
+    // A raw prompt has no messages: the reply repeats the prompt's text.
+    const engine = createScriptedEngine({ replies: (request) => Array.from({ length: 40 }, (_, i) => `${request.rawPrompt}${i}`).join(" "), tokenDelayMs: 1, batch: { maxRows: 8 } });
+    const client = createClient({ engine, worker: false, speculative: false });
+    const before = (await client.stats()).forward_passes;
+    const out = await client.completions.create({ model, prompt: ["a", "b"], n: 2, max_tokens: 40 });
+    const passes = (await client.stats()).forward_passes - before;
+    expect(out.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
+    expect(out.choices[0].text).toBe(out.choices[1].text);
+    expect(out.choices[2].text).toBe(out.choices[3].text);
+    expect(out.choices[0].text).not.toBe(out.choices[2].text);
+    expect(passes).toBeLessThanOrEqual(1.25 * 40 + 4);
+  });
+});

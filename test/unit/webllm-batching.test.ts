@@ -233,3 +233,13 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
     expect(results[0]).toEqual((await alone({ prompt: "thecatsat", config: { max_tokens: 6 } })).tokens);
   });
 });
+
+describe("continuous batching on web-llm's pipeline: more generations than rows", () => {
+  it("a row beyond maxRows waits for a free sequence, then gives what it gives alone", async () => {
+    const jobs: Job[] = ["thecatsat", "abcxyz", "hello"].map((prompt, i) => ({ prompt, config: { max_tokens: 5 + 4 * i } }));
+    const { pipe, results } = await together(jobs, 2);
+    for (const [i, job] of jobs.entries()) expect(results[i].outcome.tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    expect(Math.max(...pipe.forwards.batched)).toBe(2);
+    expect(results[2].report.passes).toBeGreaterThan(0);
+  });
+});

@@ -199,14 +199,19 @@ export class WebLlmRows {
 
   /**
    * A new row. Waits while a request that runs alone is queued or running
-   * (so it cannot starve); rejects with the signal's reason on abort.
+   * (so it cannot starve) and while every row sequence is taken; rejects
+   * with the signal's reason on abort.
    */
   async open(request: RowOpen, signal: AbortSignal): Promise<RowHandle> {
     if (this.unsupported) throw new Error(`Rows are not available: ${this.unsupported}.`);
-    while (this.aloneRunning || this.aloneQueue.length > 0) await this.whenDrainedOrAlone(signal);
+    // A row waits while a request runs alone (or waits to), and for a free sequence (more rows than
+    // maxRows: several generations of one request, such as n choices, beside other requests).
+    while (this.aloneRunning || this.aloneQueue.length > 0 || this.freeSequences.length === 0) {
+      if (signal.aborted) break;
+      await this.whenDrainedOrAlone(signal);
+    }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
-    const seq = this.freeSequences.shift();
-    if (seq === undefined) throw new Error(`All ${this.maxRows} row sequences are in use: the host admits at most maxRows generations.`);
+    const seq = this.freeSequences.shift() as number;
     const ops = this.ops as KvOps;
     ops.add(seq);
     const batch = this.runner.join({ id: request.id, owner: request.owner, promptTokens: 1, maxTokens: Number.MAX_SAFE_INTEGER });
@@ -277,6 +282,7 @@ export class WebLlmRows {
       this.freeSequences.push(row.seq);
     }
     if (this.rows.size === 0) this.startAloneIfIdle();
+    if (!this.aloneRunning && this.aloneQueue.length === 0) this.wakeOpeners();
     return report;
   }
 
