@@ -8,7 +8,7 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (100000: at ~400k tok/s a shorter run lasts tens of ms, below this machine's noise), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,download,parsers,ttft,pipeline,shared,promptcache,speculative,
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,download,parsers,ttft,pipeline,shared,promptcache,speculative,batching,
  * BENCH_ONLY=speculative (or any comma-separated list of those names: run only them; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
@@ -32,7 +32,7 @@ const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
 const CACHE_MB = process.env.BENCH_CACHE_MB ? Number(process.env.BENCH_CACHE_MB) : undefined;
-const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "promptcache", "speculative"];
+const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "promptcache", "speculative", "batching"];
 /** Sections measured in the browser page; the others run in Node. */
 const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "download", "shared"];
 const only = (process.env.BENCH_ONLY ?? "").split(",").filter(Boolean);
@@ -314,6 +314,28 @@ async function main() {
       } catch (error) {
         results.speculative = { error: String(error?.message ?? error) };
         rows.push(["  benchSpeculative()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      }
+    }
+
+    // ── 8. continuous batching: concurrent streams on the scripted engine (Node; one pass costs one step) ──
+    if (!skip.has("batching")) {
+      rows.push(["Continuous batching: concurrent 64-token streams (scripted engine, a pass = one 2 ms step whatever its rows)", "", ""]);
+      log("batching: 1, 2, 4, 8 streams, batched and one at a time…");
+      try {
+        const { benchBatching } = await server.ssrLoadModule("/bench/batching.ts");
+        const b = await benchBatching();
+        results.batching = b;
+        for (const streams of [1, 2, 4, 8]) {
+          const batched = b.lines.find((l) => l.streams === streams && l.rowCap > 1);
+          const single = b.lines.find((l) => l.streams === streams && l.rowCap === 1);
+          rows.push([`  ${streams} stream${streams > 1 ? "s" : ""}: passes, batched / one at a time`, `${batched.passes} / ${single.passes}`, `mean rows ${fmt(batched.meanRows, 2)}`]);
+          rows.push([`    tokens/s, batched / one at a time`, `${fmt(batched.tokensPerS)} / ${fmt(single.tokensPerS)}`, `${fmt(batched.tokensPerS / single.tokensPerS, 2)}×`]);
+        }
+        const late = b.lateArrival;
+        rows.push(["  late arrival (4 streams of 256 decoding): first token / alone", `${late.ttftMs} / ${late.aloneTtftMs} ms`, `the others end ${late.othersEndMs} ms after it arrived`]);
+      } catch (error) {
+        results.batching = { error: String(error?.message ?? error) };
+        rows.push(["  benchBatching()", "failed", String(error?.message ?? error).slice(0, 80)]);
       }
     }
   } finally {

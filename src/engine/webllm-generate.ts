@@ -244,7 +244,7 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
   if (signal.aborted) throw abortError();
   const continued = continuation(ctx, request);
   if (continued) request = continued.request;
-  const row = await rows.open({ id: `row-${++rowIds}`, owner: request.owner ?? "" }, signal);
+  const row = await rows.open({ id: `row-${++rowIds}`, owner: request.owner ?? "", key: request.promptCacheKey }, signal);
   let iterator: AsyncIterator<WebLlmChunk> | null = null;
   let finished = false;
   let report: RowBatchReport | null = null;
@@ -262,8 +262,9 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
       type: "done",
       finish,
       usage: {
-        promptTokens: (usage?.prompt_tokens ?? 0) - continuedTokens,
-        cachedTokens: 0,
+        // web-llm counts what it prefilled; a cached prefix the row forked is the rest of the prompt.
+        promptTokens: (usage?.prompt_tokens ?? 0) + row.cachedTokens - continuedTokens,
+        cachedTokens: row.cachedTokens,
         completionTokens: completionTokens + continuedTokens,
         ...(continued ? { continuedTokens } : {}),
         prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),

@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { WebLlmRows, type RowsPipeline } from "../../src/engine/batching/webllm-rows.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
+import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
 
 interface Outcome {
   tokens: number[];
@@ -241,5 +242,57 @@ describe("continuous batching on web-llm's pipeline: more generations than rows"
     for (const [i, job] of jobs.entries()) expect(results[i].outcome.tokens, `row ${i}`).toEqual((await alone(job)).tokens);
     expect(Math.max(...pipe.forwards.batched)).toBe(2);
     expect(results[2].report.passes).toBeGreaterThan(0);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: rows start from the prompt cache", () => {
+  /** A pipeline with rows and a managed prompt cache (hooked after the rows took their snapshot, as the engine does). */
+  function setupWithCache() {
+    const pipe = new FakeBatchingPipeline();
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4 }, (child, full, key) => cache.forkInto(child, full, key));
+    const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
+    return { pipe, rows, cache };
+  }
+
+  it("a row forks the longest cached prefix of its key, prefills only the rest, and gives what it gives alone", async () => {
+    const { pipe, rows, cache } = setupWithCache();
+    // an earlier request (alone) leaves "systemprompt" + its question in the cache
+    cache.begin({});
+    await pipe.generateRequest(encodeText("systempromptabc"), { max_tokens: 4 });
+    cache.end("done");
+    const jobs: Job[] = ["systempromptxyz", "systempromptqq", "other"].map((prompt) => ({ prompt, config: { max_tokens: 10 } }));
+    const outcomes = await Promise.all(
+      jobs.map(async (job, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        await view.generateRequest(encodeText(job.prompt), job.config);
+        const outcome = { ...outcomeOf(view, pipe.held(row.sequence) as number[]), cached: row.cachedTokens };
+        row.leave();
+        return outcome;
+      }),
+    );
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(outcomes[i].tokens, `row ${i}`).toEqual(expected.tokens);
+      expect(outcomes[i].held, `row ${i}'s sequence holds what it holds alone`).toEqual(expected.held);
+    }
+    expect(outcomes.map((o) => o.cached)).toEqual([12, 12, 0]);
+    // the cache's own sequence is untouched: it still holds the earlier request
+    for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
+  it("the prompt_cache_key boundary holds: a row never starts from another key's sequence", async () => {
+    const { pipe, rows, cache } = setupWithCache();
+    cache.begin({ key: "tenant-a" });
+    await pipe.generateRequest(encodeText("systempromptabc"), { max_tokens: 4 });
+    cache.end("done");
+    const other = await rows.open({ id: "b", owner: "b", key: "tenant-b" }, new AbortController().signal);
+    await (other.view as unknown as FakeBatchingPipeline).generateRequest(encodeText("systempromptxyz"), { max_tokens: 3 });
+    expect(other.cachedTokens).toBe(0);
+    other.leave();
+    const same = await rows.open({ id: "a", owner: "a", key: "tenant-a" }, new AbortController().signal);
+    await (same.view as unknown as FakeBatchingPipeline).generateRequest(encodeText("systempromptxyz"), { max_tokens: 3 });
+    expect(same.cachedTokens).toBe(12);
+    same.leave();
   });
 });

@@ -38,6 +38,7 @@ import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward, type StepPipeline } from "./webllm-step-forward.js";
 import { kvOpsOf, recreateKvCache, type KvCacheHost, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { cut, type InputData } from "../prompt-cache/webllm-binding.js";
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -73,10 +74,20 @@ export interface WebLlmRowsOptions {
   kvTokens?: number;
 }
 
+/**
+ * Where a row's prompt can start from: forks the cached sequence that shares
+ * the longest prefix with `full` (getInputData's whole prompt) into `child`
+ * (which does not exist) and returns how many tokens it holds, or 0 (the
+ * prompt cache's `forkInto`).
+ */
+export type PrefixSource = (child: number, full: InputData, key: string | undefined) => number;
+
 export interface RowOpen {
   id: string;
   /** Who asked (a tab, a client): admission takes turns between owners. */
   owner: string;
+  /** The request's `prompt_cache_key`: a row starts only from cached prefixes of its own key. */
+  key?: string;
 }
 
 /** A row: the pipeline view web-llm generates with, and how it leaves. */
@@ -84,6 +95,8 @@ export interface RowHandle {
   readonly view: RowsPipeline;
   /** The KV sequence the row's forwards go to. */
   readonly sequence: number;
+  /** Prompt tokens the row took from a cached prefix instead of prefilling them (0 before its prefill). */
+  readonly cachedTokens: number;
   /** The row's generation ended (any way): it leaves the steps and its KV sequence goes. Returns how many rows shared its passes. */
   leave(): RowBatchReport;
 }
@@ -115,6 +128,9 @@ interface Row {
   /** The row's own random stream (a `seed`), else undefined: it draws from the runtime's. */
   randState: number | undefined;
   left: boolean;
+  key: string | undefined;
+  /** Prompt tokens forked from a cached prefix. */
+  reused: number;
 }
 
 export class WebLlmRows {
@@ -144,6 +160,7 @@ export class WebLlmRows {
   constructor(
     private readonly pipe: RowsPipeline,
     options: WebLlmRowsOptions,
+    private readonly prefix: PrefixSource | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
@@ -215,12 +232,15 @@ export class WebLlmRows {
     const ops = this.ops as KvOps;
     ops.add(seq);
     const batch = this.runner.join({ id: request.id, owner: request.owner, promptTokens: 1, maxTokens: Number.MAX_SAFE_INTEGER });
-    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false };
+    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0 };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
     return {
       view: row.view,
       sequence: seq,
+      get cachedTokens() {
+        return row.reused;
+      },
       leave: () => this.leave(row),
     };
   }
@@ -337,6 +357,24 @@ export class WebLlmRows {
     });
   }
 
+  /** The part of `full` the row still prefills after forking the longest cached prefix into its sequence. */
+  private startFromCache(row: Row, full: InputData): InputData {
+    const view = row.view;
+    if (!this.prefix || view.filledKVCacheLength !== 0) return full;
+    const ops = this.ops as KvOps;
+    ops.remove(row.seq);
+    let reused = 0;
+    try {
+      reused = this.prefix(row.seq, full, row.key);
+    } finally {
+      if (reused === 0) ops.add(row.seq);
+    }
+    if (reused === 0) return full;
+    row.reused = reused;
+    view.filledKVCacheLength = reused;
+    return [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData;
+  }
+
   /** With the row's random stream in the runtime's generator while `work` samples. */
   private async withRowRandom<T>(row: Row, work: () => Promise<T>): Promise<T> {
     const rng = this.pipe.tvm.rng as RowRng;
@@ -399,6 +437,12 @@ export class WebLlmRows {
       rng.setSeed(seed);
       row.randState = rng.rand_state;
       rng.rand_state = saved;
+    };
+    // The whole prompt, as web-llm tokenizes it for a fresh conversation; a cached prefix (forked into the row's
+    // sequence) is not prefilled again.
+    view.getInputData = () => {
+      const full = pristine.getInputData.call(view) as InputData | Promise<InputData>;
+      return full instanceof Promise ? full.then((data) => this.startFromCache(row, data)) : this.startFromCache(row, full);
     };
     const prefillStep = base.prefillStep as Fn;
     view.prefillStep = async (...args: unknown[]) => {

@@ -225,6 +225,19 @@ export class PromptCachePolicy {
     return this.store.usage(this.pageSize);
   }
 
+  /**
+   * The idle cached sequence of `key` that shares the longest prefix with
+   * `tokens` (at most `bound` tokens of it), for a reader that forks it
+   * without the policy taking it over (continuous batching's rows); it counts
+   * as used. Null when none shares a token.
+   */
+  longestPrefix(tokens: readonly number[], key: string | undefined, bound: number): { seq: number; reused: number; length: number } | null {
+    const best = this.bestMatch(tokens, key, Math.max(0, Math.min(bound, tokens.length - 1)));
+    if (!best || best.reused === 0) return null;
+    best.seq.lastUse = ++this.clock;
+    return { seq: best.seq.id, reused: best.reused, length: best.seq.tokens.length };
+  }
+
   /** A snapshot of the sequences, most recently used first. */
   sequences(): CachedSequence[] {
     return [...this.seqs.values()].sort((a, b) => b.lastUse - a.lastUse).map((s) => ({ ...s, tokens: [...s.tokens] }));

@@ -43,7 +43,7 @@ import { kvOpsOf, recreateKvCache, WEBLLM_PAGE_SIZE, type KvCacheHost, type KvOp
 /** One prefill input element: token ids, or an image web-llm embeds. */
 type InputChunk = number[] | object;
 /** `getInputData()`'s result: chunks, prompt length, and (0.2.86) the image size function. */
-type InputData = [InputChunk[], number, ...unknown[]];
+export type InputData = [InputChunk[], number, ...unknown[]];
 
 /** The slice of web-llm's `LLMChatPipeline` the binding hooks and reads. */
 export interface WebLlmPipeline extends KvCacheHost {
@@ -204,6 +204,27 @@ export class WebLlmPromptCache {
     return this.active?.replies ?? [];
   }
 
+  /**
+   * Continuous batching's rows read the cache: the full prompt `full` (as
+   * getInputData gave it) of a row that runs in KV sequence `child` (which
+   * must not exist) is forked from the cached sequence of `key` with the
+   * longest common prefix, up to one token short of that sequence's end (so
+   * the parent never becomes a sequence that takes no new tokens). Returns how
+   * many tokens the child holds (0: no prefix; the caller adds the sequence).
+   * Only between requests of this binding: the rows run while no request of
+   * its own does.
+   */
+  forkInto(child: number, full: InputData, key: string | undefined): number {
+    if (!this.policy || !this.ops || this.active) return 0;
+    const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
+    const match = this.policy.longestPrefix(tokens, key, firstImage ?? tokens.length);
+    if (!match || !this.present.has(match.seq)) return 0;
+    const reused = Math.min(match.reused, match.length - 1);
+    if (reused <= 0) return 0;
+    this.ops.fork(match.seq, child, reused);
+    return reused;
+  }
+
   /** Empties the cache: every sequence goes (context overflow, device trouble). */
   clear(): void {
     this.armed = null;
@@ -360,7 +381,7 @@ function flatten(inputData: InputChunk[], inputDataLen: number): number[] {
 }
 
 /** The chunks without their first `n` tokens (reuse never reaches an image). */
-function cut(chunks: InputChunk[], n: number): InputChunk[] {
+export function cut(chunks: InputChunk[], n: number): InputChunk[] {
   const out: InputChunk[] = [];
   let skip = n;
   for (const chunk of chunks) {
