@@ -66,7 +66,7 @@ export interface ScriptedEngine extends Engine {
   /** Every embedding batch received, in order. */
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption } | null;
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number } } | null;
   /** With `batch`: engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null without. */
   batchCounters(): BatchCounters | null;
 }
@@ -249,12 +249,13 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   }
 
   // A function cannot cross to a worker: an engine with its own `embed` stays in this thread.
-  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed && !options.batch;
+  // A batch option crosses without a cost model of its own (functions do not); the default cost is rebuilt there.
+  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed && !options.batch?.cost;
   return {
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, ...(options.batch ? { batch: { maxRows: options.batch.maxRows, prefillChunkTokens: options.batch.prefillChunkTokens } } : {}) }
       : null,
     get loadedModel() {
       return loaded;

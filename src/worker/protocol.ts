@@ -28,7 +28,7 @@ export type PortCommand = { type: "abort" };
 /** Serializable engine choice for the default worker. */
 export type EngineSpec =
   | { kind: "webllm" }
-  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption };
+  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number } };
 
 /** What the page's `configure` sends: the host's plain-data options (host/host-options.ts lists them) and the engine as data. */
 export type WorkerHostConfig = Pick<EngineHostOptions, WorkerHostOption> & { engine: EngineSpec };

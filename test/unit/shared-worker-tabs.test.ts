@@ -244,6 +244,53 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     await ctx.close();
   });
 
+  it("a batching engine: three tabs streaming at once share its forward passes, each reply whole", async () => {
+    const ctx = await context();
+    const options = { replies: ["warm", words("a-", 60), words("b-", 60), words("c-", 60)], tokenDelayMs: 10, batch: { maxRows: 4 } };
+    const tabs = [await tab(ctx, options), await tab(ctx, options), await tab(ctx, options)];
+    // the model loaded first, so the three streams start together
+    expect((await call(tabs[0], (t) => t.complete({}))).error).toBeNull();
+    const before = await call(tabs[0], (t) => t.stats());
+    await Promise.all(tabs.map((page, i) => call(page, (t, id) => t.stream(id), `s${i}`)));
+    const logs = await Promise.all(tabs.map((page, i) => ended(page, `s${i}`)));
+    // each tab got one of the three replies, whole (arrival order decides which)
+    expect(logs.map((l) => l.error)).toEqual([null, null, null]);
+    expect(logs.map((l) => l.text).sort()).toEqual([words("a-", 60), words("b-", 60), words("c-", 60)]);
+    const stats = await call(tabs[0], (t) => t.stats());
+    expect(stats.max_rows).toBe(3);
+    expect(stats.batching.available).toBe(true);
+    // one at a time they would take a pass per token; together about one stream's tokens
+    const tokens = stats.generated_tokens - before.generated_tokens;
+    expect(stats.forward_passes - before.forward_passes).toBeLessThanOrEqual(1.25 * (tokens / 3) + 8);
+    await ctx.close();
+  });
+
+  it("a batching engine: a tab closed mid-stream frees its row at once for a waiting tab, while the other row goes on", async () => {
+    const ctx = await context();
+    const options = { replies: [words("long-", 400), words("other-", 200), words("r1-", 20)], tokenDelayMs: 10, batch: { maxRows: 2 } };
+    const a = await tab(ctx, options);
+    const b = await tab(ctx, options);
+    const c = await tab(ctx, options);
+    await call(a, (t) => t.stream("long"));
+    await chunksOf(a, "long", 3);
+    await call(b, (t) => t.stream("other"));
+    await chunksOf(b, "other", 3);
+    // both rows are taken: the third tab's request waits
+    await call(c, (t) => t.stream("next"));
+    await waiting(c, 1);
+    const closed = Date.now();
+    await a.close();
+    const next = await ended(c, "next");
+    expect(next.error).toBeNull();
+    expect(next.text).toBe(words("r1-", 20));
+    expect(next.first! - closed).toBeLessThan(1000);
+    const other = await ended(b, "other");
+    expect(other.text).toBe(words("other-", 200));
+    // the waiting tab finished inside the other row's stream: they ran side by side
+    expect(next.end!).toBeLessThan(other.end!);
+    await ctx.close();
+  });
+
   it("a queued request of a closed tab never starts; the running stream of another tab is not disturbed", async () => {
     const ctx = await context();
     const options = { replies: [words("a-", 60), words("r1-", 5), words("r2-", 5)], tokenDelayMs: 10 };
