@@ -296,3 +296,41 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
     same.leave();
   });
 });
+
+describe("continuous batching on web-llm's pipeline: rows start from each other", () => {
+  it("the same prompt three times at once (n choices): one prefill, the others fork it and feed one token", async () => {
+    const { pipe, rows } = setup();
+    const job: Job = { prompt: "systempromptquestion", config: { max_tokens: 8, temperature: 1, seed: 3 } };
+    const seeds = [3, 4, 5];
+    const outcomes = await Promise.all(
+      seeds.map(async (seed, i) => {
+        const row = await rows.open({ id: `c${i}`, owner: "one request" }, new AbortController().signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        await view.generateRequest(encodeText(job.prompt), { ...job.config, seed });
+        const outcome = { ...outcomeOf(view, pipe.held(row.sequence) as number[]), cached: row.cachedTokens };
+        row.leave();
+        return outcome;
+      }),
+    );
+    for (const [i, seed] of seeds.entries()) {
+      const expected = await alone({ ...job, config: { ...job.config, seed } });
+      expect(outcomes[i].tokens, `choice ${i}`).toEqual(expected.tokens);
+      expect(outcomes[i].held, `choice ${i}'s sequence`).toEqual(expected.held);
+    }
+    expect(outcomes.map((o) => o.cached)).toEqual([0, 19, 19]);
+    // prompt tokens fed: 20 for the first, 1 each for the others
+    expect(rows.counters().prefill_tokens).toBe(20 + 1 + 1);
+  });
+
+  it("a row never forks another key's row", async () => {
+    const { rows } = setup();
+    const run = async (id: string, key: string) => {
+      const row = await rows.open({ id, owner: id, key }, new AbortController().signal);
+      await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText("systempromptquestion"), { max_tokens: 4 });
+      const cached = row.cachedTokens;
+      row.leave();
+      return cached;
+    };
+    expect(await Promise.all([run("a", "k1"), run("b", "k2"), run("c", "k1")])).toEqual([0, 0, 19]);
+  });
+});

@@ -38,7 +38,8 @@ import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward, type StepPipeline } from "./webllm-step-forward.js";
 import { kvOpsOf, recreateKvCache, type KvCacheHost, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
-import { cut, type InputData } from "../prompt-cache/webllm-binding.js";
+import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
+import { commonPrefix } from "../prompt-cache/policy.js";
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -129,8 +130,14 @@ interface Row {
   randState: number | undefined;
   left: boolean;
   key: string | undefined;
-  /** Prompt tokens forked from a cached prefix. */
+  /** Prompt tokens forked from a cached prefix or another row. */
   reused: number;
+  /** The prompt the row's sequence holds once its prefill is done (null before): later rows may fork it. */
+  prompt: readonly number[] | null;
+  /** The prompt's tokens as getInputData gave them (up to its first image), until the prefill is done. */
+  promptSeen: readonly number[] | null;
+  /** Prompt tokens web-llm feeds in the row's prefill (after a forked prefix). */
+  prefilling: number;
 }
 
 export class WebLlmRows {
@@ -232,7 +239,7 @@ export class WebLlmRows {
     const ops = this.ops as KvOps;
     ops.add(seq);
     const batch = this.runner.join({ id: request.id, owner: request.owner, promptTokens: 1, maxTokens: Number.MAX_SAFE_INTEGER });
-    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0 };
+    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null, prefilling: 0 };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
     return {
@@ -357,20 +364,42 @@ export class WebLlmRows {
     });
   }
 
-  /** The part of `full` the row still prefills after forking the longest cached prefix into its sequence. */
+  /**
+   * The part of `full` the row still prefills after forking the longest
+   * prefix it can into its sequence: from a row of its key whose prefill is
+   * done (the n choices of one request, requests with one system prompt), or
+   * from the prompt cache, whichever shares more.
+   */
   private startFromCache(row: Row, full: InputData): InputData {
     const view = row.view;
-    if (!this.prefix || view.filledKVCacheLength !== 0) return full;
+    row.prefilling = full[1];
+    if (view.filledKVCacheLength !== 0) return full;
+    const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
+    row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
+    const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
+    let donor: Row | null = null;
+    let shared = 0;
+    for (const other of this.rows.values()) {
+      if (other === row || other.left || !other.prompt || other.key !== row.key) continue;
+      const common = Math.min(commonPrefix(other.prompt, tokens), bound, other.prompt.length - 1);
+      if (common > shared) [donor, shared] = [other, common];
+    }
     const ops = this.ops as KvOps;
     ops.remove(row.seq);
     let reused = 0;
     try {
-      reused = this.prefix(row.seq, full, row.key);
+      const fromCache = this.prefix ? this.prefix(row.seq, full, row.key) : 0;
+      if (donor && shared > fromCache) {
+        if (fromCache > 0) ops.remove(row.seq);
+        ops.fork(donor.seq, row.seq, shared);
+        reused = shared;
+      } else reused = fromCache;
     } finally {
       if (reused === 0) ops.add(row.seq);
     }
     if (reused === 0) return full;
     row.reused = reused;
+    row.prefilling = full[1] - reused;
     view.filledKVCacheLength = reused;
     return [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData;
   }
@@ -450,8 +479,13 @@ export class WebLlmRows {
         view.triggerStop();
         return;
       }
-      await this.exclusive(() => this.withRowRandom(row, () => prefillStep.apply(view, args) as Promise<void>));
-      this.scheduler.recordPrefill((view.curRoundPrefillTotalTokens as number) - 1);
+      await this.exclusive(async () => {
+        await this.withRowRandom(row, () => prefillStep.apply(view, args) as Promise<void>);
+        // Its sequence now holds the prompt: rows prefilled after it may fork it.
+        row.prompt = row.promptSeen;
+      });
+      // The scheduler counted the one token a row is submitted with.
+      this.scheduler.recordPrefill(row.prefilling - 1);
     };
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
