@@ -15,6 +15,7 @@ import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
 import type { ModelRecord } from "../../src/models/record.js";
 import { decodeIds, encodeText } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
+import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
 
 const record: ModelRecord = { model: "http://127.0.0.1/m/", model_id: "Qwen3-0.6B-q4f32_1-MLC", model_lib: "http://127.0.0.1/m.wasm", family: "qwen3" };
 
@@ -124,9 +125,10 @@ async function run(engine: ReturnType<typeof createWebLlmEngine>, req: EngineReq
   return { text, done };
 }
 
+/** A GPU-like cost, fixed: the stand-in's forwards take no time to measure. */
 async function engineWith(batching?: { maxRows: number }) {
   const { module, pipeline } = standIn();
-  const engine = createWebLlmEngine({ webllm: module, ...(batching ? { batching } : {}), promptCache: false });
+  const engine = createWebLlmEngine({ webllm: module, ...(batching ? { batching: { ...batching, cost: WEIGHT_BOUND_COST } } : {}), promptCache: false });
   await engine.load(record, {});
   return { engine, pipeline };
 }

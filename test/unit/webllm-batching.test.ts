@@ -11,7 +11,9 @@
  * row's output here.
  */
 import { describe, expect, it } from "vitest";
-import { WebLlmRows, type RowsPipeline } from "../../src/engine/batching/webllm-rows.js";
+import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/batching/webllm-rows.js";
+import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
+import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
 import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
@@ -38,9 +40,12 @@ function outcomeOf(pipe: FakeBatchingPipeline, held: number[]): Outcome {
   return { tokens: pipe.outputIds.slice(), text: pipe.outputMessage, finish: pipe.finishReason, logprobs: pipe.tokenLogprobArray.slice(), held: held.slice() };
 }
 
-function setup(maxRows = 4) {
+/** The GPU-like cost (a batch of any size costs about one step): the stand-in's forwards take no time to measure. */
+const GPU_LIKE = WEIGHT_BOUND_COST;
+
+function setup(maxRows = 4, cost: WebLlmRowsOptions["cost"] = GPU_LIKE) {
   const pipe = new FakeBatchingPipeline();
-  const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows });
+  const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows, cost });
   expect(rows.unsupported).toBeNull();
   rows.ensureKvRoom({ maxRows });
   return { pipe, rows };
@@ -86,14 +91,17 @@ describe("continuous batching on web-llm's pipeline: each row is what it is alon
       expect(results[i].outcome.finish).toBe(expected.finish);
       expect(results[i].report.max_rows, `row ${i} shared passes`).toBe(4);
     }
-    // 15 decode steps each (the first token comes from prefill): one batched forward of 4 per step.
-    expect(pipe.forwards.batched).toEqual(Array(15).fill(4));
-    expect(pipe.forwards.single).toBe(0);
+    // 15 decode steps each (the first token comes from prefill). Prefills go one at a time, so a row
+    // decodes while the next prefills: the first steps hold 1, 2, 3 rows, then all four share them.
+    const forwards = [...Array(pipe.forwards.single).fill(1), ...pipe.forwards.batched];
+    expect(forwards.reduce((n, rows) => n + rows, 0)).toBe(4 * 15);
+    expect(pipe.forwards.batched.filter((rows) => rows === 4).length).toBeGreaterThanOrEqual(12);
     const counters = rows.counters();
     expect(counters.generated_tokens).toBe(64);
     expect(counters.max_rows).toBe(4);
-    // 4 prefills (a pass each) + 15 batched decode passes
-    expect(counters.forward_passes).toBe(4 + 15);
+    // 4 prefill passes and one pass per decode step: far below 4 × 16
+    expect(counters.forward_passes).toBe(4 + forwards.length);
+    expect(counters.forward_passes).toBeLessThanOrEqual(4 + 15 + 3);
   });
 });
 
@@ -153,7 +161,9 @@ describe("continuous batching on web-llm's pipeline: per-row rules", () => {
     expect(results[1].outcome.tokens.length).toBeLessThanOrEqual(1 + 3 + 1);
     for (const i of [0, 2, 3]) expect(results[i].outcome.tokens, `row ${i}`).toEqual((await alone(jobs[i])).tokens);
     // after the abort, three rows per forward
-    expect(pipe.forwards.batched.slice(-5)).toEqual([3, 3, 3, 3, 3]);
+    // the aborted row took part in a few steps only; the three others went on sharing steps
+    expect(pipe.forwards.batched.filter((rows) => rows === 4).length).toBeLessThanOrEqual(3 + 1);
+    expect(pipe.forwards.batched.filter((rows) => rows === 3).length).toBeGreaterThanOrEqual(15);
   });
 
   it("a row that joins while others decode gets its first token before they end", async () => {
@@ -213,14 +223,13 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
   });
 
   it("measured costs decide: where a batch of 2 costs more than two decodes, 2 rows decode one by one", async () => {
-    const { pipe, rows } = setup();
     // SwiftShader's probe: decode 13.5 s, batch_decode of 2 rows 28.8 s, of 4 rows 43.7 s
-    const cost = (rows as unknown as { cost: { record(mode: string, rows: number, ms: number): void } }).cost;
-    cost.record("single", 1, 13500);
-    cost.record("batch", 2, 28800);
-    cost.record("batch", 4, 43700);
-    // the forwards here take no time: stop the measurements of this run from overriding the recorded ones
-    cost.record = () => undefined;
+    const measured = new MeasuredStepCost();
+    measured.record("single", 1, 13500);
+    measured.record("batch", 2, 28800);
+    measured.record("batch", 4, 43700);
+    // the stand-in's forwards take no time: this run's timings must not replace the recorded ones
+    const { pipe, rows } = setup(4, { single: (t) => measured.single(t), batch: (r, t) => measured.batch(r, t) });
     const results = await Promise.all(
       ["thecatsat", "abcxyz"].map(async (prompt, i) => {
         const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
@@ -249,7 +258,7 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
   /** A pipeline with rows and a managed prompt cache (hooked after the rows took their snapshot, as the engine does). */
   function setupWithCache() {
     const pipe = new FakeBatchingPipeline();
-    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4 }, (child, full, key) => cache.forkInto(child, full, key));
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE }, (child, full, key) => cache.forkInto(child, full, key));
     const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
     return { pipe, rows, cache };
   }
@@ -332,5 +341,44 @@ describe("continuous batching on web-llm's pipeline: rows start from each other"
       return cached;
     };
     expect(await Promise.all([run("a", "k1"), run("b", "k2"), run("c", "k1")])).toEqual([0, 0, 19]);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: a long prompt is prefilled in chunks between decode steps", () => {
+  it("rows already decoding get a token between each chunk of a newcomer's prompt; every row is what it is alone", async () => {
+    const pipe = new FakeBatchingPipeline();
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8 });
+    rows.ensureKvRoom({ maxRows: 4 });
+    const long = "thequickbrownfoxjumpsoverthelazydogagainandagain"; // 48 tokens: 6 chunks of 8
+    const started: Promise<unknown>[] = [];
+    const run = async (id: string, job: Job, onToken?: (n: number) => void) => {
+      const row = await rows.open({ id, owner: id }, new AbortController().signal);
+      const view = row.view as unknown as FakeBatchingPipeline;
+      const decodeStep = view.decodeStep.bind(view);
+      view.decodeStep = async (config?: GenConfig) => {
+        await decodeStep(config);
+        onToken?.(view.outputIds.length);
+        await new Promise((r) => setTimeout(r, 0));
+      };
+      await view.generateRequest(encodeText(job.prompt), job.config);
+      const tokens = view.outputIds.slice();
+      row.leave();
+      return tokens;
+    };
+    const jobs: Record<string, Job> = { a: { prompt: "abc", config: { max_tokens: 40 } }, b: { prompt: "hello", config: { max_tokens: 40 } }, long: { prompt: long, config: { max_tokens: 4 } } };
+    const a = run("a", jobs.a, (n) => {
+      if (n === 5 && started.length === 0) started.push(run("long", jobs.long));
+    });
+    const b = run("b", jobs.b);
+    const [ta, tb] = await Promise.all([a, b]);
+    const tl = (await started[0]) as number[];
+    expect(ta).toEqual((await alone(jobs.a)).tokens);
+    expect(tb).toEqual((await alone(jobs.b)).tokens);
+    expect(tl).toEqual((await alone(jobs.long)).tokens);
+    // the newcomer's 6 prefill chunks each sit between decode steps of the others
+    const log = pipe.log.filter((line) => line.startsWith("forward 8") || line.startsWith("decode"));
+    const chunks = log.map((line, i) => (line.startsWith("forward 8") ? i : -1)).filter((i) => i >= 0);
+    expect(chunks).toHaveLength(6);
+    for (let k = 1; k < chunks.length; k++) expect(chunks[k] - chunks[k - 1], `a decode step between chunks ${k - 1} and ${k}`).toBeGreaterThan(1);
   });
 });

@@ -7,7 +7,7 @@
 import { ApiError } from "../../protocol/api-error.js";
 import type { WebLlmRowsOptions } from "./webllm-rows.js";
 
-export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number };
+export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; prefillChunkTokens?: number };
 
 /** Rows in flight at most when `batching: true`. */
 export const DEFAULT_MAX_ROWS = 4;
@@ -28,5 +28,8 @@ export function batchingSettings(option: BatchingOption | undefined): WebLlmRows
   if (option.kvTokens !== undefined && (!Number.isInteger(option.kvTokens) || option.kvTokens < 16)) {
     throw new ApiError({ status: 400, param: "batching.kvTokens", message: `\`batching.kvTokens\` must be an integer of at least 16 (got ${String(option.kvTokens)}).` });
   }
-  return { maxRows, ...(option.kvTokens !== undefined ? { kvTokens: option.kvTokens } : {}) };
+  if (option.prefillChunkTokens !== undefined && (!Number.isInteger(option.prefillChunkTokens) || option.prefillChunkTokens < 1)) {
+    throw new ApiError({ status: 400, param: "batching.prefillChunkTokens", message: `\`batching.prefillChunkTokens\` must be a positive integer (got ${String(option.prefillChunkTokens)}).` });
+  }
+  return { maxRows, ...(option.kvTokens !== undefined ? { kvTokens: option.kvTokens } : {}), ...(option.prefillChunkTokens !== undefined ? { prefillChunkTokens: option.prefillChunkTokens } : {}) };
 }

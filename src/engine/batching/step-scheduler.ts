@@ -45,6 +45,8 @@ export interface RowRequest {
   promptTokens: number;
   /** Tokens the row may sample at most (≥ 1); it leaves when it has them. */
   maxTokens: number;
+  /** This row's prefill chunk, when not the scheduler's (Infinity: the whole prompt in one step, e.g. a prompt with an image). */
+  prefillChunkTokens?: number;
 }
 
 /** One row's part in a step. */
@@ -142,7 +144,7 @@ export class StepScheduler {
     const rows: StepRow[] = [];
     for (const row of this.inFlight.values()) {
       if (row.promptLeft > 0) {
-        const tokens = Math.min(row.promptLeft, this.options.prefillChunkTokens);
+        const tokens = Math.min(row.promptLeft, row.request.prefillChunkTokens ?? this.options.prefillChunkTokens);
         rows.push({ id: row.request.id, owner: row.request.owner, phase: "prefill", tokens, samples: tokens === row.promptLeft });
       } else {
         rows.push({ id: row.request.id, owner: row.request.owner, phase: "decode", tokens: 1, samples: true });

@@ -33,6 +33,7 @@
  * the rows in flight end, as today.
  */
 import { MeasuredStepCost } from "./measured-cost.js";
+import type { StepCostModel } from "./cost-model.js";
 import type { RowBatchReport, BatchCounters } from "./counters.js";
 import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
@@ -54,6 +55,7 @@ export interface RowsPipeline extends StepPipeline, Omit<KvCacheHost, "vm" | "tv
   rnnState?: unknown;
   decodeStep(genConfig?: unknown): Promise<void>;
   prefillStep?(...args: unknown[]): Promise<void>;
+  sampleTokenFromLogits?(...args: unknown[]): Promise<number>;
   embedAndForward(inputData: unknown[], inputDataLen: number): Promise<unknown>;
   getInputData(): unknown;
   resetKVCache(): void;
@@ -73,7 +75,17 @@ export interface WebLlmRowsOptions {
   maxRows: number;
   /** KV tokens all rows may hold together; default `maxRows` × min(context window, 2048). */
   kvTokens?: number;
+  /** Prompt tokens a row prefills per step at most, so the rows already decoding keep flowing; default 256. */
+  prefillChunkTokens?: number;
+  /**
+   * What a step's forward costs; default measured on the device as it runs
+   * (measured-cost.ts). A model without `record` is used as given (tests).
+   */
+  cost?: StepCostModel & { record?: MeasuredStepCost["record"] };
 }
+
+/** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
+export const DEFAULT_PREFILL_CHUNK = 256;
 
 /**
  * Where a row's prompt can start from: forks the cached sequence that shares
@@ -119,9 +131,17 @@ export function rowsUnsupportedReason(pipe: Partial<RowsPipeline> & { artifact?:
 
 interface Row {
   id: string;
+  owner: string;
   seq: number;
   view: RowsPipeline;
-  batch: BatchRow;
+  /** The row in the steps; null until its prompt's length is known (web-llm tokenizes inside its prefill). */
+  batch: BatchRow | null;
+  /** Its prefill chunk (Infinity for a prompt with an image: web-llm's chunks are then fed in one step). */
+  chunk: number;
+  /** Prompt tokens fed so far in its prefill. */
+  fed: number;
+  /** Inside web-llm's decode step (its forward is the step's). */
+  decoding: boolean;
   /** The token the row feeds in the next step (set while it waits for it). */
   input: number | undefined;
   /** Its logits from the step forward, until web-llm's decode step takes them. */
@@ -136,23 +156,24 @@ interface Row {
   prompt: readonly number[] | null;
   /** The prompt's tokens as getInputData gave them (up to its first image), until the prefill is done. */
   promptSeen: readonly number[] | null;
-  /** Prompt tokens web-llm feeds in the row's prefill (after a forked prefix). */
-  prefilling: number;
 }
 
 export class WebLlmRows {
   readonly unsupported: string | null;
   readonly maxRows: number;
+  private readonly prefillChunk: number;
   private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
   private readonly ops: KvOps | null;
   private readonly forward: StepForward | null;
-  private readonly cost = new MeasuredStepCost();
+  private readonly cost: StepCostModel & { record?: MeasuredStepCost["record"]; snapshot?: MeasuredStepCost["snapshot"] };
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
   private readonly freeSequences: number[] = [];
-  /** Pipeline work (forwards, prefill, sampling) runs one at a time. */
+  /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
   private work: Promise<unknown> = Promise.resolve();
+  /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
+  private prefills: Promise<unknown> = Promise.resolve();
   /** Requests that run alone, waiting for the rows to end; while any waits, no row opens. */
   private readonly aloneQueue: Array<() => void> = [];
   private aloneRunning = false;
@@ -170,6 +191,8 @@ export class WebLlmRows {
     private readonly prefix: PrefixSource | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
+    this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
+    this.cost = options.cost ?? new MeasuredStepCost();
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
     this.ops = reason ? null : kvOpsOf(pipe);
@@ -187,7 +210,7 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     for (let i = 0; i < this.maxRows; i++) this.freeSequences.push(ROW_SEQUENCE_BASE + i);
-    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Number.MAX_SAFE_INTEGER, cost: this.cost, prefillApart: true });
+    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost: this.cost, prefillApart: true });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
   }
 
@@ -213,8 +236,8 @@ export class WebLlmRows {
   }
 
   /** What the cost model measured (ms per decode forward). */
-  costs(): ReturnType<MeasuredStepCost["snapshot"]> {
-    return this.cost.snapshot();
+  costs(): ReturnType<MeasuredStepCost["snapshot"]> | null {
+    return this.cost.snapshot?.() ?? null;
   }
 
   get rowsInFlight(): number {
@@ -238,8 +261,7 @@ export class WebLlmRows {
     const seq = this.freeSequences.shift() as number;
     const ops = this.ops as KvOps;
     ops.add(seq);
-    const batch = this.runner.join({ id: request.id, owner: request.owner, promptTokens: 1, maxTokens: Number.MAX_SAFE_INTEGER });
-    const row: Row = { id: request.id, seq, view: null as unknown as RowsPipeline, batch, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null, prefilling: 0 };
+    const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
     return {
@@ -295,7 +317,7 @@ export class WebLlmRows {
   }
 
   private leave(row: Row): RowBatchReport {
-    const report = row.batch.leave();
+    const report = row.batch?.leave() ?? { max_rows: 0, mean_rows: 0, passes: 0 };
     if (row.left) return report;
     row.left = true;
     row.logits?.dispose();
@@ -332,6 +354,13 @@ export class WebLlmRows {
     }
   }
 
+  /** Runs a row's prefill once the previous row's prefill is done. */
+  private prefillTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.prefills.then(work, work);
+    this.prefills = run.catch(() => undefined);
+    return run;
+  }
+
   /** Runs `work` once the pipeline's previous work is done. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = this.work.then(work, work);
@@ -354,8 +383,8 @@ export class WebLlmRows {
         mode,
       );
       const ms = performance.now() - started;
-      if (mode === "batch") this.cost.record("batch", decoding.length, ms);
-      else this.cost.record("single", 1, ms / decoding.length);
+      if (mode === "batch") this.cost.record?.("batch", decoding.length, ms);
+      else this.cost.record?.("single", 1, ms / decoding.length);
       decoding.forEach((row, i) => {
         row.logits?.dispose();
         row.logits = logits[i];
@@ -372,8 +401,7 @@ export class WebLlmRows {
    */
   private startFromCache(row: Row, full: InputData): InputData {
     const view = row.view;
-    row.prefilling = full[1];
-    if (view.filledKVCacheLength !== 0) return full;
+    if (view.filledKVCacheLength !== 0) return this.joinSteps(row, full, full[0].some((element) => !Array.isArray(element)));
     const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
@@ -397,11 +425,50 @@ export class WebLlmRows {
     } finally {
       if (reused === 0) ops.add(row.seq);
     }
-    if (reused === 0) return full;
+    if (reused === 0) return this.joinSteps(row, full, firstImage !== undefined);
     row.reused = reused;
-    row.prefilling = full[1] - reused;
     view.filledKVCacheLength = reused;
-    return [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData;
+    return this.joinSteps(row, [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData, firstImage !== undefined);
+  }
+
+  /** The row joins the steps with what web-llm will prefill (`rest`); a prompt with an image goes in one step. */
+  private joinSteps(row: Row, rest: InputData, image: boolean): InputData {
+    row.fed = 0;
+    row.chunk = image ? Infinity : this.prefillChunk;
+    row.batch ??= this.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, ...(image ? { prefillChunkTokens: Infinity } : {}) });
+    return rest;
+  }
+
+  /**
+   * One of web-llm's prefill chunks, fed in the steps' chunks: at each step
+   * boundary (every `row.chunk` tokens of the prompt) the row waits for its
+   * step, then forwards what that step holds, exclusively. web-llm gets the
+   * last piece's logits; an abort while waiting ends the prefill with an
+   * AbortError.
+   */
+  private async prefillChunkForward(row: Row, signal: AbortSignal, inputData: unknown[], inputDataLen: number): Promise<unknown> {
+    const view = row.view;
+    const tvm = this.pipe.tvm;
+    const forward = this.pristine.embedAndForward;
+    const pieces = splitAtSteps(inputData, inputDataLen, row.fed, row.chunk);
+    let logits: unknown = null;
+    for (const [i, piece] of pieces.entries()) {
+      if (row.fed % row.chunk === 0) {
+        if (!row.batch) throw new Error("A row prefilled before its prompt was tokenized.");
+        if (!(await row.batch.pass(signal))) throw signal.reason ?? new DOMException("The row was aborted.", "AbortError");
+      }
+      const last = i === pieces.length - 1;
+      const out = await this.exclusive(async () => {
+        // web-llm's forward attaches its logits to the current scope (the prefill's); a piece before the
+        // last is not web-llm's: detached and freed.
+        const result = await (forward.call(view, piece.data, piece.length) as Promise<unknown>);
+        if (!last) (tvm.detachFromCurrentScope(result) as { dispose?: () => void }).dispose?.();
+        return result;
+      });
+      row.fed += piece.length;
+      if (last) logits = out;
+    }
+    return logits;
   }
 
   /** With the row's random stream in the runtime's generator while `work` samples. */
@@ -473,32 +540,39 @@ export class WebLlmRows {
       const full = pristine.getInputData.call(view) as InputData | Promise<InputData>;
       return full instanceof Promise ? full.then((data) => this.startFromCache(row, data)) : this.startFromCache(row, full);
     };
+    // web-llm's prefill step, one row at a time (its TVM scope stays open across the steps its chunks wait
+    // for): the row joins the steps once its prompt is tokenized (getInputData), each chunk waits for its
+    // step, and the first token is sampled as the last chunk's step ends.
     const prefillStep = base.prefillStep as Fn;
-    view.prefillStep = async (...args: unknown[]) => {
-      if (!(await row.batch.pass(signal))) {
-        view.triggerStop();
-        return;
-      }
-      await this.exclusive(async () => {
-        await this.withRowRandom(row, () => prefillStep.apply(view, args) as Promise<void>);
+    view.prefillStep = (...args: unknown[]) =>
+      this.prefillTurn(async () => {
+        await (prefillStep.apply(view, args) as Promise<void>);
         // Its sequence now holds the prompt: rows prefilled after it may fork it.
         row.prompt = row.promptSeen;
       });
-      // The scheduler counted the one token a row is submitted with.
-      this.scheduler.recordPrefill(row.prefilling - 1);
-    };
+    const sample = base.sampleTokenFromLogits as Fn;
+    view.sampleTokenFromLogits = (...args: unknown[]): Promise<number> =>
+      // In a decode step the whole step already runs exclusively (below); the prefill's sample takes its turn.
+      (row.decoding ? sample.apply(view, args) : this.exclusive(() => this.withRowRandom(row, () => sample.apply(view, args) as Promise<number>))) as Promise<number>;
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
+      const batch = row.batch as BatchRow;
       row.input = view.outputIds[view.outputIds.length - 1];
-      if (!(await row.batch.pass(signal))) {
+      if (!(await batch.pass(signal))) {
         row.input = undefined;
         view.triggerStop();
         return;
       }
-      await this.exclusive(() => this.withRowRandom(row, () => pristine.decodeStep.call(view, genConfig) as Promise<void>));
+      row.decoding = true;
+      try {
+        await this.exclusive(() => this.withRowRandom(row, () => pristine.decodeStep.call(view, genConfig) as Promise<void>));
+      } finally {
+        row.decoding = false;
+      }
     };
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
+      if (!row.decoding) return this.prefillChunkForward(row, signal, inputData, inputDataLen);
       const logits = row.logits;
       if (!logits) return pristine.embedAndForward.call(view, inputData, inputDataLen);
       row.logits = null;
@@ -507,4 +581,49 @@ export class WebLlmRows {
     };
     return view;
   }
+}
+
+/** A piece of a prefill chunk: web-llm's input elements and their token count. */
+interface Piece {
+  data: unknown[];
+  length: number;
+}
+
+/**
+ * Splits web-llm's prefill chunk (token arrays, or an image element, which
+ * is never split) where the prompt crosses a multiple of `chunk` tokens,
+ * counting from `fed` tokens already fed.
+ */
+export function splitAtSteps(inputData: unknown[], inputDataLen: number, fed: number, chunk: number): Piece[] {
+  if (!Number.isFinite(chunk)) return [{ data: inputData, length: inputDataLen }];
+  const pieces: Piece[] = [];
+  let current: Piece = { data: [], length: 0 };
+  let position = fed;
+  const close = () => {
+    if (current.length > 0) pieces.push(current);
+    current = { data: [], length: 0 };
+  };
+  for (const element of inputData) {
+    if (!Array.isArray(element)) {
+      // An image: its size is the chunk's length less its tokens (web-llm's count); kept whole.
+      const tokens = inputData.reduce<number>((n, e) => n + (Array.isArray(e) ? e.length : 0), 0);
+      const size = inputDataLen - tokens;
+      current.data.push(element);
+      current.length += size;
+      position += size;
+      continue;
+    }
+    let at = 0;
+    while (at < element.length) {
+      const room = chunk - (position % chunk);
+      const take = Math.min(room, element.length - at);
+      current.data.push(element.slice(at, at + take));
+      current.length += take;
+      position += take;
+      at += take;
+      if (position % chunk === 0) close();
+    }
+  }
+  close();
+  return pieces;
 }

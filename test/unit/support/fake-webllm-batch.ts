@@ -93,6 +93,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     seqs.forEach((seq, i) => out.set(logitsAfter(cache.seqs.get(seq) as number[]), i * VOCAB));
     if (batched) this.forwards.batched.push(seqs.length);
     else this.forwards.single++;
+    this.log.push(`decode ${seqs.join(",")}`);
     this.batchSeqs = [];
     return { get: () => new FakeTensor([seqs.length, 1, VOCAB], "float32", "gpu", out) };
   }
