@@ -14,6 +14,7 @@ import type { ApiError } from "../protocol/api-error.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
+import type { McpOptions } from "../mcp/limits.js";
 import type { ResponsesCleared } from "../host/responses-face.js";
 import type { Stream } from "./stream.js";
 import type { FallbackOptions } from "./fallback.js";
@@ -63,6 +64,13 @@ export interface ClientOptions {
    * `maxAgeMs` (default none), the oldest dropped first (docs/durable-responses.md).
    */
   responsesStore?: ResponsesStoreOptions;
+  /**
+   * Bounds of the MCP connections made where the engine runs (the Responses
+   * `mcp` tool, `connectMcp`): `connectTimeoutMs` and `listTimeoutMs`
+   * (default 10 000), `callTimeoutMs` (60 000), `idleCloseMs` (60 000),
+   * `maxOutputChars` (16 000), `maxToolsPerServer` (64). docs/mcp.md.
+   */
+  mcp?: McpOptions;
   /**
    * Called when a stored response could not be written (a quota error, a
    * closed database): the response itself was served whole, but it may be

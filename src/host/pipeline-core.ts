@@ -11,7 +11,7 @@
  * file taking a `PipelineCore`, and one line of wiring in engine-host.ts.
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
-import type { NormalizedRequest } from "../protocol/normalized.js";
+import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
@@ -113,6 +113,8 @@ export interface PipelineCore {
   withSlot<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T>;
   /** One generation of a prepared request; its events go to `output`. */
   generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
+  /** `prepared` again in its slot with `messages` (a hosted tool's next round, host/responses-mcp.ts). */
+  prepareAgain(prepared: Prepared, messages: NormalizedMessage[]): Prepared;
   /**
    * A queue slot with `record` loaded (any request kind); `started` is when the slot was granted.
    * `generation`: the work generates with `record`'s chat model, so on a batching engine it may share the engine.
@@ -236,6 +238,14 @@ export class Pipeline implements PipelineCore {
     const maxRows = engine.batchRows ?? 1;
     if (maxRows <= 1) return null;
     return { group: { engine, model: record.model_id }, maxRows, ready: () => engine.loadedModel === record.model_id };
+  }
+
+  prepareAgain(prepared: Prepared, messages: NormalizedMessage[]): Prepared {
+    const now = performance.now();
+    const again = prepareRequest({ ...prepared.request, messages }, prepared.record, prepared.family, { arrived: now, started: now }, messages, this.memory);
+    if (prepared.engineRequest.speculative !== undefined) again.engineRequest.speculative = prepared.engineRequest.speculative;
+    if (prepared.engineRequest.owner !== undefined) again.engineRequest.owner = prepared.engineRequest.owner;
+    return again;
   }
 
   async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
