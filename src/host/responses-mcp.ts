@@ -203,6 +203,8 @@ export async function generateRounds<P>(
     const before = builder.output.length;
     const result = await pipeline.generate(prepared, output, signal);
     total = total ? sumResults(total, result) : result;
+    // This round's last item is done before its calls run (a call's arguments are complete before it is made).
+    builder.finish(result.finish);
     const calls = builder.takeHostedCalls();
     const mcpCalls = calls.filter((c): c is HostedCall & { item: McpCallItem } => c.item.type === "mcp_call");
     for (const call of mcpCalls) {
