@@ -15,6 +15,8 @@ import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseD
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
 import type { McpOptions } from "../mcp/limits.js";
+import type { McpCallResult } from "../mcp/connection.js";
+import type { McpServerParams, McpToolInfo } from "../protocol/responses/mcp-items.js";
 import type { ResponsesCleared } from "../host/responses-face.js";
 import type { Stream } from "./stream.js";
 import type { FallbackOptions } from "./fallback.js";
@@ -160,6 +162,13 @@ export interface Client {
   tokens: {
     /** The prompt tokens of a chat request (messages, tools, response_format) in its model, without generating; loads the model if needed. */
     count(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<TokenCount>;
+  };
+  /** MCP servers' tools, on connections made where the engine runs (`connectMcp` wraps these for a tool loop; docs/mcp.md). */
+  mcp: {
+    /** The server's tools (`allowed_tools` applied); rejects with the reason a connection failed (CORS, credentials, a timeout). */
+    listTools(server: McpServerParams, options?: RequestOptions): Promise<McpToolInfo[]>;
+    /** One call: `output`, or `error` (a failing tool, `isError`, a timeout); never rejects for the tool's sake. */
+    callTool(call: McpServerParams & { name: string; arguments?: Record<string, unknown> }, options?: RequestOptions): Promise<McpCallResult>;
   };
   gpu: {
     /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */

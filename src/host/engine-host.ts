@@ -23,6 +23,9 @@ import { Pipeline, type ChunkSink, type PipelineOptions, type Prepared, type Req
 import { ChatCompletionsFace } from "./chat-face.js";
 import { ResponsesFace } from "./responses-face.js";
 import { McpPool } from "../mcp/pool.js";
+import type { McpCallResult } from "../mcp/connection.js";
+import type { McpToolInfo } from "../protocol/responses/mcp-items.js";
+import { callMcpTool, listMcpTools } from "./mcp-face.js";
 import { mcpLimits, type McpOptions } from "../mcp/limits.js";
 import { createResponseStore } from "../store/create-response-store.js";
 import { QueuedResponseStore } from "../store/queued-store.js";
@@ -197,6 +200,16 @@ export class EngineHost {
   }
 
   // ── Prompt API support (host/prompt-support.ts) ──────────────────────────
+
+  // ── MCP servers' tools for connectMcp (host/mcp-face.ts) ──────────────────
+
+  mcpListTools(body: unknown, options: RequestOptions = {}): Promise<McpToolInfo[]> {
+    return listMcpTools(this.mcpPool, body, options.client);
+  }
+
+  mcpCallTool(body: unknown, options: RequestOptions = {}): Promise<McpCallResult> {
+    return callMcpTool(this.mcpPool, body, options.signal, options.client);
+  }
 
   countTokens(body: unknown, options: RequestOptions = {}): Promise<TokenCount> {
     return countTokens(this.promptSupport(), body, options.signal);

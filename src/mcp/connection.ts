@@ -58,6 +58,9 @@ export class McpConnectionError extends Error {
   override name = "McpConnectionError";
 }
 
+/** The SDK's own request timeout is a backstop: ours fires first, with the message that names the bound. */
+const SDK_TIMEOUT_MARGIN_MS = 1000;
+
 const BROWSER_NETWORK_ERROR = /Failed to fetch|NetworkError|Load failed/i;
 
 /** Why a connection failed, in words: a browser's bare network error is most often CORS, so the fix is named. */
@@ -104,7 +107,7 @@ export class McpConnection {
     const attempt = async (transport: InstanceType<Sdk["StreamableHTTPClientTransport"]> | InstanceType<Sdk["SSEClientTransport"]>) => {
       const client = new sdk.Client({ name: "webgpu-openai", version: VERSION });
       try {
-        await bounded(client.connect(transport, { timeout: limits.connectTimeoutMs }), limits.connectTimeoutMs, `Connecting to the MCP server at ${target.url}`, () => void client.close().catch(() => undefined));
+        await bounded(client.connect(transport, { timeout: limits.connectTimeoutMs + SDK_TIMEOUT_MARGIN_MS }), limits.connectTimeoutMs, `Connecting to the MCP server at ${target.url}`, () => void client.close().catch(() => undefined));
         return client;
       } catch (error) {
         await client.close().catch(() => undefined);
@@ -135,7 +138,7 @@ export class McpConnection {
     const max = this.limits.maxToolsPerServer;
     const list = async () => {
       do {
-        const page = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: this.limits.listTimeoutMs });
+        const page = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: this.limits.listTimeoutMs + SDK_TIMEOUT_MARGIN_MS });
         for (const tool of page.tools) {
           if (tools.length >= max) {
             more = true;
@@ -157,7 +160,7 @@ export class McpConnection {
     const onAbort = () => controller.abort();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const result = await bounded(this.client.callTool({ name, arguments: args }, undefined, { timeout: ms, signal: controller.signal }), ms, `The MCP tool \`${name}\``, () => controller.abort());
+      const result = await bounded(this.client.callTool({ name, arguments: args }, undefined, { timeout: ms + SDK_TIMEOUT_MARGIN_MS, signal: controller.signal }), ms, `The MCP tool \`${name}\``, () => controller.abort());
       const text = resultText(result as { content?: unknown[]; structuredContent?: unknown });
       const capped = this.cap(text);
       return result.isError ? { output: null, error: capped || "The tool reported an error." } : { output: capped, error: null };

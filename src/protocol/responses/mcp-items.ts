@@ -207,6 +207,29 @@ export function withoutMcpSecrets(body: unknown): unknown {
   return { ...body, tools };
 }
 
+/** What `connectMcp` sends to the host: a server and its credentials (headers never stored or returned), and the tools it may use. */
+export interface McpServerParams {
+  server_url: string;
+  headers?: Record<string, string>;
+  /** Sent as `Authorization: Bearer …`. */
+  authorization?: string;
+  /** Only these tools (names); absent: all. */
+  allowed_tools?: string[];
+}
+
+/** `McpServerParams` checked: the URL resolved, the headers with the bearer token, the allowed names. */
+export function validateMcpServerParams(v: unknown, param = "server"): { url: string; headers: Record<string, string>; allowed: string[] | null } {
+  if (!isObject(v)) throw invalidParam(param, `\`${param}\` must be {"server_url": ..., "headers"?: {...}, "authorization"?: ..., "allowed_tools"?: [...]}.`, "invalid_type");
+  if (typeof v.server_url !== "string" || v.server_url === "") throw invalidParam(`${param}.server_url`, `\`${param}.server_url\` is required: the URL of an MCP server.`, "missing_required_parameter");
+  const url = resolveServerUrl(v.server_url, `${param}.server_url`);
+  const headers = validateHeaders(v.headers, `${param}.headers`);
+  if (!isAbsent(v.authorization)) {
+    if (typeof v.authorization !== "string") throw invalidParam(`${param}.authorization`, `\`${param}.authorization\` must be a string (sent as a bearer token).`, "invalid_type");
+    headers.Authorization = `Bearer ${v.authorization}`;
+  }
+  return { url, headers, allowed: isAbsent(v.allowed_tools) ? null : names(v.allowed_tools, `${param}.allowed_tools`) };
+}
+
 // ── items sent back in `input` ──────────────────────────────────────────────
 
 function text(item: Record<string, unknown>, key: string, param: string): string {
