@@ -98,6 +98,8 @@ export class McpConnection {
     private readonly client: SdkClient,
     readonly url: string,
     private readonly limits: McpLimits,
+    /** Streamable HTTP's: ends the server's session (a DELETE) when the connection closes. */
+    private readonly endSession?: () => Promise<void>,
   ) {}
 
   static async open(target: McpTarget, limits: McpLimits): Promise<McpConnection> {
@@ -115,8 +117,9 @@ export class McpConnection {
       }
     };
     try {
-      const client = await attempt(new sdk.StreamableHTTPClientTransport(url, { requestInit, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } }));
-      return new McpConnection(client, target.url, limits);
+      const transport = new sdk.StreamableHTTPClientTransport(url, { requestInit, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
+      const client = await attempt(transport);
+      return new McpConnection(client, target.url, limits, () => transport.terminateSession());
     } catch (error) {
       const status = error instanceof sdk.StreamableHTTPError ? error.code : undefined;
       // A server that only speaks the older HTTP+SSE transport answers the Streamable HTTP POST with one of these.
@@ -178,8 +181,10 @@ export class McpConnection {
     return `${text.slice(0, max)}\n[output truncated: the first ${max} of ${text.length} characters]`;
   }
 
-  close(): Promise<void> {
-    return this.client.close().catch(() => undefined);
+  /** Ends the server's session where it has one (bounded by connectTimeoutMs), then closes the transport. */
+  async close(): Promise<void> {
+    if (this.endSession) await bounded(this.endSession(), this.limits.connectTimeoutMs, "Ending the MCP session").catch(() => undefined);
+    await this.client.close().catch(() => undefined);
   }
 }
 

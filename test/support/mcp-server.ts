@@ -5,6 +5,7 @@
  * succeed (`add`, `echo`), one that throws (`fail`), one that never answers
  * (`hang`), one with a large output (`big`). Options: a header it requires
  * (401 without it), stateful (sessions) or stateless, CORS headers or none.
+ * `sseOnly` serves the older HTTP+SSE transport instead (SSEServerTransport).
  * It records what it saw (requests' headers, the tools called), so tests can
  * assert a tool outside `allowed_tools` was never called.
  */
@@ -14,6 +15,7 @@ import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 
 export interface McpFixtureOptions {
   /** Sessions (`Mcp-Session-Id`), as most servers run; false: a fresh server per request. Default true. */
@@ -24,6 +26,8 @@ export interface McpFixtureOptions {
   cors?: boolean;
   /** Characters of the `big` tool's output. Default 200 000. */
   bigSize?: number;
+  /** Only the older HTTP+SSE transport (GET /mcp opens the stream, POST /messages carries calls): a POST to /mcp is 405. */
+  sseOnly?: boolean;
 }
 
 export interface McpFixture {
@@ -36,6 +40,8 @@ export interface McpFixture {
   methods: string[];
   /** HTTP requests answered 401 for a missing header. */
   refused: number;
+  /** DELETE requests (a client ending its session). */
+  deletes: number;
   close(): Promise<void>;
 }
 
@@ -87,12 +93,15 @@ export async function startMcpFixture(options: McpFixtureOptions = {}): Promise<
   const headers: McpFixture["headers"] = [];
   const methods: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sseSessions = new Map<string, SSEServerTransport>();
   const open = new Set<McpServer>();
   let refused = 0;
+  let deletes = 0;
 
   const http = createServer(async (req, res) => {
     try {
       headers.push({ ...req.headers });
+      if (req.method === "DELETE") deletes++;
       if (options.cors) corsHeaders(res);
       if (req.method === "OPTIONS") {
         res.writeHead(options.cors ? 204 : 405).end();
@@ -109,6 +118,28 @@ export async function startMcpFixture(options: McpFixtureOptions = {}): Promise<
       const body = req.method === "POST" ? await readJson(req) : undefined;
       for (const message of Array.isArray(body) ? body : [body]) {
         if (message && typeof (message as { method?: unknown }).method === "string") methods.push((message as { method: string }).method);
+      }
+      if (options.sseOnly) {
+        const path = new URL(req.url ?? "/", "http://x").pathname;
+        if (req.method === "GET" && path === "/mcp") {
+          const server = buildServer(calls, options.bigSize ?? 200_000);
+          open.add(server);
+          const transport = new SSEServerTransport("/messages", res);
+          sseSessions.set(transport.sessionId, transport);
+          res.on("close", () => {
+            sseSessions.delete(transport.sessionId);
+            open.delete(server);
+          });
+          await server.connect(transport);
+          return;
+        }
+        const transport = sseSessions.get(new URL(req.url ?? "/", "http://x").searchParams.get("sessionId") ?? "");
+        if (req.method === "POST" && path === "/messages" && transport) {
+          await transport.handlePostMessage(req, res, body);
+          return;
+        }
+        res.writeHead(405, { allow: "GET" }).end();
+        return;
       }
       if (!stateful) {
         const server = buildServer(calls, options.bigSize ?? 200_000);
@@ -154,6 +185,9 @@ export async function startMcpFixture(options: McpFixtureOptions = {}): Promise<
     methods,
     get refused() {
       return refused;
+    },
+    get deletes() {
+      return deletes;
     },
     async close() {
       for (const server of open) await server.close().catch(() => undefined);

@@ -114,6 +114,19 @@ describe("the mcp tool: listing, calls, results fed back", () => {
     expect(response.output[1]).toMatchObject({ output: "3" });
   });
 
+  it("a server with only the older HTTP+SSE transport: the Streamable HTTP POST's 405 falls back to SSE", async () => {
+    const sse = await startMcpFixture({ sseOnly: true });
+    try {
+      const { client } = setup([call("add", { a: 6, b: 7 }), "13."]);
+      const response = await client.responses.create({ model: MODEL, input: "6+7", tools: [tool({ server_url: sse.url })] });
+      expect(response.output[1]).toMatchObject({ type: "mcp_call", output: "13", error: null });
+      expect(sse.calls).toEqual(["add"]);
+      expect(sse.headers.some((h) => String(h.accept).includes("text/event-stream"))).toBe(true);
+    } finally {
+      await sse.close();
+    }
+  });
+
   it("a stateless server (no sessions) works the same", async () => {
     const stateless = await startMcpFixture({ stateful: false });
     try {
