@@ -196,6 +196,13 @@ export function needsApproval(echo: McpToolParam, tool: McpToolInfo): boolean {
   return true;
 }
 
+/** Whether a request body names an `mcp` tool or answers an approval: its calls reach a server. */
+export function usesMcp(body: unknown): boolean {
+  if (!isObject(body)) return false;
+  const tools = Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && t.type === "mcp");
+  return tools || (Array.isArray(body.input) && body.input.some((item) => isObject(item) && item.type === "mcp_approval_response"));
+}
+
 /** `body` with every `mcp` tool's `headers` and `authorization` left out: what a background response's journal may keep. */
 export function withoutMcpSecrets(body: unknown): unknown {
   if (!isObject(body) || !Array.isArray(body.tools) || !body.tools.some((t) => isObject(t) && t.type === "mcp")) return body;
