@@ -45,3 +45,42 @@ for (const [kind, worker] of [["dedicated", true], ["shared", "shared"]] as cons
     });
   });
 }
+
+describe("a pending approval in IndexedDB survives a new worker (a reload)", () => {
+  it("asked by one worker, approved through the next, the call runs; the stored record holds no header", async () => {
+    const databaseName = `mcp-approval-${crypto.randomUUID()}`;
+    const tool = { type: "mcp", server_label: "fixture", server_url: inject("mcpCors"), headers };
+    const first = createClient({ engine: createScriptedEngine({ replies: [call("add", { a: 20, b: 1 })] }), responsesStore: { databaseName } });
+    const asked = await first.responses.create({ model: MODEL, input: "20+1", tools: [tool] });
+    const request = asked.output.find((item) => item.type === "mcp_approval_request") as { id: string };
+    expect(request.id).toMatch(/^mcpr_/);
+    first.terminate();
+
+    const next = createClient({ engine: createScriptedEngine({ replies: ["21."] }), responsesStore: { databaseName } });
+    try {
+      const approved = await next.responses.create({ model: MODEL, previous_response_id: asked.id, input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }], tools: [tool] });
+      expect(approved.output.map((item) => item.type)).toEqual(["mcp_call", "message"]);
+      expect(approved.output[0]).toMatchObject({ output: "21", approval_request_id: request.id });
+      // What IndexedDB holds, read back raw: no header value in either response's record.
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const open = indexedDB.open(databaseName);
+        open.onsuccess = () => resolve(open.result);
+        open.onerror = () => reject(open.error);
+      });
+      const names = [...db.objectStoreNames];
+      const everything: unknown[] = [];
+      for (const name of names) {
+        everything.push(await new Promise((resolve) => {
+          const all = db.transaction(name, "readonly").objectStore(name).getAll();
+          all.onsuccess = () => resolve(all.result);
+        }));
+      }
+      db.close();
+      const raw = JSON.stringify(everything);
+      expect(raw).toContain(request.id);
+      expect(raw).not.toContain("browser-k3y");
+    } finally {
+      next.terminate();
+    }
+  });
+});

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client } from "../../src/index.js";
-import { createScriptedEngine, type ScriptedEngineOptions } from "../../src/testing.js";
+import { createScriptedEngine, EngineHost, type ScriptedEngineOptions } from "../../src/testing.js";
+import { MemoryResponseStore } from "../../src/store/memory-response-store.js";
 import type { McpOptions } from "../../src/mcp/limits.js";
 import { MAX_MCP_ROUNDS } from "../../src/host/responses-mcp.js";
 import { startMcpFixture, type McpFixture } from "../support/mcp-server.js";
@@ -239,5 +240,14 @@ describe("headers: used for the connection, never stored or returned", () => {
     } finally {
       await guarded.close();
     }
+  });
+
+  it("a background response's journal (what resuming it would read) keeps the request without them", async () => {
+    const store = new MemoryResponseStore();
+    const host = new EngineHost({ engine: createScriptedEngine({ replies: ["ok"], tokenDelayMs: 5 }), responseStore: store });
+    const queued = await host.createResponse({ model: MODEL, input: "x", background: true, tools: [tool({ authorization: "s3cret-token", headers: { "X-Api-Key": "k3y-value" } })] });
+    const entry = await store.get(queued.id);
+    expect(entry?.journal?.body).toMatchObject({ tools: [{ type: "mcp", server_label: "fixture" }] });
+    expect(JSON.stringify(entry)).not.toMatch(/s3cret-token|k3y-value/);
   });
 });
