@@ -183,6 +183,28 @@ describe("the listing is reused on later turns, as the hosted API does", () => {
   });
 });
 
+describe("tool_choice and names", () => {
+  it("{ type: \"mcp\", server_label, name } forces that tool: the model's output is constrained to its call", async () => {
+    const { client, engine } = setup([call("add", { a: 1, b: 2 }), "3."]);
+    const response = await client.responses.create({ model: MODEL, input: "1+2", tools: [tool()], tool_choice: { type: "mcp", server_label: "fixture", name: "add" } });
+    expect(response.tool_choice).toEqual({ type: "mcp", server_label: "fixture", name: "add" });
+    expect(response.output[1]).toMatchObject({ type: "mcp_call", name: "add", output: "3" });
+    // The first generation carries the tool grammar naming only `add` (as a forced function tool would).
+    const grammar = JSON.stringify(engine.requests[0].responseFormat);
+    expect(grammar).toContain("add");
+    expect(grammar).not.toContain("echo");
+    const unknown = await refusal(client.responses.create({ model: MODEL, input: "x", tools: [tool()], tool_choice: { type: "mcp", server_label: "fixture", name: "nope" } }));
+    expect(unknown.param).toBe("tool_choice.name");
+  });
+
+  it("an MCP tool named like a function tool of the request is a 400 naming the server", async () => {
+    const { client } = setup(["x"]);
+    const error = await refusal(client.responses.create({ model: MODEL, input: "x", tools: [{ type: "function", name: "add", parameters: { type: "object" } }, tool()] }));
+    expect(error).toMatchObject({ status: 400, param: "tools[1].server_label", code: "duplicate_tool_name" });
+    expect(error.message).toMatch(/allowed_tools/);
+  });
+});
+
 describe("refusals and failures", () => {
   it("connector_id and tunnel_id are 400s naming the field", async () => {
     const { client } = setup(["x"]);
