@@ -113,8 +113,8 @@ export interface PipelineCore {
   withSlot<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: Prepared, signal: AbortSignal) => Promise<T>): Promise<T>;
   /** One generation of a prepared request; its events go to `output`. */
   generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  /** `prepared` again in its slot with `messages` (a hosted tool's next round, host/responses-mcp.ts). */
-  prepareAgain(prepared: Prepared, messages: NormalizedMessage[]): Prepared;
+  /** `prepared` again in its slot with more `messages` (a hosted tool's next round, host/responses-mcp.ts); `noTools`: the model must answer. */
+  prepareAgain(prepared: Prepared, messages: NormalizedMessage[], noTools?: boolean): Prepared;
   /**
    * A queue slot with `record` loaded (any request kind); `started` is when the slot was granted.
    * `generation`: the work generates with `record`'s chat model, so on a batching engine it may share the engine.
@@ -240,9 +240,10 @@ export class Pipeline implements PipelineCore {
     return { group: { engine, model: record.model_id }, maxRows, ready: () => engine.loadedModel === record.model_id };
   }
 
-  prepareAgain(prepared: Prepared, messages: NormalizedMessage[]): Prepared {
+  prepareAgain(prepared: Prepared, messages: NormalizedMessage[], noTools = false): Prepared {
     const now = performance.now();
-    const again = prepareRequest({ ...prepared.request, messages }, prepared.record, prepared.family, { arrived: now, started: now }, messages, this.memory);
+    const request: NormalizedRequest = { ...prepared.request, messages, ...(noTools ? { toolChoice: "none" as const } : {}) };
+    const again = prepareRequest(request, prepared.record, prepared.family, { arrived: now, started: now }, messages, this.memory);
     if (prepared.engineRequest.speculative !== undefined) again.engineRequest.speculative = prepared.engineRequest.speculative;
     if (prepared.engineRequest.owner !== undefined) again.engineRequest.owner = prepared.engineRequest.owner;
     return again;

@@ -172,7 +172,7 @@ async function answerApprovals(request: ResponsesRequest, answers: McpApprovalRe
 /** What the rounds need from the pipeline: one generation, and the request prepared again with more messages. */
 export interface RoundsPipeline<P> {
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  prepareAgain(prepared: P, messages: NormalizedMessage[]): P;
+  prepareAgain(prepared: P, messages: NormalizedMessage[], noTools?: boolean): P;
 }
 
 /**
@@ -199,6 +199,9 @@ export async function generateRounds<P>(
   }
   let total: GenerationResult | null = null;
   let messages = request.normalized.messages;
+  // `max_tool_calls`, as the hosted API counts it: the calls made in this response (approved ones included); once spent, the model answers without tools.
+  const maxCalls = request.echo.max_tool_calls ?? Infinity;
+  let made = plan.approved.length;
   for (let round = 1; ; round++) {
     const before = builder.output.length;
     const result = await pipeline.generate(prepared, output, signal);
@@ -212,7 +215,11 @@ export async function generateRounds<P>(
         // Cut off (max_output_tokens) or stopped: the arguments may be partial, so the call is not made.
         call.item.error = "The call was cut off before its arguments were complete; it was not made.";
         call.item.status = "incomplete";
+      } else if (made >= maxCalls) {
+        call.item.error = `max_tool_calls (${maxCalls}) was reached: the call was not made.`;
+        call.item.status = "incomplete";
       } else {
+        made++;
         const owner = plan.owners.get(call.item.name);
         if (owner) await runCall(call.item, owner.server, pool, request.normalized.client, signal);
         else call.item.error = `No tool \`${call.item.name}\` is offered here.`;
@@ -231,7 +238,7 @@ export async function generateRounds<P>(
       message("assistant", text, { toolCalls }),
       ...mcpCalls.map(({ item }) => message("tool", resultText(item), { toolCallId: item.id, name: item.name })),
     ];
-    prepared = pipeline.prepareAgain(prepared, messages);
+    prepared = pipeline.prepareAgain(prepared, messages, made >= maxCalls);
   }
 }
 

@@ -33,8 +33,8 @@ import { withoutMcpSecrets } from "../protocol/responses/mcp-items.js";
 export interface Pipeline<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts). */
-  prepareAgain(prepared: P, messages: NormalizedMessage[]): P;
+  /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts); `noTools`: the model must answer. */
+  prepareAgain(prepared: P, messages: NormalizedMessage[], noTools?: boolean): P;
 }
 
 /** A background run started over after its worker stopped: its stored response, the events it had sent, and the engine chunks journaled. */

@@ -104,6 +104,17 @@ describe("the mcp tool: listing, calls, results fed back", () => {
     expect(response.output.filter((item) => item.type === "mcp_call")).toHaveLength(MAX_MCP_ROUNDS);
   });
 
+  it("max_tool_calls bounds the calls of a response; once spent, the model answers without tools", async () => {
+    const before = server.calls.length;
+    // The model calls `add` whenever the tools are in its prompt.
+    const { client, engine } = setup((request) => (JSON.stringify(request.messages).includes("Adds two numbers.") ? call("add", { a: 1, b: 1 }) : "Done after 2 calls."));
+    const response = await client.responses.create({ model: MODEL, input: "Loop", tools: [tool()], max_tool_calls: 2 });
+    expect(response.output.map((item) => item.type)).toEqual(["mcp_list_tools", "mcp_call", "mcp_call", "message"]);
+    expect(server.calls.length - before).toBe(2);
+    expect(engine.requests).toHaveLength(3);
+    expect(response.output_text).toBe("Done after 2 calls.");
+  });
+
   it("mcp tools mix with function tools: a function call ends the response for the app", async () => {
     const { client } = setup([call("add", { a: 1, b: 2 }) + call("get_time", {})]);
     const response = await client.responses.create({
