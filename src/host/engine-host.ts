@@ -79,7 +79,7 @@ export class EngineHost {
       {
         run: (request, signal, work) => core.withSlot(request, signal, work),
         generate: (prepared, output, signal) => core.generate(prepared, output, signal),
-        prepareAgain: (prepared, messages, noTools) => core.prepareAgain(prepared, messages, noTools),
+        prepareAgain: (prepared, messages, toolChoice) => core.prepareAgain(prepared, messages, toolChoice),
       },
       new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
       // Responses whose worker stopped mid-way (a reload) resume or end `incomplete`, on the face's first use (responses-recovery.ts).

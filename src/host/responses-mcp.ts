@@ -17,7 +17,7 @@
  */
 import { invalidParam } from "../protocol/api-error.js";
 import type { NormalizedMessage } from "../protocol/normalized.js";
-import type { FunctionTool, ToolCall } from "../protocol/types.js";
+import type { FunctionTool, ToolCall, ToolChoice } from "../protocol/types.js";
 import type { ResponsesLookup } from "../protocol/responses/input-items.js";
 import type { ResponsesRequest } from "../protocol/responses/validate.js";
 import type { HostedCall, ResponseOutputBuilder } from "../protocol/responses/output-builder.js";
@@ -172,7 +172,7 @@ async function answerApprovals(request: ResponsesRequest, answers: McpApprovalRe
 /** What the rounds need from the pipeline: one generation, and the request prepared again with more messages. */
 export interface RoundsPipeline<P> {
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  prepareAgain(prepared: P, messages: NormalizedMessage[], noTools?: boolean): P;
+  prepareAgain(prepared: P, messages: NormalizedMessage[], toolChoice?: ToolChoice): P;
 }
 
 /**
@@ -238,7 +238,10 @@ export async function generateRounds<P>(
       message("assistant", text, { toolCalls }),
       ...mcpCalls.map(({ item }) => message("tool", resultText(item), { toolCallId: item.id, name: item.name })),
     ];
-    prepared = pipeline.prepareAgain(prepared, messages, made >= maxCalls);
+    // Spent: the model answers. A forced choice (`required`, a named tool) was met by this round's calls: later rounds choose freely,
+    // or a forced call would be made again every round until the bound.
+    const forced = request.normalized.toolChoice === "required" || typeof request.normalized.toolChoice === "object";
+    prepared = pipeline.prepareAgain(prepared, messages, made >= maxCalls ? "none" : forced ? "auto" : undefined);
   }
 }
 

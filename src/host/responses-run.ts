@@ -25,6 +25,7 @@ import { BackgroundRun, EventLogWriter } from "./background-run.js";
 import { idsFromEvents, outputFromEvents } from "./event-replay.js";
 import type { ResponseOwner } from "../store/owner-lock.js";
 import type { NormalizedMessage } from "../protocol/normalized.js";
+import type { ToolChoice } from "../protocol/types.js";
 import type { McpPool } from "../mcp/pool.js";
 import { generateRounds, hostedCallsOf, planMcp } from "./responses-mcp.js";
 import { withoutMcpSecrets } from "../protocol/responses/mcp-items.js";
@@ -33,8 +34,8 @@ import { withoutMcpSecrets } from "../protocol/responses/mcp-items.js";
 export interface Pipeline<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
-  /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts); `noTools`: the model must answer. */
-  prepareAgain(prepared: P, messages: NormalizedMessage[], noTools?: boolean): P;
+  /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts); `toolChoice` when it changes. */
+  prepareAgain(prepared: P, messages: NormalizedMessage[], toolChoice?: ToolChoice): P;
 }
 
 /** A background run started over after its worker stopped: its stored response, the events it had sent, and the engine chunks journaled. */

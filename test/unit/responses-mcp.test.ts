@@ -204,6 +204,9 @@ describe("tool_choice and names", () => {
     const grammar = JSON.stringify(engine.requests[0].responseFormat);
     expect(grammar).toContain("add");
     expect(grammar).not.toContain("echo");
+    // The forced call was made: the next round chooses freely (forced again, a model would call `add` every round until the bound).
+    expect(engine.requests).toHaveLength(2);
+    expect(engine.requests[1].responseFormat).not.toEqual(engine.requests[0].responseFormat);
     const unknown = await refusal(client.responses.create({ model: MODEL, input: "x", tools: [tool()], tool_choice: { type: "mcp", server_label: "fixture", name: "nope" } }));
     expect(unknown.param).toBe("tool_choice.name");
   });
