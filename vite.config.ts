@@ -30,8 +30,9 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
-          // A local server of generated MLC-layout models for the cache tests (URL via inject("artifactServer")).
-          globalSetup: ["test/support/artifact-server-setup.ts"],
+          // A local server of generated MLC-layout models for the cache tests (URL via inject("artifactServer")),
+          // and MCP servers with and without CORS for the MCP tests (inject("mcpCors"), inject("mcpNoCors")).
+          globalSetup: ["test/support/artifact-server-setup.ts", "test/support/mcp-server-setup.ts"],
           testTimeout: 60_000,
           browser: {
             enabled: true,

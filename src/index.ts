@@ -1,6 +1,11 @@
 export { createClient } from "./client/create-client.js";
 export type { Client, ClientOptions, RequestOptions } from "./client/create-client.js";
 export { interceptFetch } from "./client/intercept-fetch.js";
+export { connectMcp } from "./client/connect-mcp.js";
+export type { McpTools } from "./client/connect-mcp.js";
+export type { McpServerParams, McpToolInfo } from "./protocol/responses/mcp-items.js";
+export type { McpCallResult } from "./mcp/connection.js";
+export type { McpOptions } from "./mcp/limits.js";
 export type { InterceptOptions } from "./client/intercept-fetch.js";
 export type { FallbackOptions } from "./client/fallback.js";
 export { Stream } from "./client/stream.js";

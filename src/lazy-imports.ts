@@ -18,7 +18,7 @@
  */
 
 /** The modules loaded on first use, by the name the static entry provides them under. */
-export type LazyModuleName = "engineHost" | "webllmEngine" | "webllm" | "cacheManager" | "idbStore" | "cacheApiStore" | "opfsStore";
+export type LazyModuleName = "engineHost" | "webllmEngine" | "webllm" | "cacheManager" | "idbStore" | "cacheApiStore" | "opfsStore" | "mcpSdk";
 
 const provided: Partial<Record<LazyModuleName, unknown>> = {};
 

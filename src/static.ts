@@ -11,7 +11,7 @@
  * keep web-llm (6 MB) out of the page until a model needs it.
  *
  * Why an entry point and not an option that takes the web-llm module: web-llm
- * is one of seven lazy loads (lazy-imports.ts names them); an option for it alone would
+ * is one of eight lazy loads (lazy-imports.ts names them); an option for it alone would
  * still leave `import()` of the pipeline and the cache backends, and making
  * those static in the default entry would put the whole pipeline into every
  * page's bundle. The entry keeps the same names, so code moves between a page
@@ -24,6 +24,7 @@ import * as cacheManager from "./cache/manager.js";
 import * as idbStore from "./cache/idb-store.js";
 import * as cacheApiStore from "./cache/cache-api-store.js";
 import * as opfsStore from "./cache/opfs-store.js";
+import * as mcpSdk from "./mcp/sdk.js";
 import { provideModules } from "./lazy-imports.js";
 import { createClient as createClientOnDemand, type Client, type ClientOptions } from "./client/create-client.js";
 
@@ -36,6 +37,6 @@ export * from "./index.js";
  * top-level statement).
  */
 export function createClient(options?: ClientOptions): Client {
-  provideModules({ webllm, engineHost, webllmEngine, cacheManager, idbStore, cacheApiStore, opfsStore });
+  provideModules({ webllm, engineHost, webllmEngine, cacheManager, idbStore, cacheApiStore, opfsStore, mcpSdk });
   return createClientOnDemand(options);
 }

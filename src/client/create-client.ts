@@ -102,6 +102,10 @@ export function createClient(options: ClientOptions = {}): Client {
       status: (id) => backend.modelStatus(id),
     },
     tokens: { count: (body, requestOptions = {}) => backend.countTokens(body, requestOptions.signal ?? new AbortController().signal) },
+    mcp: {
+      listTools: (server, requestOptions = {}) => backend.mcpListTools(server, requestOptions.signal ?? new AbortController().signal),
+      callTool: (call, requestOptions = {}) => backend.mcpCallTool(call, requestOptions.signal ?? new AbortController().signal),
+    },
     gpu: {
       info: async () => {
         const [probe, where] = await Promise.all([backend.gpuInfo(), backend.workerInfo()]);

@@ -15,6 +15,9 @@ import type { ApiError } from "../protocol/api-error.js";
 import type { InputItemList, InputItemListQuery, ResponseCreateParams, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { CompactResource, CompactResponseParams } from "../protocol/responses/compact.js";
 import type { ResponseList, ResponseListQuery, ResponsesStoreOptions } from "../store/response-store.js";
+import type { McpOptions } from "../mcp/limits.js";
+import type { McpCallResult } from "../mcp/connection.js";
+import type { McpServerParams, McpToolInfo } from "../protocol/responses/mcp-items.js";
 import type { ResponsesCleared } from "../host/responses-face.js";
 import type { Stream } from "./stream.js";
 import type { FallbackOptions } from "./fallback.js";
@@ -64,6 +67,13 @@ export interface ClientOptions {
    * `maxAgeMs` (default none), the oldest dropped first (docs/durable-responses.md).
    */
   responsesStore?: ResponsesStoreOptions;
+  /**
+   * Bounds of the MCP connections made where the engine runs (the Responses
+   * `mcp` tool, `connectMcp`): `connectTimeoutMs` and `listTimeoutMs`
+   * (default 10 000), `callTimeoutMs` (60 000), `idleCloseMs` (60 000),
+   * `maxOutputChars` (16 000), `maxToolsPerServer` (64). docs/mcp.md.
+   */
+  mcp?: McpOptions;
   /**
    * Called when a stored response could not be written (a quota error, a
    * closed database): the response itself was served whole, but it may be
@@ -160,6 +170,13 @@ export interface Client {
   tokens: {
     /** The prompt tokens of a chat request (messages, tools, response_format) in its model, without generating; loads the model if needed. */
     count(body: ChatCompletionCreateParams, options?: RequestOptions): Promise<TokenCount>;
+  };
+  /** MCP servers' tools, on connections made where the engine runs (`connectMcp` wraps these for a tool loop; docs/mcp.md). */
+  mcp: {
+    /** The server's tools (`allowed_tools` applied); rejects with the reason a connection failed (CORS, credentials, a timeout). */
+    listTools(server: McpServerParams, options?: RequestOptions): Promise<McpToolInfo[]>;
+    /** One call: `output`, or `error` (a failing tool, `isError`, a timeout); never rejects for the tool's sake. */
+    callTool(call: McpServerParams & { name: string; arguments?: Record<string, unknown> }, options?: RequestOptions): Promise<McpCallResult>;
   };
   gpu: {
     /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */

@@ -63,6 +63,9 @@ export const ENDPOINTS = {
   // Prompt API support (host/prompt-support.ts)
   countTokens: { kind: "unary", args: ["body"], port: true, transfer: "audio" },
   modelStatus: { kind: "unary", args: ["id"], port: false },
+  // MCP servers' tools for connectMcp (host/mcp-face.ts)
+  mcpListTools: { kind: "unary", args: ["body"], port: true },
+  mcpCallTool: { kind: "unary", args: ["body"], port: true },
   // models, GPU (host/models-face.ts)
   listModels: { kind: "unary", args: [], port: false },
   retrieveModel: { kind: "unary", args: ["id"], port: false },

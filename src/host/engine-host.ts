@@ -22,6 +22,11 @@ import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { Pipeline, type ChunkSink, type PipelineOptions, type Prepared, type RequestOptions } from "./pipeline-core.js";
 import { ChatCompletionsFace } from "./chat-face.js";
 import { ResponsesFace } from "./responses-face.js";
+import { McpPool } from "../mcp/pool.js";
+import type { McpCallResult } from "../mcp/connection.js";
+import type { McpToolInfo } from "../protocol/responses/mcp-items.js";
+import { callMcpTool, listMcpTools } from "./mcp-face.js";
+import { mcpLimits, type McpOptions } from "../mcp/limits.js";
 import { createResponseStore } from "../store/create-response-store.js";
 import { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery, ResponseStore, ResponsesStoreOptions } from "../store/response-store.js";
@@ -42,6 +47,8 @@ export type { ChunkSink, Prepared, RequestOptions } from "./pipeline-core.js";
 export interface EngineHostOptions extends PipelineOptions {
   /** Where stored responses live and how many are kept (store/response-store.ts). Default: IndexedDB where it exists, 100 responses. */
   responsesStore?: ResponsesStoreOptions;
+  /** Bounds of the MCP connections this host makes (mcp/limits.ts): timeouts, output size, tools per server. */
+  mcp?: McpOptions;
   /** A response store of the app's own (a custom worker's host, tests), in place of the one `responsesStore` describes. */
   responseStore?: ResponseStore;
   /** Called when writing a stored response fails (a quota error): the response itself is unaffected. */
@@ -59,17 +66,25 @@ export class EngineHost {
   private readonly transcriptionChat: ChatFace;
 
   private readonly cacheBackend: EngineHostOptions["cache"];
+  /** The MCP connections of this host's clients (mcp/pool.ts): where the engine runs. */
+  private readonly mcpPool: McpPool;
 
   constructor(options: EngineHostOptions = {}) {
     const core = new Pipeline(options);
     this.cacheBackend = options.cache;
     this.core = core;
     this.chat = new ChatCompletionsFace(core);
+    this.mcpPool = new McpPool(mcpLimits(options.mcp));
     this.responses = new ResponsesFace<Prepared>(
-      { run: (request, signal, work) => core.withSlot(request, signal, work), generate: (prepared, output, signal) => core.generate(prepared, output, signal) },
+      {
+        run: (request, signal, work) => core.withSlot(request, signal, work),
+        generate: (prepared, output, signal) => core.generate(prepared, output, signal),
+        prepareAgain: (prepared, messages, toolChoice) => core.prepareAgain(prepared, messages, toolChoice),
+      },
       new QueuedResponseStore(options.responseStore ?? createResponseStore(options.responsesStore), options.onResponseStoreError),
       // Responses whose worker stopped mid-way (a reload) resume or end `incomplete`, on the face's first use (responses-recovery.ts).
       (model) => this.modelReady(model),
+      this.mcpPool,
     );
     this.models = new ModelsFace(core);
     this.cache = new CacheFace(core);
@@ -185,6 +200,16 @@ export class EngineHost {
   }
 
   // ── Prompt API support (host/prompt-support.ts) ──────────────────────────
+
+  // ── MCP servers' tools for connectMcp (host/mcp-face.ts) ──────────────────
+
+  mcpListTools(body: unknown, options: RequestOptions = {}): Promise<McpToolInfo[]> {
+    return listMcpTools(this.mcpPool, body, options.client);
+  }
+
+  mcpCallTool(body: unknown, options: RequestOptions = {}): Promise<McpCallResult> {
+    return callMcpTool(this.mcpPool, body, options.signal, options.client);
+  }
 
   countTokens(body: unknown, options: RequestOptions = {}): Promise<TokenCount> {
     return countTokens(this.promptSupport(), body, options.signal);

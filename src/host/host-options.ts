@@ -10,7 +10,7 @@
 import type { EngineHostOptions } from "./engine-host.js";
 
 /** What a page sends to a worker's `configure` besides the engine (functions cannot cross; an engine travels as an EngineSpec). */
-export const WORKER_HOST_OPTIONS = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore", "promptCache", "speculative", "batching"] as const satisfies readonly (keyof EngineHostOptions)[];
+export const WORKER_HOST_OPTIONS = ["models", "maxQueue", "timeoutMs", "cache", "responsesStore", "promptCache", "speculative", "batching", "mcp"] as const satisfies readonly (keyof EngineHostOptions)[];
 export type WorkerHostOption = (typeof WORKER_HOST_OPTIONS)[number];
 
 /** What createClient hands its host: the worker's options plus the engine and the callbacks (proxied to a worker by the backend). */

@@ -23,6 +23,7 @@ import { ResponseOwner } from "../store/owner-lock.js";
 import { ResponseRuns, type Pipeline } from "./responses-run.js";
 import { StoredResponses, type ResponsesCleared } from "./responses-stored.js";
 import { recoverInterrupted, type CanResume } from "./responses-recovery.js";
+import type { McpPool } from "../mcp/pool.js";
 
 export type { ResponsesCleared } from "./responses-stored.js";
 
@@ -36,10 +37,11 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
     pipeline: Pipeline<P>,
     readonly store: QueuedResponseStore,
     private readonly canResume: CanResume,
+    mcp: McpPool,
     // Taken now, for the host's whole life: a response this host generates is told from an interrupted one by it.
     private readonly owner = new ResponseOwner(),
   ) {
-    this.running = new ResponseRuns(pipeline, store, owner);
+    this.running = new ResponseRuns(pipeline, store, owner, mcp);
     this.stored = new StoredResponses(this.running, store);
   }
 

@@ -18,6 +18,7 @@ import type { GeneratedChunk } from "../engine/types.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import { ResponseOwner } from "../store/owner-lock.js";
 import { checkEventLog, nextSequenceAfter, outputFromEvents } from "./event-replay.js";
+import { usesMcp } from "../protocol/responses/mcp-items.js";
 import type { ResponseRuns } from "./responses-run.js";
 
 /** Whether `model` loads without a download (a resumed response never downloads). */
@@ -71,6 +72,10 @@ async function resume<P extends { family: Family; resumeFrom?: GeneratedChunk[] 
     if (!entry.response.background) void store.dropLog(id);
   };
   if (!entry.response.background) return stop("interrupted", "The stream's worker stopped (its page reloaded or closed) before the response was complete; it ends with the output sent before.");
+  // Starting it over would make its MCP calls again (an approved one too), and its headers were never stored.
+  if (usesMcp(entry.journal.body)) {
+    return stop("resume_impossible", "The response could not resume after its worker stopped: it uses `mcp` tools, whose calls may have run already and whose headers are not stored. It ends with the output sent before; send the request again to continue.");
+  }
   let request: ResponsesRequest;
   try {
     request = await runs.validate(entry.journal.body, entry.journal.client);

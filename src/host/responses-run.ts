@@ -24,11 +24,18 @@ import { prefetchLookup } from "../store/lookup.js";
 import { BackgroundRun, EventLogWriter } from "./background-run.js";
 import { idsFromEvents, outputFromEvents } from "./event-replay.js";
 import type { ResponseOwner } from "../store/owner-lock.js";
+import type { NormalizedMessage } from "../protocol/normalized.js";
+import type { ToolChoice } from "../protocol/types.js";
+import type { McpPool } from "../mcp/pool.js";
+import { generateRounds, hostedCallsOf, planMcp } from "./responses-mcp.js";
+import { withoutMcpSecrets } from "../protocol/responses/mcp-items.js";
 
 /** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
 export interface Pipeline<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
+  /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts); `toolChoice` when it changes. */
+  prepareAgain(prepared: P, messages: NormalizedMessage[], toolChoice?: ToolChoice): P;
 }
 
 /** A background run started over after its worker stopped: its stored response, the events it had sent, and the engine chunks journaled. */
@@ -48,17 +55,26 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
     private readonly pipeline: Pipeline<P>,
     private readonly store: QueuedResponseStore,
     private readonly owner: ResponseOwner,
+    private readonly mcp: McpPool,
   ) {}
 
-  async validate(body: unknown, client: string | undefined): Promise<ResponsesRequest> {
-    const request = validateResponsesRequest(body, await prefetchLookup(body, this.store));
+  async validate(body: unknown, client: string | undefined, signal?: AbortSignal): Promise<ResponsesRequest> {
+    const lookup = await prefetchLookup(body, this.store);
+    const request = validateResponsesRequest(body, lookup);
     request.normalized.client = client;
     request.body = body;
+    // The `mcp` tools' listings and approved calls, before the queue slot: network work never holds the engine.
+    await planMcp(request, lookup, this.mcp, signal);
     return request;
   }
 
+  /** The generations of a response: one, or the rounds of its hosted tools (responses-mcp.ts). */
+  private generate(request: ResponsesRequest, prepared: P, builder: ResponseOutputBuilder, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
+    return generateRounds(request, prepared, builder, output, this.pipeline, this.mcp, signal);
+  }
+
   async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
-    const request = await this.validate(body, client);
+    const request = await this.validate(body, client, signal);
     if (request.normalized.stream) {
       throw new ApiError({ status: 400, param: "stream", message: "createResponse returns one Response; use streamResponse for `stream: true`." });
     }
@@ -69,8 +85,8 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
   private createOnce(request: ResponsesRequest, signal: AbortSignal | undefined): Promise<ResponseObject> {
     return this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
       const base = baseResponse(request);
-      const builder = new ResponseOutputBuilder({ emit: null, summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId() });
-      const result = await this.pipeline.generate(prepared, builder, slotSignal);
+      const builder = new ResponseOutputBuilder({ emit: null, summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId(), hostedCall: hostedCallsOf(request) });
+      const result = await this.generate(request, prepared, builder, builder, slotSignal);
       builder.finish(result.finish);
       // The builder is this request's alone and emitted nothing: its items can be the response's.
       const response = finalResponse(base, builder.output, result);
@@ -88,7 +104,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
    * closing it (`signal`) leaves the run going.
    */
   async stream(body: unknown, sink: ChunkSink<ResponseStreamEvent>, signal: AbortSignal | undefined, client?: string): Promise<void> {
-    const request = await this.validate(body, client);
+    const request = await this.validate(body, client, signal);
     request.normalized.stream = true;
     if (request.echo.background) {
       this.startBackground(request).follow(-1, sink, signal);
@@ -147,7 +163,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
           sink.write(events);
         };
         const callIds = [...(background?.callIds ?? [])];
-        const b = new ResponseOutputBuilder({ emit, summary: request.summary, logprobs: request.logprobs, newCallId: () => callIds.shift() ?? prepared.family.newToolCallId(), itemIds: [...(background?.itemIds ?? [])] });
+        const b = new ResponseOutputBuilder({ emit, summary: request.summary, logprobs: request.logprobs, newCallId: () => callIds.shift() ?? prepared.family.newToolCallId(), itemIds: [...(background?.itemIds ?? [])], hostedCall: hostedCallsOf(request) });
         builder = b;
         const snapshot: ResponseObject = background ? { ...background.base, status: "in_progress" } : baseResponse(request);
         base = snapshot;
@@ -177,7 +193,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
           ...(background ? { generated: (chunk: GeneratedChunk) => background.run.journal(chunk) } : {}),
         };
         if (background && background.journaled.length > 0) prepared.resumeFrom = background.journaled;
-        const result = await this.pipeline.generate(prepared, output, slotSignal);
+        const result = await this.generate(request, prepared, b, output, slotSignal);
         start();
         b.finish(result.finish);
         // The delta events already sent share objects with the builder's items: the response gets its own copy.
@@ -239,8 +255,8 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
 
   private entry(request: ResponsesRequest, response: ResponseObject): StoredResponse {
     const history = [...request.history, ...itemsToMessages(response.output, "output")];
-    const entry: StoredResponse = { response: structuredCloneLite(response), inputItems: request.inputItems, history };
-    if (isUnfinished(response.status) && request.body !== undefined) entry.journal = { body: request.body, owner: this.owner.name, client: request.normalized.client };
+    const entry: StoredResponse = { response: structuredCloneLite(response), inputItems: request.inputItems, history, ...(request.mcp ? { mcpListings: request.mcp.listings } : {}) };
+    if (isUnfinished(response.status) && request.body !== undefined) entry.journal = { body: withoutMcpSecrets(request.body), owner: this.owner.name, client: request.normalized.client };
     return entry;
   }
 

@@ -20,9 +20,11 @@ export async function prefetchLookup(body: unknown, store: QueuedResponseStore):
     if (typeof body.previous_response_id === "string") previous = await store.get(body.previous_response_id);
     if (Array.isArray(body.input)) {
       for (const item of body.input) {
-        if (!isObject(item) || item.type !== "item_reference" || typeof item.id !== "string" || items.has(item.id)) continue;
-        const found = await store.item(item.id);
-        if (found) items.set(item.id, found);
+        // An item reference, or the approval request an `mcp_approval_response` answers (it may be in any stored response).
+        const id = !isObject(item) ? undefined : item.type === "item_reference" ? item.id : item.type === "mcp_approval_response" ? item.approval_request_id : undefined;
+        if (typeof id !== "string" || items.has(id)) continue;
+        const found = await store.item(id);
+        if (found) items.set(id, found);
       }
     }
   }
@@ -36,5 +38,6 @@ export async function prefetchLookup(body: unknown, store: QueuedResponseStore):
       return previous.history;
     },
     item: (itemId: string) => items.get(itemId),
+    previous: (responseId: string) => (previous && previous.response.id === responseId ? { output: previous.response.output, mcpListings: previous.mcpListings ?? [] } : undefined),
   };
 }

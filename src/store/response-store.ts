@@ -11,6 +11,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { NormalizedMessage } from "../protocol/normalized.js";
 import type { InputItem, OutputItem, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
+import type { McpListToolsItem } from "../protocol/responses/mcp-items.js";
 import type { GeneratedChunk } from "../engine/types.js";
 
 export interface StoredResponse {
@@ -19,6 +20,8 @@ export interface StoredResponse {
   inputItems: InputItem[];
   /** The conversation this response ends, without instructions: what `previous_response_id` continues. */
   history: NormalizedMessage[];
+  /** The `mcp` tools' listings its conversation has (never their headers): the next turn's `previous_response_id` reuses them. */
+  mcpListings?: McpListToolsItem[];
   /** While it is generating: what resuming it takes (its request) and who generates it (owner-lock.ts). */
   journal?: ResponseJournal;
 }

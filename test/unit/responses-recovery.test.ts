@@ -53,7 +53,7 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean): Prom
 }
 
 /** A response as a stopped worker left it: unfinished, journaled with its request and the stopped host as owner. */
-async function interrupted(store: MemoryResponseStore, body: { model: string; input: string; background?: boolean }): Promise<string> {
+async function interrupted(store: MemoryResponseStore, body: { model: string; input: string; background?: boolean; tools?: unknown[] }): Promise<string> {
   const made = await new EngineHost({ engine: createScriptedEngine({ replies: ["x"] }), responseStore: new MemoryResponseStore() }).createResponse({ model: body.model, input: body.input });
   const response: ResponseObject = { ...made, status: body.background ? "queued" : "in_progress", background: body.background === true, output: [], usage: null, completed_at: null };
   delete response.x_webgpu;
@@ -90,5 +90,17 @@ describe("recovery of interrupted responses", () => {
     expect(done.output).toMatchObject([{ type: "message", content: [{ type: "output_text", text: "one two three" }] }]);
     await host.listResponses();
     expect(store.lists).toBe(1 + 2); // recovery once, and the two list calls
+  });
+
+  it("a background response with an mcp tool is not started over (its calls may have run): it ends incomplete and says why", async () => {
+    const store = new CountingStore();
+    const id = await interrupted(store, { model: QWEN25, input: "count", background: true, tools: [{ type: "mcp", server_label: "s", server_url: "http://127.0.0.1:9/mcp" }] });
+    const engine = createScriptedEngine({ replies: ["one two three"] });
+    const host = new EngineHost({ engine, responseStore: store });
+    await host.listResponses();
+    const ended = await until(() => host.retrieveResponse(id), (r) => r.status !== "queued" && r.status !== "in_progress");
+    expect(ended).toMatchObject({ status: "incomplete", error: { code: "resume_impossible" } });
+    expect(ended.error!.message).toMatch(/uses `mcp` tools/);
+    expect(engine.requests).toHaveLength(0);
   });
 });

@@ -14,6 +14,7 @@ import { checkImageDataUrl, describe, isAbsent, isObject } from "../params.js";
 import { randomId } from "../ids.js";
 import { noToolCallFound } from "../tool-pairing.js";
 import { hosted } from "./hosted.js";
+import { validateMcpItem, type McpListToolsItem } from "./mcp-items.js";
 import type { FunctionCallItem, FunctionCallOutputItem, InputItem, OutputItem } from "./types.js";
 
 /** What the store answers for `previous_response_id` and `item_reference`. */
@@ -22,6 +23,8 @@ export interface ResponsesLookup {
   history(responseId: string): NormalizedMessage[] | undefined;
   /** A stored input or output item by id. */
   item(itemId: string): InputItem | OutputItem | undefined;
+  /** A stored response's output and the `mcp` listings its conversation has (for the `mcp` tool: host/responses-mcp.ts). */
+  previous?(responseId: string): { output: OutputItem[]; mcpListings: McpListToolsItem[] } | undefined;
 }
 
 /** Every `function_call_output` answers a `function_call` of this input or of the chain (`chainCalls`), as the hosted API requires. */
@@ -105,9 +108,12 @@ function validateItem(item: unknown, param: string, lookup: ResponsesLookup): In
       if (!found) throw invalidParam(`${param}.id`, `No stored item with id '${ref}': item references resolve against responses this client stored (store: true) and still holds.`, "item_not_found");
       return structuredClone(found) as InputItem;
     }
-    default:
-      if (typeof type === "string" && /^(web_search|file_search|computer|code_interpreter|image_generation|local_shell|mcp)/.test(type)) throw hosted(`${param}.type`, `The hosted item type \`${type}\``);
-      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference", got ${JSON.stringify(type)}.`);
+    default: {
+      const mcp = validateMcpItem(item, type, param, id);
+      if (mcp) return mcp;
+      if (typeof type === "string" && /^(web_search|file_search|computer|code_interpreter|image_generation|local_shell)/.test(type)) throw hosted(`${param}.type`, `The hosted item type \`${type}\``);
+      throw invalidParam(`${param}.type`, `\`${param}.type\` must be "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning", "item_reference" or an \`mcp\` tool's item, got ${JSON.stringify(type)}.`);
+    }
   }
 }
 

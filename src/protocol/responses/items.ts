@@ -50,6 +50,20 @@ export function itemsToMessages(items: ReadonlyArray<InputItem | OutputItem>, pa
         assistant().toolCalls.push({ id: call.call_id, type: "function", function: { name: call.name, arguments: customCallArguments(call.input) } });
         return;
       }
+      case "mcp_call": {
+        // The model called an MCP tool and read its result (or error): a call and its answer, as for a function tool.
+        const call = item as { id: string; name: string; arguments: string; output: string | null; error: string | null };
+        callNames.set(call.id, call.name);
+        assistant().toolCalls.push({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } });
+        turn = null;
+        out.push({ role: "tool", content: call.error !== null ? `Error: ${call.error}` : (call.output ?? ""), toolCallId: call.id, toolCalls: [], name: call.name });
+        return;
+      }
+      // A listing gives the model its tools (host/responses-mcp.ts), not text; an approval request or answer is played as the call it leads to.
+      case "mcp_list_tools":
+      case "mcp_approval_request":
+      case "mcp_approval_response":
+        return;
       case "custom_tool_call_output":
       case "function_call_output": {
         turn = null;

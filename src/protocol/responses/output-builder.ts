@@ -15,6 +15,7 @@ import type { ParseEvent } from "../../parsers/types.js";
 import type { TokenLogprob, ToolCall } from "../types.js";
 import { randomId } from "../ids.js";
 import { customCallArguments } from "../custom-tools.js";
+import { argumentsDelta, argumentsDone, callEnded, callStarted, newMcpId, type McpApprovalRequestItem, type McpCallItem } from "./mcp-items.js";
 import type {
   CustomToolCallItem,
   FunctionCallItem,
@@ -35,13 +36,26 @@ export interface OutputBuilderOptions {
   newCallId: () => string;
   /** Ids for the items, in the order they open, before new ones are made (a resumed response keeps its items' ids). */
   itemIds?: string[];
+  /**
+   * Whether a call of `name` is a hosted tool's (an `mcp` server's tool): it
+   * then opens an `mcp_call` item, or an `mcp_approval_request` when the call
+   * waits for the app; null: a function call (host/responses-mcp.ts).
+   */
+  hostedCall?: (name: string) => { approval: boolean; server_label: string } | null;
+}
+
+/** A hosted call the model made in this generation: its item and output index (host/responses-mcp.ts runs it). */
+export interface HostedCall {
+  item: McpCallItem | McpApprovalRequestItem;
+  index: number;
 }
 
 type Open =
   | { kind: "reasoning"; item: ReasoningItem; index: number; text: string }
   | { kind: "message"; item: OutputMessageItem; index: number; text: string; logprobs: TokenLogprob[] }
   | { kind: "call"; item: FunctionCallItem; index: number }
-  | { kind: "custom"; item: CustomToolCallItem; index: number };
+  | { kind: "custom"; item: CustomToolCallItem; index: number }
+  | { kind: "hosted"; item: McpCallItem | McpApprovalRequestItem; index: number };
 
 const itemId = (prefix: string) => `${prefix}_${randomId(24)}`;
 
@@ -50,7 +64,9 @@ export class ResponseOutputBuilder {
   private readonly items: OutputItem[] = [];
   private open: Open | null = null;
   /** Function-call items (and their output index) by the parser's call index. */
-  private readonly calls = new Map<number, { item: FunctionCallItem | CustomToolCallItem; index: number }>();
+  private readonly calls = new Map<number, { item: FunctionCallItem | CustomToolCallItem | McpCallItem | McpApprovalRequestItem; index: number }>();
+  /** Hosted calls opened since the last `takeHostedCalls`. */
+  private hosted: HostedCall[] = [];
   private pending: ResponseStreamEvent[] = [];
   private readonly streaming: boolean;
 
@@ -110,6 +126,11 @@ export class ResponseOutputBuilder {
         case "tool_args": {
           const call = this.calls.get(event.index);
           if (!call) break;
+          if (call.item.type === "mcp_call" || call.item.type === "mcp_approval_request") {
+            call.item.arguments += event.text;
+            if (this.streaming && call.item.type === "mcp_call") this.event({ ...argumentsDelta(call.item, call.index, event.text) });
+            break;
+          }
           if (call.item.type === "custom_tool_call") {
             call.item.input += event.text;
             if (this.streaming) this.event({ type: "response.custom_tool_call_input.delta", sequence_number: 0, item_id: call.item.id, output_index: call.index, delta: event.text });
@@ -183,9 +204,61 @@ export class ResponseOutputBuilder {
     return open;
   }
 
+  /** The hosted calls the model made since the last take (each settled by `settleHosted`, or an approval request, done already). */
+  takeHostedCalls(): HostedCall[] {
+    const taken = this.hosted;
+    this.hosted = [];
+    return taken;
+  }
+
+  /**
+   * A hosted tool's item that no model output opens (an `mcp_list_tools`
+   * listing, a call the app approved): output_item.added with `added` (the
+   * item as it starts), the events `inner` gives for its output index, and
+   * output_item.done with the item as it ends. `settled: false` leaves it
+   * open for `settleHosted`.
+   */
+  addHosted(item: OutputItem, added: OutputItem, inner: (index: number) => ResponseStreamEvent[], settled = true): number {
+    this.close("completed");
+    const index = this.items.length;
+    this.items.push(item);
+    if (this.streaming) {
+      this.event({ type: "response.output_item.added", sequence_number: 0, output_index: index, item: structuredCloneLite(added) });
+      for (const event of inner(index)) this.event(event);
+      if (settled) this.event({ type: "response.output_item.done", sequence_number: 0, output_index: index, item: structuredCloneLite(item) });
+    }
+    this.flush();
+    return index;
+  }
+
+  /** A hosted call has run: `response.mcp_call.completed` (or `.failed`) and output_item.done with its output or error. */
+  settleHosted(item: McpCallItem, index: number): void {
+    if (this.streaming) {
+      this.event({ ...callEnded(item, index) });
+      this.event({ type: "response.output_item.done", sequence_number: 0, output_index: index, item: structuredCloneLite(item) });
+    }
+    this.flush();
+  }
+
   private openCall(parserIndex: number, name: string, custom: boolean): void {
     this.close("completed");
     const index = this.items.length;
+    const hosted = custom ? null : (this.options.hostedCall?.(name) ?? null);
+    if (hosted) {
+      const item: McpCallItem | McpApprovalRequestItem = hosted.approval
+        ? { type: "mcp_approval_request", id: this.options.itemIds?.shift() ?? newMcpId("mcpr"), server_label: hosted.server_label, name, arguments: "" }
+        : { type: "mcp_call", id: this.options.itemIds?.shift() ?? newMcpId("mcp"), server_label: hosted.server_label, name, arguments: "", output: null, error: null, status: "in_progress", approval_request_id: null };
+      const open = { kind: "hosted" as const, item, index };
+      this.items.push(item);
+      this.calls.set(parserIndex, open);
+      this.hosted.push({ item, index });
+      this.open = open;
+      if (this.streaming) {
+        this.event({ type: "response.output_item.added", sequence_number: 0, output_index: index, item: { ...item } });
+        if (item.type === "mcp_call") this.event({ ...callStarted(item, index) });
+      }
+      return;
+    }
     const open: Extract<Open, { kind: "call" | "custom" }> = custom
       ? { kind: "custom", item: { type: "custom_tool_call", id: this.nextId("ctc"), call_id: this.options.newCallId(), name, input: "" }, index }
       : { kind: "call", item: { type: "function_call", id: this.nextId("fc"), call_id: this.options.newCallId(), name, arguments: "", status: "in_progress" }, index };
@@ -241,6 +314,14 @@ export class ResponseOutputBuilder {
         const call = open.item;
         call.status = status;
         if (this.streaming) this.event({ type: "response.function_call_arguments.done", sequence_number: 0, item_id: item.id, output_index: index, arguments: call.arguments });
+        break;
+      }
+      case "hosted": {
+        // An mcp_call's output_item.done comes once it has run (settleHosted); an approval request is done as written.
+        if (open.item.type === "mcp_call") {
+          if (this.streaming) this.event({ ...argumentsDone(open.item, index) });
+          return;
+        }
         break;
       }
     }

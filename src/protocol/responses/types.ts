@@ -4,6 +4,7 @@
  * the stored input items. Only what we read or write is typed.
  */
 import type { InputAudioPart, TokenLogprob } from "../types.js";
+import type { McpApprovalRequestItem, McpCallItem, McpItem, McpListToolsItem, McpStreamEvent, McpToolParam } from "./mcp-items.js";
 
 export interface InputTextPart {
   type: "input_text";
@@ -85,9 +86,10 @@ export interface OtherItem {
 }
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
-export type OutputItem = OutputMessageItem | ReasoningItem | FunctionCallItem | CustomToolCallItem;
+/** The `mcp` tool's items are output items too (mcp-items.ts). */
+export type OutputItem = OutputMessageItem | ReasoningItem | FunctionCallItem | CustomToolCallItem | McpListToolsItem | McpCallItem | McpApprovalRequestItem;
 /** An input item as stored (every item gets an id, as the hosted API lists them). */
-export type InputItem = MessageItem | ReasoningItem | FunctionCallItem | FunctionCallOutputItem | CustomToolCallItem | CustomToolCallOutputItem | OtherItem;
+export type InputItem = MessageItem | ReasoningItem | FunctionCallItem | FunctionCallOutputItem | CustomToolCallItem | CustomToolCallOutputItem | McpItem | OtherItem;
 
 export interface FunctionToolParam {
   type: "function";
@@ -110,7 +112,8 @@ export type ResponsesToolChoice =
   | "required"
   | { type: "function"; name: string }
   | { type: "custom"; name: string }
-  | { type: "allowed_tools"; mode: "auto" | "required"; tools: Array<{ type: "function" | "custom"; name: string }> };
+  | { type: "allowed_tools"; mode: "auto" | "required"; tools: Array<{ type: "function" | "custom"; name: string }> }
+  | { type: "mcp"; server_label: string; name?: string | null };
 
 export type TextFormat =
   | { type: "text" }
@@ -142,7 +145,7 @@ export interface ResponseObject {
   instructions: string | null;
   output: OutputItem[];
   error: { code: string; message: string } | null;
-  tools: Array<FunctionToolParam | CustomToolParam>;
+  tools: Array<FunctionToolParam | CustomToolParam | McpToolParam>;
   tool_choice: ResponsesToolChoice;
   truncation: "auto" | "disabled";
   parallel_tool_calls: boolean;
@@ -216,6 +219,7 @@ export type ResponseStreamEvent =
   | ({ type: "response.function_call_arguments.done"; arguments: string } & Seq & ItemRef)
   | ({ type: "response.custom_tool_call_input.delta"; delta: string } & Seq & ItemRef)
   | ({ type: "response.custom_tool_call_input.done"; input: string } & Seq & ItemRef)
+  | McpStreamEvent
   | ({ type: "error"; error: { type: string; code: string | null; message: string; param: string | null } } & Seq);
 
 /** Request body of `POST /responses` (loosely typed: validation checks every field). */

@@ -26,6 +26,7 @@ import { hosted } from "./hosted.js";
 import { checkOutputsAnswerCalls, validateInput, type ResponsesLookup } from "./input-items.js";
 import { itemsToMessages } from "./items.js";
 import type { FunctionToolParam, CustomToolParam, InputItem, ResponseObject, ResponsesToolChoice, TextFormat } from "./types.js";
+import { validateMcpTool, type McpPlan, type McpServerSpec, type McpToolParam } from "./mcp-items.js";
 
 /** The hosted API's limits. */
 const MAX_TOP_LOGPROBS = 20;
@@ -53,10 +54,14 @@ export interface ResponsesRequest {
   logprobs: boolean;
   /** The body as received (set by the Responses face: what a background response's journal keeps to resume it). */
   body?: unknown;
+  /** The `mcp` tools (their headers apart from the echo); their tools join `normalized.tools` once listed (host/responses-mcp.ts). */
+  mcpServers: McpServerSpec[];
+  /** Set by the host once the `mcp` tools are listed (host/responses-mcp.ts). */
+  mcp?: McpPlan;
 }
 
 
-const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|mcp|local_shell|shell|apply_patch)$/;
+const HOSTED_TOOLS = /^(web_search.*|file_search|code_interpreter|computer.*|image_generation|local_shell|shell|apply_patch)$/;
 
 /** The request checked field by field, then as a whole for nesting (json-depth.ts): what no field check reached cannot be a stack overflow later. */
 export function validateResponsesRequest(raw: unknown, lookup: ResponsesLookup): ResponsesRequest {
@@ -103,8 +108,8 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   const user = optionalString(body, "user", MAX_USER_LENGTH) ?? null;
   const serviceTier = optionalString(body, "service_tier");
   const parallelToolCalls = optionalBoolean(body, "parallel_tool_calls") ?? true;
-  const { tools, customTools, echo: toolsEcho } = validateTools(body.tools);
-  const { choice, echo: choiceEcho, allowed } = validateToolChoice(body.tool_choice, tools);
+  const { tools, customTools, mcpServers, echo: toolsEcho } = validateTools(body.tools);
+  const { choice, echo: choiceEcho, allowed } = validateToolChoice(body.tool_choice, tools, mcpServers);
   const { format, responseFormat } = validateText(body.text);
   const { effort, summary, echo: reasoningEcho } = validateReasoning(body.reasoning);
 
@@ -122,7 +127,8 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
   for (const m of prior) for (const c of m.toolCalls) callNames.set(c.id, c.function.name);
   checkOutputsAnswerCalls(inputItems, callNames);
   const input = itemsToMessages(inputItems, "input", callNames);
-  if (input.length === 0) {
+  // An approval answered with `previous_response_id` is the whole input: the call it approves is what the model reads next.
+  if (input.length === 0 && !inputItems.some((item) => item.type === "mcp_approval_response")) {
     throw invalidParam("input", "`input` must hold at least one message, function call output or other item the model can read.", "missing_required_parameter");
   }
   const images = input.reduce((n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === "image_url").length : 0), 0);
@@ -161,6 +167,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
     store,
     summary,
     logprobs,
+    mcpServers,
     echo: {
       model,
       previous_response_id: previousId,
@@ -237,21 +244,30 @@ function validateMetadata(v: unknown): Record<string, string> {
 
 // ── tools ──────────────────────────────────────────────────────────────────
 
-function validateTools(v: unknown): { tools: FunctionTool[]; customTools: CustomTools; echo: Array<FunctionToolParam | CustomToolParam> } {
+function validateTools(v: unknown): { tools: FunctionTool[]; customTools: CustomTools; mcpServers: McpServerSpec[]; echo: Array<FunctionToolParam | CustomToolParam | McpToolParam> } {
   const customTools: CustomTools = {};
-  if (isAbsent(v)) return { tools: [], customTools, echo: [] };
+  const mcpServers: McpServerSpec[] = [];
+  if (isAbsent(v)) return { tools: [], customTools, mcpServers, echo: [] };
   if (!Array.isArray(v)) throw invalidParam("tools", "`tools` must be an array of {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}.", "invalid_type");
   const names = new Set<string>();
-  const echo: Array<FunctionToolParam | CustomToolParam> = [];
-  const tools = v.map((tool, i): FunctionTool => {
+  const labels = new Set<string>();
+  const echo: Array<FunctionToolParam | CustomToolParam | McpToolParam> = [];
+  const tools = v.flatMap((tool, i): FunctionTool[] => {
     const param = `tools[${i}]`;
     if (!isObject(tool)) throw invalidParam(param, `\`${param}\` must be an object.`, "invalid_type");
     if (typeof tool.type === "string" && HOSTED_TOOLS.test(tool.type)) throw hosted(`${param}.type`, `The hosted tool \`${tool.type}\``);
+    if (tool.type === "mcp") {
+      // The server's tools are known once listed (host/responses-mcp.ts).
+      const server = validateMcpTool(tool, param, labels);
+      mcpServers.push(server);
+      echo.push(server.echo);
+      return [];
+    }
     if (tool.type === "custom") {
       const custom = validateCustomTool(tool, param, names);
       customTools[custom.spec.name] = custom.spec;
       echo.push({ type: "custom", name: custom.spec.name, ...(custom.description !== null ? { description: custom.description } : {}), format: custom.format });
-      return custom.tool;
+      return [custom.tool];
     }
     if (tool.type !== "function") throw invalidParam(`${param}.type`, `\`${param}.type\` must be "function" (function tools are the tools a local model can call), got ${JSON.stringify(tool.type)}.`);
     checkFunctionFields(tool, param, names);
@@ -261,7 +277,7 @@ function validateTools(v: unknown): { tools: FunctionTool[]; customTools: Custom
     const parameters = isObject(tool.parameters) ? tool.parameters : null;
     const strict = typeof tool.strict === "boolean" ? tool.strict : null;
     echo.push({ type: "function", name, description, parameters, strict });
-    return {
+    return [{
       type: "function",
       function: {
         name,
@@ -271,18 +287,24 @@ function validateTools(v: unknown): { tools: FunctionTool[]; customTools: Custom
         // `strict`) renders like the same chat tool, and requests of both faces share their cached prompt prefix.
         ...(strict === true ? { strict } : {}),
       },
-    };
+    }];
   });
-  return { tools, customTools, echo };
+  return { tools, customTools, mcpServers, echo };
 }
 
-function validateToolChoice(v: unknown, tools: FunctionTool[]): { choice: ToolChoice; echo: ResponsesToolChoice; allowed: FunctionTool[] } {
+function validateToolChoice(v: unknown, tools: FunctionTool[], mcpServers: McpServerSpec[]): { choice: ToolChoice; echo: ResponsesToolChoice; allowed: FunctionTool[] } {
   const declared = (name: string, param: string) => {
     if (!tools.some((t) => t.function.name === name)) throw invalidParam(param, `\`${param}\` names the function \`${name}\`, which is not declared in \`tools\`.`);
   };
   if (isAbsent(v)) return { choice: tools.length > 0 ? "auto" : "none", echo: "auto", allowed: tools };
+  if (isObject(v) && v.type === "mcp") {
+    // Applied once the server's tools are listed (host/responses-mcp.ts): the named tool, or any of the server's.
+    if (typeof v.server_label !== "string" || !mcpServers.some((s) => s.echo.server_label === v.server_label)) throw invalidParam("tool_choice.server_label", "`tool_choice.server_label` must be the `server_label` of an `mcp` tool in `tools`.");
+    if (!isAbsent(v.name) && typeof v.name !== "string") throw invalidParam("tool_choice.name", "`tool_choice.name` must be a tool name of that server.", "invalid_type");
+    return { choice: "none", echo: { type: "mcp", server_label: v.server_label, name: typeof v.name === "string" ? v.name : null }, allowed: tools };
+  }
   if (v === "auto" || v === "none" || v === "required") {
-    if (v === "required" && tools.length === 0) throw invalidParam("tool_choice", "`tool_choice: \"required\"` needs at least one tool in `tools`.");
+    if (v === "required" && tools.length === 0 && mcpServers.length === 0) throw invalidParam("tool_choice", "`tool_choice: \"required\"` needs at least one tool in `tools`.");
     return { choice: v === "auto" && tools.length === 0 ? "none" : v, echo: v, allowed: tools };
   }
   if (isObject(v) && v.type === "function") {
