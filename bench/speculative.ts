@@ -17,6 +17,12 @@
 import { createClient } from "../src/index.js";
 import { createScriptedEngine } from "../src/testing.js";
 import type { ChatCompletion, ChatCompletionCreateParams } from "../src/protocol/types.js";
+import type { EngineRequest } from "../src/engine/types.js";
+import { Vocabulary, renderPrompt, scriptedTokens } from "../src/engine/scripted-prompt.js";
+import { ScriptedSpeculation } from "../src/engine/scripted-speculation.js";
+import type { Proposer } from "../src/engine/speculative/proposer.js";
+import type { ForwardCost } from "../src/engine/speculative/draft-sizing.js";
+import { PlainPromptLookup } from "./plain-lookup.js";
 
 const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
 
@@ -48,6 +54,8 @@ export interface SpeculativeTask {
   sameOutput: boolean;
   acceptedPredictionTokens?: number;
   rejectedPredictionTokens?: number;
+  /** Grounded tasks: passes per token of plain prompt lookup (n = 3..1, k = 8) on the same tokens. */
+  plainLookupPassesPerToken?: number;
 }
 
 // ── the tasks' texts ──────────────────────────────────────────────────────
@@ -140,6 +148,8 @@ type Body = Omit<ChatCompletionCreateParams, "model" | "stream">;
 
 interface Run {
   last: ChatCompletion;
+  /** The measured request as the engine received it. */
+  request: EngineRequest;
 }
 
 /** Runs `bodies` in order on a fresh client; the last one is measured. */
@@ -148,13 +158,63 @@ async function run(bodies: Body[], replies: string[], speculative: boolean): Pro
   const client = createClient({ engine, worker: false, speculative });
   let last: ChatCompletion | null = null;
   for (const body of bodies) last = await client.chat.completions.create({ model: MODEL, ...body, stream: false });
-  return { last: last! };
+  return { last: last!, request: engine.requests.at(-1)! };
 }
 
 const visible = (c: ChatCompletion) => JSON.stringify({ content: c.choices[0].message.content, calls: (c.choices[0].message.tool_calls ?? []).map((t) => t.function) });
 
+/** A task as the scripted engine received it (the measured request) with the model's reply and the request's other draft sources. */
+export interface RecordedTask {
+  task: string;
+  kind: TaskKind;
+  request: EngineRequest;
+  reply: string;
+  /** The reply the prompt cache held after the same prompt (a regenerate). */
+  cachedReply?: string;
+}
+
+export interface Simulated {
+  tokens: number;
+  passes: number;
+  draftTokens: number;
+  acceptedDraftTokens: number;
+  /** What the passes after the prefill cost by `cost` (0 without). */
+  cost: number;
+}
+
+/**
+ * A recorded task decoded again on its own tokens, counted as the scripted
+ * engine counts (ScriptedSpeculation): with `proposer` (the bench's plain
+ * lookup), with ours sized by a device's `cost`, or with speculation off.
+ */
+export function simulate(t: RecordedTask, how: { proposer?: (prompt: number[]) => Proposer; cost?: ForwardCost; off?: boolean } = {}): Simulated {
+  const vocab = new Vocabulary();
+  const prompt = renderPrompt(t.request.messages, t.request.continueFinalMessage, vocab).ids;
+  const ids = vocab.encode(scriptedTokens(t.reply));
+  const prediction = t.request.prediction !== undefined ? vocab.encode(scriptedTokens(t.request.prediction)) : undefined;
+  const sources = how.off ? null : { prompt, ...(prediction ? { prediction } : {}), ...(t.cachedReply ? { cachedReplies: [vocab.encode(scriptedTokens(t.cachedReply))] } : {}) };
+  const speculation = new ScriptedSpeculation(ids, sources, prediction?.length, { ...(how.proposer ? { proposer: how.proposer(prompt) } : {}), ...(how.cost ? { cost: how.cost } : {}) });
+  const output: number[] = [];
+  for (const id of ids) {
+    speculation.next(output, ids.length - output.length);
+    output.push(id);
+  }
+  speculation.end(output);
+  const usage = speculation.usage(output);
+  return { tokens: ids.length, passes: usage.decodePasses, draftTokens: usage.draftTokens, acceptedDraftTokens: usage.acceptedDraftTokens, cost: speculation.cost };
+}
+
+/** Passes per generated token of `proposer` on a recorded task. */
+export function passesPerToken(t: RecordedTask, proposer: (prompt: number[]) => Proposer): number {
+  const r = simulate(t, { proposer });
+  return r.passes / r.tokens;
+}
+
+export const plainLookup = (prompt: number[]) => new PlainPromptLookup(prompt);
+
 async function task(name: string, kind: TaskKind, bodies: Body[], replies: string[]): Promise<SpeculativeTask> {
-  const on = (await run(bodies, replies, true)).last;
+  const measured = await run(bodies, replies, true);
+  const on = measured.last;
   const off = (await run(bodies, replies, false)).last;
   const tokens = on.usage.completion_tokens;
   const x = on.x_webgpu;
@@ -170,19 +230,37 @@ async function task(name: string, kind: TaskKind, bodies: Body[], replies: strin
     rejectedPerToken: (x.draft_tokens - x.accepted_draft_tokens) / tokens,
     passesPerToken: x.decode_passes / tokens,
     sameOutput: visible(on) === visible(off) && tokens === off.usage.completion_tokens,
+    ...(kind === "grounded" ? { plainLookupPassesPerToken: passesPerToken({ task: name, kind, request: measured.request, reply: replies.at(-1)! }, plainLookup) } : {}),
     ...(details.accepted_prediction_tokens !== undefined ? { acceptedPredictionTokens: details.accepted_prediction_tokens, rejectedPredictionTokens: details.rejected_prediction_tokens } : {}),
   };
 }
 
 const user = (content: string) => ({ role: "user" as const, content });
 
+/** The grounded tasks: a request and the model's reply, each copying from its prompt. */
+const GROUNDED: Array<{ task: string; body: Body; reply: string }> = [
+  { task: "code edit, without prediction", body: { messages: [user(EDIT_ASK)] }, reply: EDITED },
+  { task: "JSON extraction from a document", body: { messages: [{ role: "system", content: "Extract name, date, amount and city of every payment as a JSON array." }, user(DOCUMENT)], response_format: { type: "json_object" } }, reply: EXTRACTED },
+  { task: "answer quoting retrieved passages", body: { messages: [{ role: "system", content: `Answer from these passages:\n${PASSAGES.join("\n")}` }, user(QUESTION)] }, reply: QUOTED },
+  { task: "tool call copying the user's text", body: { messages: [user(`Email this to anna@example.com: ${NOTE}`)], tools: [EMAIL_TOOL] }, reply: CALL },
+];
+
+/** Every task as the scripted engine receives it (prompt shaped by the host), with its reply: proposers and device profiles are compared on these. */
+export async function recordedTasks(): Promise<RecordedTask[]> {
+  const recorded: RecordedTask[] = [];
+  const edit: Body = { messages: [user(EDIT_ASK)], prediction: { type: "content", content: FILE } };
+  recorded.push({ task: "code edit, with prediction", kind: "edit+prediction", request: (await run([edit], [EDITED], true)).request, reply: EDITED });
+  for (const g of GROUNDED) recorded.push({ task: g.task, kind: "grounded", request: (await run([g.body], [g.reply], true)).request, reply: g.reply });
+  const again: Body = { messages: [user(STORY_ASK)], temperature: 0 };
+  recorded.push({ task: "greedy regenerate", kind: "regenerate", request: (await run([again], [STORY], true)).request, reply: STORY, cachedReply: STORY });
+  recorded.push({ task: "open chat", kind: "open", request: (await run([{ messages: [user(OPEN_ASK)] }], [OPEN], true)).request, reply: OPEN });
+  return recorded;
+}
+
 export async function benchSpeculative(): Promise<{ tasks: SpeculativeTask[] }> {
   const tasks: SpeculativeTask[] = [];
   tasks.push(await task("code edit, with prediction", "edit+prediction", [{ messages: [user(EDIT_ASK)], prediction: { type: "content", content: FILE } }], [EDITED]));
-  tasks.push(await task("code edit, without prediction", "grounded", [{ messages: [user(EDIT_ASK)] }], [EDITED]));
-  tasks.push(await task("JSON extraction from a document", "grounded", [{ messages: [{ role: "system", content: "Extract name, date, amount and city of every payment as a JSON array." }, user(DOCUMENT)], response_format: { type: "json_object" } }], [EXTRACTED]));
-  tasks.push(await task("answer quoting retrieved passages", "grounded", [{ messages: [{ role: "system", content: `Answer from these passages:\n${PASSAGES.join("\n")}` }, user(QUESTION)] }], [QUOTED]));
-  tasks.push(await task("tool call copying the user's text", "grounded", [{ messages: [user(`Email this to anna@example.com: ${NOTE}`)], tools: [EMAIL_TOOL] }], [CALL]));
+  for (const g of GROUNDED) tasks.push(await task(g.task, "grounded", [g.body], [g.reply]));
   const again = { messages: [user(STORY_ASK)], temperature: 0 };
   tasks.push(await task("greedy regenerate", "regenerate", [again, again], [STORY, STORY]));
   tasks.push(await task("open chat", "open", [{ messages: [user(OPEN_ASK)] }], [OPEN]));

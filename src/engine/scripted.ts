@@ -20,6 +20,7 @@ import { Vocabulary, renderPrompt, renderRawPrompt, scriptedTokens } from "./scr
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
+import { profileCost } from "./speculative/draft-sizing.js";
 import { canContinue } from "./continuation.js";
 import { StepScheduler } from "./batching/step-scheduler.js";
 import { StepRunner, type BatchRow } from "./batching/step-runner.js";
@@ -56,6 +57,16 @@ export interface ScriptedEngineOptions {
    * An engine with it cannot be rebuilt in a worker (`spec` is null).
    */
   batch?: { maxRows?: number; prefillChunkTokens?: number; cost?: StepCostModel };
+  /**
+   * The device speculative decoding is sized for, as web-llm's binding sizes
+   * drafts by the forward times it measures (speculative/draft-sizing.ts):
+   * `verifyCostPerToken`, what a verify pass costs per token it feeds, in
+   * decode steps (at least one step). About 0.2 on a GPU (a 5-token verify ≈
+   * one step), 0.8 on SwiftShader (≈ 4 steps). The decisions
+   * show in `x_webgpu` (`draft_tokens`, `decode_passes`). Absent: drafts are
+   * sized by acceptance alone, as if a verify cost one step.
+   */
+  device?: { verifyCostPerToken: number };
 }
 
 export interface ScriptedEngine extends Engine {
@@ -66,7 +77,7 @@ export interface ScriptedEngine extends Engine {
   /** Every embedding batch received, in order. */
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption } | null;
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; device?: { verifyCostPerToken: number } } | null;
   /** With `batch`: engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null without. */
   batchCounters(): BatchCounters | null;
 }
@@ -95,6 +106,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   // The step's forward: the scripted engine only takes its token delay, once per step for every row.
   const runner = scheduler ? new StepRunner(scheduler, () => (delay > 0 ? sleep(delay) : Promise.resolve())) : null;
   let rowCount = 0;
+  const deviceCost = options.device ? profileCost(options.device.verifyCostPerToken) : null;
 
   function nextReply(request: EngineRequest): Exclude<ScriptedReply, string> {
     let reply: ScriptedReply | undefined;
@@ -157,6 +169,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       ids,
       request.speculative === false ? null : { prompt: promptIds, cachedReplies, ...(prediction ? { prediction } : {}) },
       prediction?.length,
+      deviceCost ? { cost: deviceCost } : {},
     );
     /** The reply's ids emitted so far (what drafts are looked up from). */
     const fedIds: number[] = [];
@@ -254,7 +267,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, ...(options.device ? { device: { ...options.device } } : {}) }
       : null,
     get loadedModel() {
       return loaded;

@@ -193,3 +193,35 @@ describe("createClient({ speculative })", () => {
     expect(() => createClient({ engine: createScriptedEngine({ replies: [] }), worker: false, speculative: "off" as never })).toThrow(/speculative/);
   });
 });
+
+describe("the scripted engine's device profile: drafts sized by what a verify costs", () => {
+  // An answer that copies some of its prompt and writes the rest itself.
+  const passage = "The library opens at nine, closes at six on weekdays and at one on Saturdays; on Sundays it stays closed.";
+  const answer = `It opens at nine. Quote: "${passage}" In short, plan your visit on a weekday afternoon, and bring your card along with a bag for the books you borrow.`;
+  async function ask(device?: { verifyCostPerToken: number }, speculative = true) {
+    const engine = createScriptedEngine({ replies: [answer], ...(device ? { device } : {}) });
+    const client = createClient({ engine, worker: false, speculative });
+    return client.chat.completions.create({ model, messages: [user(`${passage}\nWhen can I go? Quote the rules.`)] });
+  }
+
+  it("drafts long on a GPU-like device and little or nothing on a SwiftShader-like one; the output never changes", async () => {
+    const gpu = await ask({ verifyCostPerToken: 0.2 });
+    const swift = await ask({ verifyCostPerToken: 0.8 }); // a 5-token verify ≈ 4 steps
+    const off = await ask(undefined, false);
+    expect(gpu.choices[0].message.content).toBe(off.choices[0].message.content);
+    expect(swift.choices[0].message.content).toBe(off.choices[0].message.content);
+    expect(gpu.x_webgpu.draft_tokens).toBeGreaterThan(swift.x_webgpu.draft_tokens);
+    expect(gpu.x_webgpu.decode_passes).toBeLessThan(swift.x_webgpu.decode_passes);
+    expect(swift.x_webgpu.decode_passes).toBeLessThanOrEqual(off.x_webgpu.decode_passes);
+  });
+
+  it("a verify that costs as much as decoding its tokens one by one is never worth a draft", async () => {
+    const r = await ask({ verifyCostPerToken: 1 });
+    expect(r.x_webgpu.draft_tokens).toBe(0);
+    expect(r.x_webgpu.decode_passes).toBe(r.usage.completion_tokens);
+  });
+
+  it("crosses to a worker's host with the engine's spec", () => {
+    expect(createScriptedEngine({ replies: ["a"], device: { verifyCostPerToken: 0.8 } }).spec?.device).toEqual({ verifyCostPerToken: 0.8 });
+  });
+});

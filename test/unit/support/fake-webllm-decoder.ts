@@ -151,9 +151,18 @@ export class FakeDecodingPipeline extends FakePipeline {
   private rng = mulberry32(1);
   /** batch_prefill calls: the token count of each. */
   readonly verifies: number[] = [];
+  /**
+   * The simulated device's clock (ms): each decode and verify forward
+   * advances it by what `device` says a forward over that many tokens costs
+   * (speculation sizes its drafts by the times it measures with it).
+   */
+  clock = 0;
+  private readonly deviceCost: { single(tokens: number): number };
 
-  constructor(options: { batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86" } = {}) {
+  /** `device`: forward cost by tokens fed; default GPU-like (a decode 10 ms, a verify of up to 8 drafts 11 ms). */
+  constructor(options: { batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86"; device?: { single(tokens: number): number } } = {}) {
     super(options.webllm === "0.2.86");
+    this.deviceCost = options.device ?? { single: (tokens) => (tokens <= 1 ? 10 : 11 + 0.5 * Math.max(0, tokens - 9)) };
     if (options.webllm === "0.2.86") this.decodeStep = this.decodeStep086;
     const tvm = this.tvm as unknown as Record<string, unknown>;
     tvm.empty = (shape: number[], dtype: string, device: unknown) => {
@@ -176,7 +185,10 @@ export class FakeDecodingPipeline extends FakePipeline {
   override async embedAndForward(inputData: Array<number[] | object>, inputDataLen: number): Promise<unknown> {
     await super.embedAndForward(inputData, inputDataLen);
     if (inputDataLen > 1) this.passes.prefill++;
-    else this.passes.decode++;
+    else {
+      this.passes.decode++;
+      this.clock += this.deviceCost.single(1);
+    }
     const held = this.held(this.forwardSeq) as number[];
     return new FakeTensor([1, 1, VOCAB], "float32", "gpu", logitsAfter(held));
   }
@@ -198,6 +210,7 @@ export class FakeDecodingPipeline extends FakePipeline {
     const out = new Float32Array(rows.length * VOCAB);
     rows.forEach((p, r) => out.set(logitsAfter(held.slice(0, held.length - n + p + 1)), r * VOCAB));
     this.passes.batchPrefill++;
+    this.clock += this.deviceCost.single(n);
     this.verifies.push(n);
     this.log.push(`verify ${n} on ${this.forwardSeq}`);
     return { get: () => new FakeTensor([1, rows.length, VOCAB], "float32", "gpu", out) };
