@@ -115,6 +115,13 @@ const DOCUMENT = [
 ].join("\n");
 const EXTRACTED = `[\n${PEOPLE.map(([name, date, amount, city]) => `  {"name": "${name}", "date": "${date}", "amount": "${amount}", "city": "${city}"}`).join(",\n")}\n]`;
 
+// The same payments, with keys of the app's schema and values normalised: fewer long copies.
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July"];
+const NORMALISED = `{"payments": [\n${PEOPLE.map(([name, date, amount, city]) => {
+  const [y, m, d] = date.split("-");
+  return `  {"payer": "${name}", "office": "${city}", "booked_on": "${Number(d)} ${MONTHS[Number(m) - 1]} ${y}", "amount_eur": ${amount.replace(",", "")}, "receipt": "email"}`;
+}).join(",\n")}\n], "currency": "EUR", "tax_included": true}`;
+
 const PASSAGES = [
   "The Vasco da Gama Bridge spans the Tagus estuary near Lisbon and is 12.3 kilometres long, which made it the longest bridge in Europe when it opened in 1998.",
   "The bridge was built to relieve congestion on the 25 de Abril Bridge and to connect the north and south of the Lisbon region without passing through the city centre.",
@@ -123,6 +130,8 @@ const PASSAGES = [
 ];
 const QUESTION = "How long is the Vasco da Gama Bridge, when did it open, and how strong an earthquake can it withstand? Quote the passages.";
 const QUOTED = `According to the passages, "The Vasco da Gama Bridge spans the Tagus estuary near Lisbon and is 12.3 kilometres long, which made it the longest bridge in Europe when it opened in 1998." On earthquakes: "Its foundations were designed to withstand an earthquake four and a half times stronger than the 1755 Lisbon earthquake, and the structure is expected to last 120 years." So it is 12.3 km long, opened in 1998, and is built for an earthquake four and a half times stronger than that of 1755.`;
+
+const SHORT_QUOTES = `The passages give three facts. Length: it "is 12.3 kilometres long", and it "opened in 1998". Purpose: it "was built to relieve congestion on the 25 de Abril Bridge". Safety: its foundations can "withstand an earthquake four and a half times stronger than the 1755 Lisbon earthquake". Traffic: "about 60,000 vehicles per day on six lanes", with tolls "only in the southbound direction".`;
 
 const NOTE = "Hi Anna, the team meeting moves from Thursday to Friday at 10:30 in room 4B. Please bring the printed budget draft and the list of open questions from the client call, and tell Marco that the slides are due on Wednesday evening.";
 const EMAIL_TOOL = {
@@ -245,12 +254,22 @@ const GROUNDED: Array<{ task: string; body: Body; reply: string }> = [
   { task: "tool call copying the user's text", body: { messages: [user(`Email this to anna@example.com: ${NOTE}`)], tools: [EMAIL_TOOL] }, reply: CALL },
 ];
 
+/**
+ * Grounded tasks that copy less (keys renamed, values normalised; short
+ * quotes woven into the answer): held to plain prompt lookup, not to the
+ * 0.5 passes per token a long copy reaches.
+ */
+const GROUNDED_SHORT_COPIES: Array<{ task: string; body: Body; reply: string }> = [
+  { task: "JSON extraction, keys renamed and values normalised", body: { messages: [{ role: "system", content: "Return the payments as JSON: payer, office, booked_on (day month year), amount_eur (a number), receipt; then currency and tax_included." }, user(DOCUMENT)], response_format: { type: "json_object" } }, reply: NORMALISED },
+  { task: "answer quoting short phrases", body: { messages: [{ role: "system", content: `Answer from these passages:\n${PASSAGES.join("\n")}` }, user("Summarise the bridge's length, purpose, safety and traffic, quoting the passages.")] }, reply: SHORT_QUOTES },
+];
+
 /** Every task as the scripted engine receives it (prompt shaped by the host), with its reply: proposers and device profiles are compared on these. */
 export async function recordedTasks(): Promise<RecordedTask[]> {
   const recorded: RecordedTask[] = [];
   const edit: Body = { messages: [user(EDIT_ASK)], prediction: { type: "content", content: FILE } };
   recorded.push({ task: "code edit, with prediction", kind: "edit+prediction", request: (await run([edit], [EDITED], true)).request, reply: EDITED });
-  for (const g of GROUNDED) recorded.push({ task: g.task, kind: "grounded", request: (await run([g.body], [g.reply], true)).request, reply: g.reply });
+  for (const g of [...GROUNDED, ...GROUNDED_SHORT_COPIES]) recorded.push({ task: g.task, kind: "grounded", request: (await run([g.body], [g.reply], true)).request, reply: g.reply });
   const again: Body = { messages: [user(STORY_ASK)], temperature: 0 };
   recorded.push({ task: "greedy regenerate", kind: "regenerate", request: (await run([again], [STORY], true)).request, reply: STORY, cachedReply: STORY });
   recorded.push({ task: "open chat", kind: "open", request: (await run([{ messages: [user(OPEN_ASK)] }], [OPEN], true)).request, reply: OPEN });

@@ -23,9 +23,10 @@
  *
  * Adaptive: per source, the draft length doubles while whole drafts are
  * accepted and halves (never below what was just accepted, plus one) when
- * part is rejected; a lookup that matched 2 or more tokens drafts at least
- * the first length even after misses shrank it (plain prompt lookup always
- * drafts its k, and a miss costs no pass). Drafting by lookup pauses where it
+ * part is rejected; a strong lookup (2 or more tokens matched, or a rare
+ * token, of a kind this generation accepts at least half the time) drafts at
+ * least `lookupDraft` even after misses shrank the length (plain prompt
+ * lookup always drafts its k, and a miss costs no pass). Drafting by lookup pauses where it
  * does not pay: after a run of drafts with nothing accepted it pauses for a
  * number of steps that doubles with each further miss (open chat must not
  * get slower), and any accepted token ends the pause. A reply the output
@@ -81,26 +82,33 @@ export interface ProposerOptions {
   maxDraft?: number;
   /** First draft length. Default 4. */
   initialDraft?: number;
+  /**
+   * First draft length of a context lookup, and the least one drafts when its
+   * match is strong (2 or more tokens, or a token the context holds at most
+   * twice, of a kind accepted at least half the time in this generation)
+   * however misses shrank the length. Default `initialDraft`.
+   */
+  lookupDraft?: number;
   /** Drafts in a row with nothing accepted before proposing pauses. Default 2. */
   missesBeforePause?: number;
   /** Longest pause, in steps. Default 64. */
   maxPause?: number;
   /**
-   * Size each draft by what a pass costs on this device: the length (0 to the
-   * adaptive length) that maximises expected tokens per ms, from the source's
+   * Size each draft by what a pass costs on this device: the length (0 to
+   * `maxDraft`) that maximises expected tokens per ms, from the source's
    * measured acceptance. Absent: the adaptive length alone.
    */
   sizing?: DraftSizing;
 }
 
 /**
- * What the engines draft with: single tokens looked up too. Plain prompt
- * lookup (n = 3..1) gets drafts accepted after a name or a number that a
- * 2-gram never finds (`"anna` → `@example.com`, a quote's first word), and a
- * miss costs no pass; open chat stays protected by the pause and, where a
- * verify costs, by the cost model.
+ * What the engines draft with: single tokens looked up too, and lookups of
+ * 8 tokens, as plain prompt lookup (n = 3..1, k = 8), which gets drafts
+ * accepted after a name or a number that a 2-gram never finds (`"anna` →
+ * `@example.com`, a quote's first word); a miss costs no pass. Open chat
+ * stays protected by the pause and, where a verify costs, by the cost model.
  */
-export const ENGINE_PROPOSER_OPTIONS: Readonly<ProposerOptions> = { minNgram: 1 };
+export const ENGINE_PROPOSER_OPTIONS: Readonly<ProposerOptions> = { minNgram: 1, lookupDraft: 8 };
 
 export interface DraftSizing {
   /** Forward costs by tokens fed (the loaded model's ForwardCostEstimate, or a device profile). */
@@ -175,8 +183,10 @@ export class DraftProposer implements Proposer {
   private seen = 0;
   /** Draft length per source: a good prediction keeps its long drafts while context lookups miss. */
   private readonly lengths: Record<DraftSource, number>;
-  /** The first draft length: a strong context match (a 3-gram) drafts at least this much even after misses. */
-  private readonly initialDraft: number;
+  /** A strong context match drafts at least this much even after misses (ProposerOptions.lookupDraft). */
+  private readonly lookupDraft: number;
+  /** How often each token occurs in the indexed context: a single-token match on a rare one is an anchor, on a common one chance. */
+  private readonly tokenCounts = new Map<number, number>();
   private misses = 0;
   private pause = 0;
   private pauseLength = 0;
@@ -196,8 +206,8 @@ export class DraftProposer implements Proposer {
     this.minN = Math.max(1, Math.min(options.minNgram ?? 2, this.maxN));
     this.maxDraft = Math.max(1, options.maxDraft ?? 16);
     const k = Math.max(1, Math.min(options.initialDraft ?? 4, this.maxDraft));
-    this.lengths = { prediction: k, cache: k, context: k };
-    this.initialDraft = k;
+    this.lookupDraft = Math.max(1, Math.min(options.lookupDraft ?? k, this.maxDraft));
+    this.lengths = { prediction: k, cache: k, context: this.lookupDraft };
     this.missesBeforePause = Math.max(1, options.missesBeforePause ?? 2);
     this.maxPause = Math.max(1, options.maxPause ?? 64);
     this.sizing = options.sizing;
@@ -290,12 +300,12 @@ export class DraftProposer implements Proposer {
       }
       // The output's own earlier text first (positions past the prompt's last), then the prompt.
       const at = this.contextIndex[n - this.minN].pick(hash, (end) => sameEnding(ctx, end, ctx, total, n), this.promptLength + 1, this.outputCursor, this.promptCursor);
-      if (at !== null) return this.fromContext(at, cap, contextKey(n));
+      if (at !== null) return this.fromContext(at, cap, contextKey(n, this.tokenCounts.get(ctx[total - 1]) ?? 0));
     }
     // Last resort: the last token alone, in the output's own earlier text (the structure it repeats around new values).
     if (total - 1 >= this.promptLength) {
       const at = this.outputUnigrams.pick(ngramHash(ctx, total - 1, 1), (end) => ctx[end - 1] === ctx[total - 1], 0, this.outputCursor, 0);
-      if (at !== null) return this.fromContext(at, Math.min(cap, 2), contextKey(1));
+      if (at !== null) return this.fromContext(at, Math.min(cap, 2), COMMON_TOKEN_KEY);
     }
     return null;
   }
@@ -389,6 +399,7 @@ export class DraftProposer implements Proposer {
     for (let end = Math.max(this.indexedTo, 1); end < total; end++) {
       for (const index of this.contextIndex) if (index.n <= end) index.add(end, ngramHash(ctx, end - index.n, index.n));
       if (end > this.promptLength) this.outputUnigrams.add(end, ngramHash(ctx, end - 1, 1));
+      this.tokenCounts.set(ctx[end - 1], (this.tokenCounts.get(ctx[end - 1]) ?? 0) + 1);
     }
     this.indexedTo = Math.max(this.indexedTo, total);
   }
@@ -399,8 +410,11 @@ export class DraftProposer implements Proposer {
   }
 
   private fromContext(from: number, cap: number, key: string): Found | null {
-    // Misses on chance single-token matches shrink the length; a longer match drafts at least the first length (plain lookup always drafts its k).
-    const k = Math.min(cap, this.sizing ? this.maxDraft : key === contextKey(1) ? this.lengths.context : Math.max(this.initialDraft, this.lengths.context));
+    // Misses shrink the length, but a lookup drafts at least the first length: a miss costs no pass, and a copy that
+    // starts after misses would otherwise be drafted a token or two at a time (plain lookup always drafts its k).
+    // Strong: not a common token's chance match, and its kind of match is being accepted in this generation (open chat's are not).
+    const strong = key !== COMMON_TOKEN_KEY && this.acceptanceOf(key).rate >= STRONG_MATCH_ACCEPTANCE;
+    const k = Math.min(cap, this.sizing ? this.maxDraft : strong ? Math.max(this.lookupDraft, this.lengths.context) : this.lengths.context);
     const tokens = this.context.slice(from, Math.min(this.context.length, from + k));
     return tokens.length > 0 ? { tokens, kind: "context", key, aligned: false, contextAt: from } : null;
   }
@@ -418,17 +432,25 @@ interface Found {
   contextAt: number | null;
 }
 
-/** Context lookups by n-gram length: a 3-gram match copies far more reliably than a single token. */
-function contextKey(n: number): string {
+/** Context lookups by n-gram length: a 3-gram match copies far more reliably than a single token, a rare token more than a common one. */
+function contextKey(n: number, lastTokenCount: number): string {
+  if (n === 1) return lastTokenCount <= RARE_TOKEN_COUNT ? RARE_TOKEN_KEY : COMMON_TOKEN_KEY;
   return `context:${Math.min(n, 3)}`;
 }
+
+/** A token the context holds at most this often is rare: a match on it alone is an anchor (a name, a quote's first word). */
+const RARE_TOKEN_COUNT = 2;
+const RARE_TOKEN_KEY = "context:1-rare";
+/** A lookup kind accepted at least this often (per token) drafts at least `lookupDraft` after misses. */
+const STRONG_MATCH_ACCEPTANCE = 0.5;
+const COMMON_TOKEN_KEY = "context:1";
 
 const STRONG_KEY = "context:3";
 /** What plain prompt lookup drafts after a match (k = 8): a strong match drafts at least this much. */
 const LOOKUP_DRAFT = 8;
 
 /** First guesses of each key's per-token acceptance, before it is measured on the request. */
-const PRIOR_ACCEPTANCE: Record<string, number> = { prediction: 0.9, cache: 0.9, "context:3": 0.7, "context:2": 0.5, "context:1": 0.3 };
+const PRIOR_ACCEPTANCE: Record<string, number> = { prediction: 0.9, cache: 0.9, "context:3": 0.7, "context:2": 0.5, [RARE_TOKEN_KEY]: 0.5, [COMMON_TOKEN_KEY]: 0.3 };
 
 /** Whether the n tokens of `tokens` before `end` equal the n tokens of `ctx` before `total`. */
 function sameEnding(tokens: ArrayLike<number>, end: number, ctx: ArrayLike<number>, total: number, n: number): boolean {
