@@ -61,19 +61,20 @@ export class ScriptedSpeculation {
 
   /**
    * Before emitting token `output.length`: runs a forward pass when none is left over (the first token's is the
-   * prompt's prefill). `remaining`: tokens the request may still emit, this one included. Returns whether this
-   * token needs a pass (what a batching engine waits for a step for).
+   * prompt's prefill). `remaining`: tokens the request may still emit, this one included; `forced`: gives the tokens the
+   * request's grammar forces next (jump-forward), the first draft source. Returns whether this token needs a pass
+   * (what a batching engine waits for a step for).
    */
-  next(output: readonly number[], remaining: number): boolean {
+  next(output: readonly number[], remaining: number, forced?: () => readonly number[]): boolean {
     if (this.ready > 0) {
       this.ready--;
       return this.firstPass();
     }
-    const draft = this.proposer?.propose(output, remaining - 1) ?? [];
+    const draft = this.proposer?.propose(output, remaining - 1, forced?.()) ?? [];
     const at = output.length;
     const verdict = acceptGreedy(draft, (i) => (at + i < this.reply.length ? this.reply[at + i] : END_OF_TEXT));
     this.proposer?.record(draft.length, verdict.accepted);
-    this.counters.pass(draft.length, verdict.accepted);
+    this.counters.pass(draft.length, verdict.accepted, this.proposer?.lastSource === "grammar");
     if (this.forwardCost) this.cost += this.forwardCost.single(draft.length + 1);
     this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
     return true;

@@ -21,6 +21,8 @@ import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
 import { profileCost } from "./speculative/draft-sizing.js";
+import { forcedDraft } from "./speculative/jump-forward.js";
+import { scriptedForcedText } from "./scripted-jump-forward.js";
 import { canContinue } from "./continuation.js";
 import { StepScheduler } from "./batching/step-scheduler.js";
 import { StepRunner, type BatchRow } from "./batching/step-runner.js";
@@ -174,6 +176,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     /** The reply's ids emitted so far (what drafts are looked up from). */
     const fedIds: number[] = [];
     let output = "";
+    // Jump-forward, mirrored: the call markup a tool-call grammar forces next, but its last token (it may merge with what follows).
+    const forcedTokens = request.speculative !== false && request.responseFormat?.type === "structural_tag" ? () => forcedDraft(scriptedForcedText(request.responseFormat, output), (text) => vocab.encode(scriptedTokens(text))) : undefined;
     let ended = reply.finish !== "length";
     let emitted = 0;
     let finish: "stop" | "length" | "abort" = reply.finish ?? "stop";
@@ -190,7 +194,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         ended = false;
         break;
       }
-      const needsPass = speculation.next(fedIds, maxTokens - emitted);
+      const needsPass = speculation.next(fedIds, maxTokens - emitted, forcedTokens);
       if (row) {
         // A token that needs a forward pass waits for the next shared step (which takes the token delay);
         // one left over from a verify pass is paced as one-at-a-time decoding paces it.

@@ -5,6 +5,8 @@
  * longest prefix the model agrees with (acceptance.ts). Pure: tested in Node.
  *
  * Sources, in priority order:
+ * 0. what the request's grammar forces next (jump-forward, given by the
+ *    engine to each `propose`): the only text it allows, so nearly certain,
  * 1. the prediction (`prediction` of a chat request: the expected output),
  * 2. replies the prompt cache holds after the same prompt (a regenerate finds
  *    the previous reply there),
@@ -59,18 +61,24 @@ export interface DraftSources {
   cachedReplies?: ReadonlyArray<readonly number[]>;
 }
 
-export type DraftSource = "prediction" | "cache" | "context";
+export type DraftSource = "grammar" | "prediction" | "cache" | "context";
 
 /** What the engines ask of a draft proposer (DraftProposer; the bench's plain prompt lookup is another). */
 export interface Proposer {
-  /** Up to `limit` tokens that may follow `output` (each call's `output` extends the previous one). */
-  propose(output: readonly number[], limit?: number): number[];
+  /**
+   * Up to `limit` tokens that may follow `output` (each call's `output`
+   * extends the previous one); `forced`: the tokens a grammar allows next and
+   * nothing else (jump-forward), the first source when given.
+   */
+  propose(output: readonly number[], limit?: number, forced?: readonly number[]): number[];
   /** The verify pass kept `accepted` of the `drafted` tokens of the last proposal. */
   record(drafted: number, accepted: number): void;
   /** Takes in output without proposing (the end of a generation). */
   observe(output: readonly number[]): void;
   /** The prediction's tokens that appeared in the output (`accepted_prediction_tokens`). */
   readonly predictionTokensMatched: number;
+  /** Where the last proposal came from (null: nothing proposed; absent: the proposer does not say). */
+  readonly lastSource?: DraftSource | null;
 }
 
 export interface ProposerOptions {
@@ -207,7 +215,7 @@ export class DraftProposer implements Proposer {
     this.maxDraft = Math.max(1, options.maxDraft ?? 16);
     const k = Math.max(1, Math.min(options.initialDraft ?? 4, this.maxDraft));
     this.lookupDraft = Math.max(1, Math.min(options.lookupDraft ?? k, this.maxDraft));
-    this.lengths = { prediction: k, cache: k, context: this.lookupDraft };
+    this.lengths = { grammar: this.maxDraft, prediction: k, cache: k, context: this.lookupDraft };
     this.missesBeforePause = Math.max(1, options.missesBeforePause ?? 2);
     this.maxPause = Math.max(1, options.maxPause ?? 64);
     this.sizing = options.sizing;
@@ -244,14 +252,15 @@ export class DraftProposer implements Proposer {
    * call's `output` extends the previous one). `limit` caps the draft (tokens
    * the request may still generate, minus the one the verify pass adds).
    */
-  propose(output: readonly number[], limit = Infinity): number[] {
+  propose(output: readonly number[], limit = Infinity, forced?: readonly number[]): number[] {
     this.advance(output);
     this.lastSource = null;
     this.lastKey = null;
     this.contextDraftAt = null;
     const cap = Math.floor(limit);
     if (cap <= 0) return [];
-    const found = this.find(cap);
+    // What a grammar forces next comes first: nothing else can follow.
+    const found = forced && forced.length > 0 ? { tokens: forced.slice(0, cap), kind: "grammar" as const, key: "grammar", aligned: true, contextAt: null } : this.find(cap);
     if (!found) {
       if (this.pause > 0) this.pause--;
       return [];
@@ -450,7 +459,7 @@ const STRONG_KEY = "context:3";
 const LOOKUP_DRAFT = 8;
 
 /** First guesses of each key's per-token acceptance, before it is measured on the request. */
-const PRIOR_ACCEPTANCE: Record<string, number> = { prediction: 0.9, cache: 0.9, "context:3": 0.7, "context:2": 0.5, [RARE_TOKEN_KEY]: 0.5, [COMMON_TOKEN_KEY]: 0.3 };
+const PRIOR_ACCEPTANCE: Record<string, number> = { grammar: 0.95, prediction: 0.9, cache: 0.9, "context:3": 0.7, "context:2": 0.5, [RARE_TOKEN_KEY]: 0.5, [COMMON_TOKEN_KEY]: 0.3 };
 
 /** Whether the n tokens of `tokens` before `end` equal the n tokens of `ctx` before `total`. */
 function sameEnding(tokens: ArrayLike<number>, end: number, ctx: ArrayLike<number>, total: number, n: number): boolean {

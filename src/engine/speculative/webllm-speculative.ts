@@ -36,6 +36,12 @@
  * prompt-cache binding — which hooks `embedAndForward` on top of this one and
  * records one token per decode step — see the usual one token per step.
  *
+ * Drafts, first source to last: what the request's grammar forces next
+ * (jump-forward.ts: xgrammar's findJumpForwardString, counted as
+ * `jumpForwardTokens`), then the proposer's. Each is cut to the length the
+ * costs measured here make worth it (draft-sizing.ts): every decode step is
+ * timed, by what its forward fed.
+ *
  * Decodes as today (only counted): speculation off for the request or the
  * client, sliding-window models, models with recurrent state, 0.2.86
  * manifest models (their decode bypasses `embedAndForward`), and libraries
@@ -46,11 +52,12 @@ import { SpeculationCounters, type SpeculationUsage } from "./counters.js";
 import { verifierOf, type LogitRows, type Verifier, type VerifyHost } from "./webllm-verify.js";
 import { kvOpsOf, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import { ForwardCostEstimate } from "./draft-sizing.js";
+import { activeMatcher, forcedDraft, type GrammarHost } from "./jump-forward.js";
 
 type InputChunk = number[] | object;
 
 /** The pipeline members the binding hooks and reads (web-llm's `LLMChatPipeline`, 0.2.79 – 0.2.86). */
-export interface SpeculativePipeline extends VerifyHost {
+export interface SpeculativePipeline extends VerifyHost, GrammarHost {
   outputIds: number[];
   stopTriggered: boolean;
   contextWindowSize?: number;
@@ -89,6 +96,8 @@ interface Pending {
   used: number;
   /** The KV sequence that holds them. */
   seq: number;
+  /** The grammar forced them (jump-forward). */
+  forced: boolean;
 }
 
 /** Why a pipeline cannot speculate (null: it can). */
@@ -294,7 +303,19 @@ export class WebLlmSpeculative {
       this.proposer.observe(pipe.outputIds);
       return [];
     }
-    return this.proposer.propose(pipe.outputIds, limit);
+    return this.proposer.propose(pipe.outputIds, limit, this.forced(genConfig));
+  }
+
+  /**
+   * What the request's grammar forces next, as tokens (jump-forward.ts): the
+   * matcher has accepted every output token (web-llm feeds it each sampled
+   * one; nothing is pending when a draft is proposed).
+   */
+  private forced(genConfig: unknown): number[] {
+    const matcher = activeMatcher(this.pipeline, genConfig);
+    const tokenizer = this.pipeline.tokenizer;
+    if (!matcher || !tokenizer) return [];
+    return forcedDraft(matcher.findJumpForwardString(), (text) => tokenizer.encode(text));
   }
 
   private makeProposer(): DraftProposer {
@@ -310,7 +331,7 @@ export class WebLlmSpeculative {
     const pipe = this.pipeline;
     const rows = await (this.verifier as Verifier).forward([token, ...draft]);
     pipe.filledKVCacheLength += 1;
-    this.pending = { draft, rows, used: 0, seq: this.info.sequence() };
+    this.pending = { draft, rows, used: 0, seq: this.info.sequence(), forced: this.proposer?.lastSource === "grammar" };
     return rows.row(0);
   }
 
@@ -325,6 +346,6 @@ export class WebLlmSpeculative {
     const rest = pending.draft.length - pending.used;
     if (rest > 0) (this.ops as KvOps).popn(pending.seq, rest);
     this.proposer?.record(pending.draft.length, pending.used);
-    this.counts.pass(pending.draft.length, pending.used);
+    this.counts.pass(pending.draft.length, pending.used, pending.forced);
   }
 }
