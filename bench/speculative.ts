@@ -21,7 +21,9 @@ import type { EngineRequest } from "../src/engine/types.js";
 import { Vocabulary, renderPrompt, scriptedTokens } from "../src/engine/scripted-prompt.js";
 import { ScriptedSpeculation } from "../src/engine/scripted-speculation.js";
 import type { Proposer } from "../src/engine/speculative/proposer.js";
-import type { ForwardCost } from "../src/engine/speculative/draft-sizing.js";
+import { GPU_LIKE_COST, SWIFTSHADER_COST, type ForwardCost } from "../src/engine/speculative/draft-sizing.js";
+import { forcedDraft } from "../src/engine/speculative/jump-forward.js";
+import { scriptedForcedText } from "../src/engine/scripted-jump-forward.js";
 import { PlainPromptLookup } from "./plain-lookup.js";
 
 const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
@@ -189,6 +191,9 @@ export interface Simulated {
   acceptedDraftTokens: number;
   /** What the passes after the prefill cost by `cost` (0 without). */
   cost: number;
+  /** Tokens the cost model expected those passes to yield (with `cost`). */
+  expectedTokens: number;
+  jumpForwardTokens: number;
 }
 
 /**
@@ -196,21 +201,33 @@ export interface Simulated {
  * engine counts (ScriptedSpeculation): with `proposer` (the bench's plain
  * lookup), with ours sized by a device's `cost`, or with speculation off.
  */
-export function simulate(t: RecordedTask, how: { proposer?: (prompt: number[]) => Proposer; cost?: ForwardCost; off?: boolean } = {}): Simulated {
+export function simulate(t: RecordedTask, how: { proposer?: (prompt: number[]) => Proposer; cost?: ForwardCost; off?: boolean; jumpForward?: boolean } = {}): Simulated {
   const vocab = new Vocabulary();
   const prompt = renderPrompt(t.request.messages, t.request.continueFinalMessage, vocab).ids;
-  const ids = vocab.encode(scriptedTokens(t.reply));
+  const words = scriptedTokens(t.reply);
+  const ids = vocab.encode(words);
+  // Jump-forward as the scripted engine mirrors it (a tool-call grammar's forced markup).
+  const format = t.request.responseFormat;
+  const forced = how.jumpForward !== false && !how.off && format?.type === "structural_tag" ? (at: number) => () => forcedDraft(scriptedForcedText(format, words.slice(0, at).join("")), (text) => vocab.encode(scriptedTokens(text))) : null;
   const prediction = t.request.prediction !== undefined ? vocab.encode(scriptedTokens(t.request.prediction)) : undefined;
   const sources = how.off ? null : { prompt, ...(prediction ? { prediction } : {}), ...(t.cachedReply ? { cachedReplies: [vocab.encode(scriptedTokens(t.cachedReply))] } : {}) };
   const speculation = new ScriptedSpeculation(ids, sources, prediction?.length, { ...(how.proposer ? { proposer: how.proposer(prompt) } : {}), ...(how.cost ? { cost: how.cost } : {}) });
   const output: number[] = [];
   for (const id of ids) {
-    speculation.next(output, ids.length - output.length);
+    speculation.next(output, ids.length - output.length, forced?.(output.length));
     output.push(id);
   }
   speculation.end(output);
   const usage = speculation.usage(output);
-  return { tokens: ids.length, passes: usage.decodePasses, draftTokens: usage.draftTokens, acceptedDraftTokens: usage.acceptedDraftTokens, cost: speculation.cost };
+  return {
+    tokens: ids.length,
+    passes: usage.decodePasses,
+    draftTokens: usage.draftTokens,
+    acceptedDraftTokens: usage.acceptedDraftTokens,
+    cost: speculation.cost,
+    expectedTokens: speculation.expectedTokens,
+    jumpForwardTokens: usage.jumpForwardTokens ?? 0,
+  };
 }
 
 /** Passes per generated token of `proposer` on a recorded task. */
@@ -274,6 +291,71 @@ export async function recordedTasks(): Promise<RecordedTask[]> {
   recorded.push({ task: "greedy regenerate", kind: "regenerate", request: (await run([again], [STORY], true)).request, reply: STORY, cachedReply: STORY });
   recorded.push({ task: "open chat", kind: "open", request: (await run([{ messages: [user(OPEN_ASK)] }], [OPEN], true)).request, reply: OPEN });
   return recorded;
+}
+
+export interface ProfileRow {
+  device: string;
+  /** Tokens per unit of cost (per ms on the profile's scale): decoding alone, what the cost model expected of its drafts, what they gave. */
+  off: number;
+  expected: number;
+  measured: number;
+  /** The slowest task's time with drafting over its time without (≤ 1: never slower). */
+  worstTask: { task: string; ratio: number };
+}
+
+/**
+ * Tokens per ms over every recorded task on SwiftShader's measured profile
+ * and a GPU-like one: decoding alone, expected by the cost model when it
+ * sized the drafts, and given by the drafts against the recorded replies.
+ */
+export async function benchDraftCosts(tasks?: RecordedTask[]): Promise<ProfileRow[]> {
+  const recorded = tasks ?? (await recordedTasks());
+  const rows: ProfileRow[] = [];
+  for (const [device, cost] of [["SwiftShader (decode 15 s, verify ≈ 4 decodes)", SWIFTSHADER_COST], ["GPU-like (verify of k ≤ 8 ≈ 1.1 decodes)", GPU_LIKE_COST]] as const) {
+    let tokens = 0;
+    let expected = 0;
+    let on = 0;
+    let off = 0;
+    let worstTask = { task: "", ratio: 0 };
+    for (const t of recorded) {
+      const drafting = simulate(t, { cost });
+      const alone = simulate(t, { cost, off: true });
+      // Tokens after the prefill's first: what the passes produced.
+      tokens += drafting.tokens - 1;
+      expected += drafting.expectedTokens;
+      on += drafting.cost;
+      off += alone.cost;
+      const ratio = drafting.cost / alone.cost;
+      if (ratio > worstTask.ratio) worstTask = { task: t.task, ratio };
+    }
+    rows.push({ device, off: tokens / off, expected: expected / on, measured: tokens / on, worstTask });
+  }
+  return rows;
+}
+
+/** Passes per generated token of ours and of plain prompt lookup on every recorded grounded task. */
+export async function benchAgainstPlainLookup(tasks?: RecordedTask[]): Promise<Array<{ task: string; ours: number; plain: number }>> {
+  const recorded = tasks ?? (await recordedTasks());
+  return recorded
+    .filter((t) => t.kind === "grounded")
+    .map((t) => {
+      const ours = simulate(t);
+      const plain = simulate(t, { proposer: plainLookup });
+      return { task: t.task, ours: ours.passes / ours.tokens, plain: plain.passes / plain.tokens };
+    });
+}
+
+/** A forced `set_unit` tool call (issue 34's real-engine case) on the scripted engine: passes with and without jump-forward. */
+export async function benchJumpForward(): Promise<{ tokens: number; passesOff: number; passesWithout: number; passesWith: number; jumpForwardTokens: number }> {
+  const setUnit = {
+    type: "function" as const,
+    function: { name: "set_unit", description: "Sets the temperature unit.", parameters: { type: "object", properties: { unit: { type: "string", enum: ["celsius", "fahrenheit"] } }, required: ["unit"] } },
+  };
+  const reply = `<tool_call>\n{"name": "set_unit", "arguments": {"unit": "celsius"}}\n</tool_call>`;
+  const body: Body = { messages: [user("Show temperatures in celsius from now on.")], tools: [setUnit], tool_choice: { type: "function", function: { name: "set_unit" } } };
+  const t: RecordedTask = { task: "forced set_unit call", kind: "grounded", request: (await run([body], [reply], true)).request, reply };
+  const withJump = simulate(t);
+  return { tokens: withJump.tokens, passesOff: simulate(t, { off: true }).passes, passesWithout: simulate(t, { jumpForward: false }).passes, passesWith: withJump.passes, jumpForwardTokens: withJump.jumpForwardTokens };
 }
 
 export async function benchSpeculative(): Promise<{ tasks: SpeculativeTask[] }> {

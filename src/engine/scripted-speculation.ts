@@ -41,6 +41,8 @@ export class ScriptedSpeculation {
   private readonly forwardCost: ForwardCost | null;
   /** What the passes after the prefill cost by the device profile (0 without one). */
   cost = 0;
+  /** Tokens those passes were expected to yield when their drafts were sized (the cost model's view; the bench compares it with what they yielded). */
+  expectedTokens = 0;
 
   /**
    * `reply`: the model's tokens, in order; `sources`: where drafts come from, or
@@ -75,7 +77,10 @@ export class ScriptedSpeculation {
     const verdict = acceptGreedy(draft, (i) => (at + i < this.reply.length ? this.reply[at + i] : END_OF_TEXT));
     this.proposer?.record(draft.length, verdict.accepted);
     this.counters.pass(draft.length, verdict.accepted, this.proposer?.lastSource === "grammar");
-    if (this.forwardCost) this.cost += this.forwardCost.single(draft.length + 1);
+    if (this.forwardCost) {
+      this.cost += this.forwardCost.single(draft.length + 1);
+      this.expectedTokens += this.proposer?.lastExpectedTokens ?? 1;
+    }
     this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
     return true;
   }

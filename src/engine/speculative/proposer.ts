@@ -50,7 +50,7 @@
  */
 
 import { NgramIndex, ngramHash } from "./ngram-index.js";
-import { AcceptanceEstimate, chooseDraftLength, type ForwardCost } from "./draft-sizing.js";
+import { AcceptanceEstimate, chooseDraftLength, expectedAccepted, type ForwardCost } from "./draft-sizing.js";
 
 export interface DraftSources {
   /** The request's prompt, as token ids. */
@@ -79,6 +79,8 @@ export interface Proposer {
   readonly predictionTokensMatched: number;
   /** Where the last proposal came from (null: nothing proposed; absent: the proposer does not say). */
   readonly lastSource?: DraftSource | null;
+  /** Tokens the last pass was expected to yield, when the proposer sizes drafts by cost. */
+  readonly lastExpectedTokens?: number;
 }
 
 export interface ProposerOptions {
@@ -200,6 +202,8 @@ export class DraftProposer implements Proposer {
   private pauseLength = 0;
   /** Where the last proposal came from (null: none). */
   lastSource: DraftSource | null = null;
+  /** Tokens the last pass is expected to yield by the cost model's estimate (1 without a draft, or without `sizing`). */
+  lastExpectedTokens = 1;
   /** The acceptance key of the last proposal. */
   private lastKey: string | null = null;
   /** Measured acceptance per key (Found.key). */
@@ -256,6 +260,7 @@ export class DraftProposer implements Proposer {
     this.advance(output);
     this.lastSource = null;
     this.lastKey = null;
+    this.lastExpectedTokens = 1;
     this.contextDraftAt = null;
     const cap = Math.floor(limit);
     if (cap <= 0) return [];
@@ -275,6 +280,7 @@ export class DraftProposer implements Proposer {
     if (this.sizing) {
       const acceptance = this.acceptanceOf(found.key).rate;
       length = chooseDraftLength(length, acceptance, this.sizing.cost, this.sizing.served?.() ?? 0).length;
+      this.lastExpectedTokens = 1 + expectedAccepted(acceptance, length);
       if (length === 0) {
         this.shadow(found);
         return [];
