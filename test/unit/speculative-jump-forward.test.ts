@@ -80,3 +80,16 @@ describe("grammar jump-forward with web-llm 0.2.86's xgrammar", () => {
     }
   }, 60_000);
 });
+
+describe("forced drafts stay bounded", () => {
+  it("a long forced string (a schema's constant) is tokenized up to MAX_FORCED_CHARS per pass", async () => {
+    const { MAX_FORCED_CHARS } = await import("../../src/engine/speculative/jump-forward.js");
+    let tokenized = 0;
+    const draft = forcedDraft("x".repeat(1_000_000), (text) => {
+      tokenized += text.length;
+      return encode(text);
+    });
+    expect(tokenized).toBe(MAX_FORCED_CHARS);
+    expect(draft).toHaveLength(MAX_FORCED_CHARS - 1);
+  });
+});

@@ -43,8 +43,15 @@ export function activeMatcher(host: GrammarHost, genConfig: unknown): JumpForwar
   return constrained ? (matcher as JumpForwardMatcher) : null;
 }
 
+/**
+ * Characters of a forced string tokenized per pass: a draft is at most 16
+ * tokens, far fewer characters than this, and a schema's long constant is
+ * not tokenized whole on every step (the cut end is a boundary like any).
+ */
+export const MAX_FORCED_CHARS = 1024;
+
 /** The draft for a forced string: its tokens but the last, which may merge with what follows. */
 export function forcedDraft(forced: string, encode: (text: string) => ArrayLike<number>): number[] {
   if (forced.length === 0) return [];
-  return Array.from(encode(forced)).slice(0, -1);
+  return Array.from(encode(forced.slice(0, MAX_FORCED_CHARS))).slice(0, -1);
 }

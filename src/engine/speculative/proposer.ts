@@ -265,7 +265,7 @@ export class DraftProposer implements Proposer {
     const cap = Math.floor(limit);
     if (cap <= 0) return [];
     // What a grammar forces next comes first: nothing else can follow.
-    const found = forced && forced.length > 0 ? { tokens: forced.slice(0, cap), kind: "grammar" as const, key: "grammar", aligned: true, contextAt: null } : this.find(cap);
+    const found = forced && forced.length > 0 ? { tokens: forced.slice(0, Math.min(cap, this.maxDraft)), kind: "grammar" as const, key: "grammar", aligned: true, contextAt: null } : this.find(cap);
     if (!found) {
       if (this.pause > 0) this.pause--;
       return [];
