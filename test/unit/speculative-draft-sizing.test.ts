@@ -37,6 +37,14 @@ describe("forward cost estimate", () => {
     expect(costs.single(1)).toBeGreaterThan(29);
   });
 
+  it("a batched step (continuous batching): measured where it was, else the first guess scaled by the measured decode", () => {
+    const costs = new ForwardCostEstimate({ firstGuess: SWIFTSHADER_COST });
+    costs.observe(1, 30);
+    expect(costs.batch(4, 4)).toBeCloseTo((SWIFTSHADER_COST.batch(4, 4) * 30) / 15_000);
+    costs.observeBatch(4, 4, 70);
+    expect(costs.batch(4, 4)).toBe(70);
+  });
+
   it("ignores what is not a measurement", () => {
     const costs = new ForwardCostEstimate();
     costs.observe(1, Number.NaN);

@@ -60,7 +60,7 @@ export interface CostEstimateOptions {
    * and its verify measured (the probe), and from then on the measured cost
    * decides; a pessimistic guess would never try a verify to learn better.
    */
-  firstGuess?: ForwardCost;
+  firstGuess?: StepCostModel;
 }
 
 /** Pass sizes measured one by one; longer passes are scaled from the nearest measured one. */
@@ -86,7 +86,7 @@ class Running {
  */
 export class ForwardCostEstimate implements StepCostModel {
   private readonly forget: number;
-  private readonly guess: ForwardCost;
+  private readonly guess: StepCostModel;
   private readonly sizes: Running[] = [];
   private readonly servedSteps = new Running();
   private readonly batches = new Map<string, Running>();
@@ -107,7 +107,7 @@ export class ForwardCostEstimate implements StepCostModel {
     if (ms >= 0 && Number.isFinite(ms)) this.servedSteps.add(ms, this.forget);
   }
 
-  /** A batched pass of `rows` rows and `tokens` tokens took `ms`. */
+  /** A batched pass of `rows` rows and `tokens` tokens took `ms` (continuous batching: the step runner's forward). */
   observeBatch(rows: number, tokens: number, ms: number): void {
     if (!(rows >= 1) || !(ms >= 0) || !Number.isFinite(ms)) return;
     const key = `${rows}:${tokens}`;
@@ -146,10 +146,8 @@ export class ForwardCostEstimate implements StepCostModel {
   batch(rows: number, tokens: number): number {
     const measured = this.batches.get(`${rows}:${tokens}`);
     if (measured) return measured.value;
-    // Unmeasured: the first guess in units of its decode, scaled by the measured decode.
-    const guess = this.guess as StepCostModel;
-    const ratio = this.single(1) / this.guess.single(1);
-    return typeof guess.batch === "function" ? guess.batch(rows, tokens) * ratio : this.single(tokens) * rows;
+    // Unmeasured: the first guess in units of its decode, scaled by the (measured) decode.
+    return (this.guess.batch(rows, tokens) * this.single(1)) / this.guess.single(1);
   }
 }
 

@@ -265,12 +265,12 @@ export class DraftProposer implements Proposer {
     const cap = Math.floor(limit);
     if (cap <= 0) return [];
     // What a grammar forces next comes first: nothing else can follow.
-    const found = forced && forced.length > 0 ? { tokens: forced.slice(0, Math.min(cap, this.maxDraft)), kind: "grammar" as const, key: "grammar", aligned: true, contextAt: null } : this.find(cap);
+    const found = forced && forced.length > 0 ? this.fromGrammar(forced, cap) : this.find(cap);
     if (!found) {
       if (this.pause > 0) this.pause--;
       return [];
     }
-    // A reply the output still agrees with is a good bet even during a pause.
+    // A pause holds back lookups; a grammar's or an agreeing reply's draft, or a 3-gram copy, is a good bet even then.
     if (this.pause > 0 && !found.aligned && found.key !== STRONG_KEY) {
       this.pause--;
       this.shadow(found);
@@ -417,6 +417,11 @@ export class DraftProposer implements Proposer {
       this.tokenCounts.set(ctx[end - 1], (this.tokenCounts.get(ctx[end - 1]) ?? 0) + 1);
     }
     this.indexedTo = Math.max(this.indexedTo, total);
+  }
+
+  /** A grammar's forced tokens, as the first source (`aligned`: like an agreeing reply, not held back by a pause). */
+  private fromGrammar(forced: readonly number[], cap: number): Found {
+    return { tokens: forced.slice(0, Math.min(cap, this.maxDraft)), kind: "grammar", key: "grammar", aligned: true, contextAt: null };
   }
 
   private fromReply(reply: ReplySource, from: number, cap: number, aligned: boolean): Found {
