@@ -136,6 +136,9 @@ async function streamedCalls(client: Client, body: Json): Promise<Json> {
       }
       if (choice?.finish_reason) out.finish_reason = choice.finish_reason;
       if (chunk.usage) out.usage = chunk.usage;
+      // decode_passes, draft_tokens, jump_forward_tokens (issue 34): on the usage chunk
+      const stats = (chunk as { x_webgpu?: unknown }).x_webgpu;
+      if (stats) out.x_webgpu = stats;
     }
     Object.assign(out, { content, calls, toolDeltaStampsMs });
   } catch (error) {
