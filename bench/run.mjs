@@ -311,6 +311,20 @@ async function main() {
           rows.push([`  ${t.task}`, `${fmt(t.passesPerToken, 3)} (${t.passes}/${t.tokens})`, `${target}: ${met ? "met" : "MISSED"}`]);
           rows.push([`    drafted / accepted / rejected per token`, `${t.draftTokens} / ${t.acceptedDraftTokens} / ${pct(t.rejectedPerToken)}`, t.sameOutput ? "output = speculation off" : "OUTPUT DIFFERS"]);
         }
+        // Issue 34: drafts sized by device cost, held to plain prompt lookup, grammar jump-forward.
+        const { benchDraftCosts, benchAgainstPlainLookup, benchJumpForward, recordedTasks } = await server.ssrLoadModule("/bench/speculative.ts");
+        const recorded = await recordedTasks();
+        const profiles = await benchDraftCosts(recorded);
+        const lookup = await benchAgainstPlainLookup(recorded);
+        const jump = await benchJumpForward();
+        results.speculativeCosts = { profiles, lookup, jump };
+        rows.push(["Speculative decoding: tokens per ms by device profile (recorded tasks; off / expected / measured)", "", ""]);
+        for (const p of profiles) {
+          rows.push([`  ${p.device}`, `${fmt(p.off * 1000, 3)} / ${fmt(p.expected * 1000, 3)} / ${fmt(p.measured * 1000, 3)} per s`, `×${fmt(p.measured / p.off, 2)}; slowest task ×${fmt(p.off > 0 ? 1 / p.worstTask.ratio : 0, 3)} (${p.worstTask.task})`]);
+        }
+        rows.push(["Speculative decoding: passes per token, ours against plain prompt lookup (n = 3..1, k = 8)", "", ""]);
+        for (const l of lookup) rows.push([`  ${l.task}`, `${fmt(l.ours, 3)} / ${fmt(l.plain, 3)}`, l.ours <= l.plain + 0.03 ? "within 0.03 or better" : `BEHIND by ${fmt(l.ours - l.plain, 3)}`]);
+        rows.push(["  forced set_unit call: passes off / without jump-forward / with", `${jump.passesOff} / ${jump.passesWithout} / ${jump.passesWith} of ${jump.tokens} tokens`, `${jump.jumpForwardTokens} jump-forward tokens`]);
       } catch (error) {
         results.speculative = { error: String(error?.message ?? error) };
         rows.push(["  benchSpeculative()", "failed", String(error?.message ?? error).slice(0, 80)]);

@@ -12,20 +12,37 @@
  * A reply that ends by itself needs the pass that produces its end-of-text
  * token (unless a verify pass already produced it), as a real model does.
  */
-import { DraftProposer, type DraftSources } from "./speculative/proposer.js";
+import { DraftProposer, ENGINE_PROPOSER_OPTIONS, type DraftSources, type Proposer } from "./speculative/proposer.js";
 import { SpeculationCounters, type SpeculationUsage } from "./speculative/counters.js";
 import { acceptGreedy } from "./speculative/acceptance.js";
+import type { ForwardCost } from "./speculative/draft-sizing.js";
 
 /** The end-of-text token: no source holds it, so a draft running past the reply's end is rejected there. */
 const END_OF_TEXT = -1;
+
+export interface ScriptedSpeculationOptions {
+  /** Drafts from this proposer instead of one built from `sources` (the bench's plain prompt lookup). */
+  proposer?: Proposer;
+  /**
+   * The device's forward costs (a profile: `profileCost(verifyCostPerToken)`):
+   * drafts are sized by them as on web-llm (draft-sizing.ts), and `cost`
+   * adds up what the passes took. Absent: drafts sized by acceptance alone.
+   */
+  cost?: ForwardCost;
+}
 
 export class ScriptedSpeculation {
   /** Tokens produced by passes so far and not yet emitted (the prefill produces the first). */
   private ready = 1;
   /** Whether the prompt's pass (the first token's) was counted. */
   private prefilled = false;
-  private readonly proposer: DraftProposer | null;
+  private readonly proposer: Proposer | null;
   private readonly counters: SpeculationCounters;
+  private readonly forwardCost: ForwardCost | null;
+  /** What the passes after the prefill cost by the device profile (0 without one). */
+  cost = 0;
+  /** Tokens those passes were expected to yield when their drafts were sized (the cost model's view; the bench compares it with what they yielded). */
+  expectedTokens = 0;
 
   /**
    * `reply`: the model's tokens, in order; `sources`: where drafts come from, or
@@ -37,26 +54,33 @@ export class ScriptedSpeculation {
     private readonly reply: readonly number[],
     sources: DraftSources | null,
     predictionTokens?: number,
+    options: ScriptedSpeculationOptions = {},
   ) {
-    this.proposer = sources ? new DraftProposer(sources) : null;
+    this.forwardCost = options.cost ?? null;
+    this.proposer = options.proposer ?? (sources ? new DraftProposer(sources, { ...ENGINE_PROPOSER_OPTIONS, ...(options.cost ? { sizing: { cost: options.cost } } : {}) }) : null);
     this.counters = new SpeculationCounters(predictionTokens);
   }
 
   /**
    * Before emitting token `output.length`: runs a forward pass when none is left over (the first token's is the
-   * prompt's prefill). `remaining`: tokens the request may still emit, this one included. Returns whether this
-   * token needs a pass (what a batching engine waits for a step for).
+   * prompt's prefill). `remaining`: tokens the request may still emit, this one included; `forced`: gives the tokens the
+   * request's grammar forces next (jump-forward), the first draft source. Returns whether this token needs a pass
+   * (what a batching engine waits for a step for).
    */
-  next(output: readonly number[], remaining: number): boolean {
+  next(output: readonly number[], remaining: number, forced?: () => readonly number[]): boolean {
     if (this.ready > 0) {
       this.ready--;
       return this.firstPass();
     }
-    const draft = this.proposer?.propose(output, remaining - 1) ?? [];
+    const draft = this.proposer?.propose(output, remaining - 1, forced?.()) ?? [];
     const at = output.length;
     const verdict = acceptGreedy(draft, (i) => (at + i < this.reply.length ? this.reply[at + i] : END_OF_TEXT));
     this.proposer?.record(draft.length, verdict.accepted);
-    this.counters.pass(draft.length, verdict.accepted);
+    this.counters.pass(draft.length, verdict.accepted, this.proposer?.lastSource === "grammar");
+    if (this.forwardCost) {
+      this.cost += this.forwardCost.single(draft.length + 1);
+      this.expectedTokens += this.proposer?.lastExpectedTokens ?? 1;
+    }
     this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
     return true;
   }

@@ -20,6 +20,9 @@ import { Vocabulary, renderPrompt, renderRawPrompt, scriptedTokens } from "./scr
 import { ScriptedCache, type CacheTurn } from "./scripted-cache.js";
 import type { PromptCacheOption } from "./prompt-cache/config.js";
 import { ScriptedSpeculation } from "./scripted-speculation.js";
+import { profileCost } from "./speculative/draft-sizing.js";
+import { forcedDraft } from "./speculative/jump-forward.js";
+import { scriptedForcedText } from "./scripted-jump-forward.js";
 import { canContinue } from "./continuation.js";
 import { StepScheduler } from "./batching/step-scheduler.js";
 import { StepRunner, type BatchRow } from "./batching/step-runner.js";
@@ -56,6 +59,16 @@ export interface ScriptedEngineOptions {
    * An engine with it cannot be rebuilt in a worker (`spec` is null).
    */
   batch?: { maxRows?: number; prefillChunkTokens?: number; cost?: StepCostModel };
+  /**
+   * The device speculative decoding is sized for, as web-llm's binding sizes
+   * drafts by the forward times it measures (speculative/draft-sizing.ts):
+   * `verifyCostPerToken`, what a verify pass costs per token it feeds, in
+   * decode steps (at least one step). About 0.2 on a GPU (a 5-token verify ≈
+   * one step), 0.8 on SwiftShader (≈ 4 steps). The decisions
+   * show in `x_webgpu` (`draft_tokens`, `decode_passes`). Absent: drafts are
+   * sized by acceptance alone, as if a verify cost one step.
+   */
+  device?: { verifyCostPerToken: number };
 }
 
 export interface ScriptedEngine extends Engine {
@@ -66,7 +79,7 @@ export interface ScriptedEngine extends Engine {
   /** Every embedding batch received, in order. */
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number } } | null;
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number }; device?: { verifyCostPerToken: number } } | null;
   /** With `batch`: engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null without. */
   batchCounters(): BatchCounters | null;
 }
@@ -95,6 +108,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   // The step's forward: the scripted engine only takes its token delay, once per step for every row.
   const runner = scheduler ? new StepRunner(scheduler, () => (delay > 0 ? sleep(delay) : Promise.resolve())) : null;
   let rowCount = 0;
+  const deviceCost = options.device ? profileCost(options.device.verifyCostPerToken) : null;
 
   function nextReply(request: EngineRequest): Exclude<ScriptedReply, string> {
     let reply: ScriptedReply | undefined;
@@ -157,10 +171,13 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       ids,
       request.speculative === false ? null : { prompt: promptIds, cachedReplies, ...(prediction ? { prediction } : {}) },
       prediction?.length,
+      deviceCost ? { cost: deviceCost } : {},
     );
     /** The reply's ids emitted so far (what drafts are looked up from). */
     const fedIds: number[] = [];
     let output = "";
+    // Jump-forward, mirrored: the call markup a tool-call grammar forces next, but its last token (it may merge with what follows).
+    const forcedTokens = request.speculative !== false && request.responseFormat?.type === "structural_tag" ? () => forcedDraft(scriptedForcedText(request.responseFormat, output), (text) => vocab.encode(scriptedTokens(text))) : undefined;
     let ended = reply.finish !== "length";
     let emitted = 0;
     let finish: "stop" | "length" | "abort" = reply.finish ?? "stop";
@@ -177,7 +194,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         ended = false;
         break;
       }
-      const needsPass = speculation.next(fedIds, maxTokens - emitted);
+      const needsPass = speculation.next(fedIds, maxTokens - emitted, forcedTokens);
       if (row) {
         // A token that needs a forward pass waits for the next shared step (which takes the token delay);
         // one left over from a verify pass is paced as one-at-a-time decoding paces it.
@@ -255,7 +272,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, ...(options.batch ? { batch: { maxRows: options.batch.maxRows, prefillChunkTokens: options.batch.prefillChunkTokens } } : {}) }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, ...(options.batch ? { batch: { maxRows: options.batch.maxRows, prefillChunkTokens: options.batch.prefillChunkTokens } } : {}), ...(options.device ? { device: { ...options.device } } : {}) }
       : null,
     get loadedModel() {
       return loaded;

@@ -126,6 +126,8 @@ export interface EngineUsage {
   /** Tokens proposed by speculative drafting (all sources), and how many of them the model accepted. */
   draftTokens?: number;
   acceptedDraftTokens?: number;
+  /** Of `draftTokens`, those a grammar forced (jump-forward: the only text it allows next). */
+  jumpForwardTokens?: number;
   /** OpenAI's Predicted Outputs counts: prediction tokens that appeared in the output through accepted drafts, and the rest. */
   acceptedPredictionTokens?: number;
   rejectedPredictionTokens?: number;

@@ -6,7 +6,7 @@
 import type { EngineUsage } from "../engine/types.js";
 import type { Usage, WebGpuStats } from "../protocol/types.js";
 
-export type DecodeCounts = Pick<WebGpuStats, "decode_passes" | "draft_tokens" | "accepted_draft_tokens" | "batch">;
+export type DecodeCounts = Pick<WebGpuStats, "decode_passes" | "draft_tokens" | "accepted_draft_tokens" | "jump_forward_tokens" | "batch">;
 
 /** An engine that does not count its passes decodes one token per pass. */
 export function decodeCounts(usage: EngineUsage): DecodeCounts {
@@ -14,6 +14,8 @@ export function decodeCounts(usage: EngineUsage): DecodeCounts {
     decode_passes: usage.decodePasses ?? usage.completionTokens,
     draft_tokens: usage.draftTokens ?? 0,
     accepted_draft_tokens: usage.acceptedDraftTokens ?? 0,
+    // Only where a grammar forced drafts: other replies stay as they were.
+    ...(usage.jumpForwardTokens ? { jump_forward_tokens: usage.jumpForwardTokens } : {}),
     // Only a batching engine reports it: others' replies stay as they were.
     ...(usage.batch ? { batch: { max_rows: usage.batch.maxRows, mean_rows: usage.batch.meanRows, passes: usage.batch.passes } } : {}),
   };
@@ -33,6 +35,7 @@ export function addDecodeCounts(stats: WebGpuStats, counts: DecodeCounts): void 
   stats.decode_passes += counts.decode_passes;
   stats.draft_tokens += counts.draft_tokens;
   stats.accepted_draft_tokens += counts.accepted_draft_tokens;
+  if (counts.jump_forward_tokens) stats.jump_forward_tokens = (stats.jump_forward_tokens ?? 0) + counts.jump_forward_tokens;
   if (counts.batch) stats.batch = mergeBatch(stats.batch, counts.batch);
 }
 

@@ -311,6 +311,8 @@ export interface WebGpuStats {
   /** Tokens drafted by speculative decoding, and those the model accepted; summed over choices. */
   draft_tokens: number;
   accepted_draft_tokens: number;
+  /** Of `draft_tokens`, those the request's grammar forced (jump-forward); present when there were some. Summed over choices. */
+  jump_forward_tokens?: number;
   /**
    * A batching engine only (continuous batching): how many rows (generations) shared the forward passes this
    * request took part in, most and mean (1 when it ran alone), and how many passes that was; over choices.

@@ -23,6 +23,8 @@ export interface SmokeOptions {
   countersUrl: string;
   maxTokens: number;
   only?: string[];
+  /** `createClient({ speculative })` (default on): off, the forced call runs without drafts, jump-forward included. */
+  speculative?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -61,12 +63,12 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value?: T
   }
 }
 
-async function loadOnce(modelId: string, countersUrl: string): Promise<{ client: Client; report: Json }> {
+async function loadOnce(modelId: string, countersUrl: string, speculative?: boolean): Promise<{ client: Client; report: Json }> {
   const before = await served(countersUrl);
   const phases: string[] = [];
   let last: LoadProgress | null = null;
   let monotonic = true;
-  const client = createClient({ models: [record(modelId)], cache: "indexeddb" });
+  const client = createClient({ models: [record(modelId)], cache: "indexeddb", ...(speculative === false ? { speculative: false } : {}) });
   const result = await timed(() =>
     client.models.load(modelId, {
       onProgress: (p) => {
@@ -135,6 +137,9 @@ async function streamedCalls(client: Client, body: Json): Promise<Json> {
       }
       if (choice?.finish_reason) out.finish_reason = choice.finish_reason;
       if (chunk.usage) out.usage = chunk.usage;
+      // decode_passes, draft_tokens, jump_forward_tokens (issue 34): on the usage chunk
+      const stats = (chunk as { x_webgpu?: unknown }).x_webgpu;
+      if (stats) out.x_webgpu = stats;
     }
     Object.assign(out, { content, calls, toolDeltaStampsMs });
   } catch (error) {
@@ -172,10 +177,10 @@ window.smoke = async (options) => {
   const hi = [SYSTEM, { role: "user", content: "Hi" }];
 
   // 1. load from the network, then again in a fresh worker from IndexedDB
-  const first = await loadOnce(modelId, countersUrl);
+  const first = await loadOnce(modelId, countersUrl, options.speculative);
   report.loadFromNetwork = first.report;
   first.client.terminate();
-  const second = await loadOnce(modelId, countersUrl);
+  const second = await loadOnce(modelId, countersUrl, options.speculative);
   report.loadFromIndexedDB = second.report;
   const client = second.client;
   report.gpu = await client.gpu.info().then((g) => (g.available ? { vendor: g.info.vendor, architecture: g.info.architecture, features: g.info.features } : g)).catch(errorOf);

@@ -7,7 +7,11 @@
  * 2. the same request with `prediction` = that reply's text;
  * 3. a regenerate with speculation on and no prediction (the prompt cache
  *    holds the previous replies after the same prompt: they are the draft);
- * 4. the regenerate with speculation off (same prefill as 3, for the time).
+ * 4. the regenerate with speculation off (same prefill as 3, for the time);
+ * 5. the request with speculation on, no prediction and nothing cached for it
+ *    (its own `promptCacheKey`: a cold prefill like 1's, no previous reply to
+ *    draft from): only lookups and the cost model (issue 34: its wall time
+ *    ≤ 1.05 × step 1's, the same tokens).
  * Each reports its tokens (logprob entries), text, usage (decode passes,
  * drafted/accepted tokens, prediction counts), time to first token and wall
  * time, so the driver can check token-for-token equality and passes per
@@ -102,6 +106,7 @@ export function defineSpeculativeSmoke(): void {
     await ask("same request, prediction = reply", { speculative: true, prediction: reply });
     await ask("regenerate, speculation on", { speculative: true });
     await ask("regenerate, speculation off", { speculative: false });
+    await ask("reply, speculation on, nothing cached", { speculative: true, promptCacheKey: "speculative-smoke-fresh" });
     await engine.unload();
     report.done = true;
     return report;

@@ -193,3 +193,66 @@ describe("createClient({ speculative })", () => {
     expect(() => createClient({ engine: createScriptedEngine({ replies: [] }), worker: false, speculative: "off" as never })).toThrow(/speculative/);
   });
 });
+
+describe("the scripted engine's device profile: drafts sized by what a verify costs", () => {
+  // An answer that copies some of its prompt and writes the rest itself.
+  const passage = "The library opens at nine, closes at six on weekdays and at one on Saturdays; on Sundays it stays closed.";
+  const answer = `It opens at nine. Quote: "${passage}" In short, plan your visit on a weekday afternoon, and bring your card along with a bag for the books you borrow.`;
+  async function ask(device?: { verifyCostPerToken: number }, speculative = true) {
+    const engine = createScriptedEngine({ replies: [answer], ...(device ? { device } : {}) });
+    const client = createClient({ engine, worker: false, speculative });
+    return client.chat.completions.create({ model, messages: [user(`${passage}\nWhen can I go? Quote the rules.`)] });
+  }
+
+  it("drafts long on a GPU-like device and little or nothing on a SwiftShader-like one; the output never changes", async () => {
+    const gpu = await ask({ verifyCostPerToken: 0.2 });
+    const swift = await ask({ verifyCostPerToken: 0.8 }); // a 5-token verify ≈ 4 steps
+    const off = await ask(undefined, false);
+    expect(gpu.choices[0].message.content).toBe(off.choices[0].message.content);
+    expect(swift.choices[0].message.content).toBe(off.choices[0].message.content);
+    expect(gpu.x_webgpu.draft_tokens).toBeGreaterThan(swift.x_webgpu.draft_tokens);
+    expect(gpu.x_webgpu.decode_passes).toBeLessThan(swift.x_webgpu.decode_passes);
+    expect(swift.x_webgpu.decode_passes).toBeLessThanOrEqual(off.x_webgpu.decode_passes);
+  });
+
+  it("a verify that costs as much as decoding its tokens one by one is never worth a draft", async () => {
+    const r = await ask({ verifyCostPerToken: 1 });
+    expect(r.x_webgpu.draft_tokens).toBe(0);
+    expect(r.x_webgpu.decode_passes).toBe(r.usage.completion_tokens);
+  });
+
+  it("crosses to a worker's host with the engine's spec", () => {
+    expect(createScriptedEngine({ replies: ["a"], device: { verifyCostPerToken: 0.8 } }).spec?.device).toEqual({ verifyCostPerToken: 0.8 });
+  });
+});
+
+describe("grammar jump-forward, mirrored by the scripted engine", () => {
+  const setUnit = {
+    type: "function" as const,
+    function: { name: "set_unit", description: "Sets the temperature unit.", parameters: { type: "object", properties: { unit: { type: "string", enum: ["celsius", "fahrenheit"] } }, required: ["unit"] } },
+  };
+  const call = `<tool_call>\n{"name": "set_unit", "arguments": {"unit": "celsius"}}\n</tool_call>`;
+  const body = { model: "Qwen2.5-0.5B-Instruct-q4f16_1-MLC", messages: [user("Switch to celsius.")], tools: [setUnit] };
+
+  it("a forced call: its opening markup drafted from the grammar and counted in x_webgpu.jump_forward_tokens; the same call", async () => {
+    const forced = await clientWith([call]).client.chat.completions.create({ ...body, tool_choice: { type: "function", function: { name: "set_unit" } } });
+    const off = await clientWith([call], false).client.chat.completions.create({ ...body, tool_choice: { type: "function", function: { name: "set_unit" } } });
+    expect(forced.choices[0].message.tool_calls!.map((c) => c.function)).toEqual(off.choices[0].message.tool_calls!.map((c) => c.function));
+    expect(forced.choices[0].message.tool_calls![0].function).toMatchObject({ name: "set_unit", arguments: '{"unit": "celsius"}' });
+    expect(forced.x_webgpu.jump_forward_tokens).toBeGreaterThanOrEqual(10);
+    expect(forced.x_webgpu.jump_forward_tokens).toBeLessThanOrEqual(forced.x_webgpu.draft_tokens);
+    expect(forced.x_webgpu.decode_passes).toBeLessThan(forced.usage.completion_tokens / 2);
+    expect(off.x_webgpu.jump_forward_tokens).toBeUndefined();
+  });
+
+  it("an auto call: once the trigger is out, the rest of the call's opening is forced", async () => {
+    const r = await clientWith([call]).client.chat.completions.create({ ...body, tool_choice: "auto" });
+    expect(r.choices[0].message.tool_calls![0].function.name).toBe("set_unit");
+    expect(r.x_webgpu.jump_forward_tokens).toBeGreaterThan(0);
+  });
+
+  it("no grammar, no jump-forward drafts", async () => {
+    const r = await clientWith(["It is set to celsius now."]).client.chat.completions.create({ ...body, tools: undefined });
+    expect(r.x_webgpu.jump_forward_tokens).toBeUndefined();
+  });
+});

@@ -111,6 +111,13 @@ describe("speculative proposer: sources", () => {
     expect(p.predictionTokensMatched, "a repeat matches positions already counted").toBe(7);
   });
 
+  it("drafts what a grammar forces first, even over an agreeing prediction, at most maxDraft tokens", () => {
+    const p = new DraftProposer({ prompt: [1, 2], prediction: range(100, 40) }, { maxDraft: 16 });
+    expect(p.propose([], Infinity, range(500, 100))).toEqual(range(500, 16));
+    expect(p.lastSource).toBe("grammar");
+    expect(p.propose([], Infinity, []), "nothing forced: the prediction").toEqual(range(100, 4));
+  });
+
   it("never drafts past the limit", () => {
     const p = new DraftProposer({ prompt: [], prediction: range(1, 50) }, { initialDraft: 8 });
     expect(p.propose([], 3)).toEqual([1, 2, 3]);

@@ -4,7 +4,8 @@
  * `prediction`, ≤ 0.5 for grounded tasks without one, ≤ 0.3 for a greedy
  * regenerate; open chat never takes more passes than tokens and wastes at
  * most a quarter of its tokens' worth on rejected drafts; every output is the
- * one speculation off gives, which takes one pass per token.
+ * one speculation off gives, which takes one pass per token. Grounded tasks
+ * are held to plain prompt lookup on the same tokens (issue 34).
  */
 import { describe, expect, it } from "vitest";
 import { SPECULATIVE_GOALS, benchSpeculative, type SpeculativeTask } from "../../bench/speculative.js";
@@ -30,6 +31,13 @@ describe("speculative trace (scripted engine)", () => {
       expect(t.rejectedPerToken, `${t.task}: rejected drafts per token`).toBeLessThanOrEqual(goal.rejectedPerToken);
       expect(t.acceptedDraftTokens, t.task).toBeLessThanOrEqual(t.draftTokens);
     }
+  });
+
+  it("grounded tasks: each within 0.03 passes per token of plain prompt lookup (n = 3..1, k = 8) or better, at most 0.5 together", () => {
+    const grounded = tasks.filter((t) => t.kind === "grounded");
+    for (const t of grounded) expect(t.passesPerToken, `${t.task}: ours against plain lookup's ${t.plainLookupPassesPerToken}`).toBeLessThanOrEqual(t.plainLookupPassesPerToken! + 0.03);
+    const together = grounded.reduce((n, t) => n + t.passes, 0) / grounded.reduce((n, t) => n + t.tokens, 0);
+    expect(together).toBeLessThanOrEqual(0.5);
   });
 
   it("reports the prediction's tokens for the edit", () => {

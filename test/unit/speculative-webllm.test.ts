@@ -14,7 +14,7 @@ import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-
 import { WebLlmCacheSlot } from "../../src/engine/prompt-cache/webllm-cache-slot.js";
 import { WebLlmSpeculativeSlot } from "../../src/engine/speculative/webllm-speculative-slot.js";
 import type { EngineRequest } from "../../src/engine/types.js";
-import { decodeIds, encodeText, FakeDecodingPipeline, type GenConfig } from "./support/fake-webllm-decoder.js";
+import { decodeIds, encodeText, FakeDecodingPipeline, TemplateMatcher, type GenConfig, type TemplateGrammar } from "./support/fake-webllm-decoder.js";
 
 interface Setup {
   pipe: FakeDecodingPipeline;
@@ -22,10 +22,11 @@ interface Setup {
   cache: WebLlmPromptCache | null;
 }
 
-function setup(options: { promptCache?: boolean; batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86" } = {}): Setup {
-  const pipe = new FakeDecodingPipeline({ batchPrefill: options.batchPrefill, webllm: options.webllm });
+function setup(options: { promptCache?: boolean; batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86"; device?: { single(tokens: number): number } } = {}): Setup {
+  const pipe = new FakeDecodingPipeline({ batchPrefill: options.batchPrefill, webllm: options.webllm, device: options.device });
   // Speculation hooks first, the prompt cache on top (as webllm-cache-slot.ts attaches them).
-  const spec = new WebLlmSpeculative(pipe as unknown as SpeculativePipeline);
+  // Decode steps timed on the stand-in's simulated device (GPU-like: a verify costs about a decode).
+  const spec = new WebLlmSpeculative(pipe as unknown as SpeculativePipeline, true, { now: () => pipe.clock });
   const cache = options.promptCache ? new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1 }) : null;
   if (cache) spec.setSequenceInfo(cache);
   return { pipe, spec, cache };
@@ -298,5 +299,132 @@ describe("speculative decoding through the web-llm cache slot (as the engine att
     slot.end("stop", true);
     expect(slot.current!.policy!.sequences().length).toBeGreaterThan(0);
     policyHolds(pipe, slot);
+  });
+});
+
+describe("speculative decoding on web-llm's pipeline: drafts sized by the device's measured costs", () => {
+  // SwiftShader as measured (compute-bound): a verify costs 4 decodes, flat up to ~30 tokens.
+  const swiftShader = { single: (tokens: number) => (tokens <= 1 ? 10 : 40) };
+
+  async function timed(device: typeof swiftShader | undefined, prompt: string, config: GenConfig, request: Partial<SpeculativeRequest> = {}) {
+    const s = setup({ device });
+    const started = s.pipe.clock;
+    const outcome = await run(s, prompt, config, request);
+    return { ...outcome, ms: s.pipe.clock - started, spec: s.spec };
+  }
+
+  it("learns what a decode and a verify cost on the device from the steps it times", async () => {
+    const { spec, verifies, decodes } = await timed(swiftShader, "qwertyuiopasdf", { max_tokens: 48 });
+    expect(decodes, "a decode is measured first, on a plain step").toBeGreaterThan(0);
+    expect(verifies.length, "the first worthwhile draft is the probe").toBeGreaterThan(0);
+    expect(spec.costs.single(1)).toBeCloseTo(10);
+    expect(spec.costs.single(verifies[0])).toBeCloseTo(40);
+  });
+
+  it("on a device where a verify costs 4 decodes: never slower than speculation off once a probe measured it, same tokens", async () => {
+    for (const prompt of ["abcxyz", "qwertyuiopasdf", REPEATING, "thecatsat", "hello world hello"]) {
+      const s = setup({ device: swiftShader });
+      const first = await run(s, prompt, { max_tokens: 64 });
+      const firstMs = s.pipe.clock;
+      const second = await run(s, prompt, { max_tokens: 64 });
+      const secondMs = s.pipe.clock - firstMs;
+      const off = await timed(swiftShader, prompt, { max_tokens: 64 }, { enabled: false });
+      expect(first.tokens, prompt).toEqual(off.tokens);
+      expect(second.tokens, prompt).toEqual(off.tokens);
+      expect(firstMs, `${prompt}: the first request pays at most one losing probe (a verify instead of a decode)`).toBeLessThanOrEqual(off.ms + 30);
+      expect(secondMs, `${prompt}: then never slower`).toBeLessThanOrEqual(off.ms);
+    }
+  });
+
+  it("there, a prediction the model follows is still drafted long", async () => {
+    const base = await timed(swiftShader, "abcxyz", { max_tokens: 40 }, { enabled: false });
+    const on = await timed(swiftShader, "abcxyz", { max_tokens: 40 }, { prediction: base.text });
+    expect(on.tokens).toEqual(base.tokens);
+    expect(on.counts!.decodePasses / on.tokens.length).toBeLessThanOrEqual(0.35);
+    expect(on.ms).toBeLessThan(base.ms * 0.6);
+  });
+
+  it("where a verify costs about a decode, more is drafted and more time saved than where it costs 4", async () => {
+    const prompt = "hello world hello";
+    const swift = await timed(swiftShader, prompt, { max_tokens: 64 });
+    const swiftOff = await timed(swiftShader, prompt, { max_tokens: 64 }, { enabled: false });
+    const gpu = await timed(undefined, prompt, { max_tokens: 64 });
+    const gpuOff = await timed(undefined, prompt, { max_tokens: 64 }, { enabled: false });
+    expect(gpu.tokens).toEqual(swift.tokens);
+    expect(gpu.counts!.draftTokens).toBeGreaterThan(swift.counts!.draftTokens);
+    expect(gpu.ms / gpuOff.ms).toBeLessThan(swift.ms / swiftOff.ms);
+    expect(gpu.ms / gpuOff.ms).toBeLessThan(0.5);
+  });
+});
+
+describe("speculative decoding on web-llm's pipeline: grammar jump-forward", () => {
+  const letters = (id: number) => decodeIds([id]);
+  // A forced call: its fixed markup, free arguments ending with `z`, then the fixed close, then free text.
+  const call: TemplateGrammar = { fixed: ["callsetunitwithargs", "endofthecall"], terminator: "z", tokenText: letters };
+
+  async function generateWith(grammar: TemplateGrammar, enabled: boolean, options: { jumpForward?: boolean; tokenizer?: FakeDecodingPipeline["tokenizer"] } = {}) {
+    const s = setup();
+    if (options.tokenizer) s.pipe.tokenizer = options.tokenizer;
+    const original = TemplateMatcher.prototype.findJumpForwardString;
+    if (options.jumpForward === false) TemplateMatcher.prototype.findJumpForwardString = () => "";
+    try {
+      return await run(s, "abcxyz", { max_tokens: 60, grammar, response_format: { type: "grammar" } }, { enabled });
+    } finally {
+      TemplateMatcher.prototype.findJumpForwardString = original;
+    }
+  }
+
+  it("a forced call: the same tokens with and without jump-forward, its fixed markup in a pass or two, counted as jump-forward drafts", async () => {
+    const off = await generateWith(call, false);
+    const without = await generateWith(call, true, { jumpForward: false });
+    const jumped = await generateWith(call, true);
+    expect(decodeIds(off.tokens).startsWith("callsetunitwithargs")).toBe(true);
+    expect(without.tokens).toEqual(off.tokens);
+    expect(jumped.tokens).toEqual(off.tokens);
+    expect(jumped.held).toEqual(off.held);
+    expect(without.counts!.jumpForwardTokens).toBeUndefined();
+    expect(jumped.counts!.jumpForwardTokens).toBeGreaterThanOrEqual(17);
+    // The first token comes from the prefill; the other 18 forced characters but the boundary's: one verify.
+    expect(jumped.counts!.decodePasses).toBeLessThanOrEqual(without.counts!.decodePasses - 15);
+  });
+
+  it("a forced string that ends inside a token: the model's own token crosses the boundary, the output does not change", async () => {
+    // Two-letter tokens: "et" inside the fixed text, "tq" from its last letter into the free text.
+    const pairs: Record<number, string> = { 26: "et", 27: "tq", 28: "ca" };
+    const tokenText = (id: number) => pairs[id] ?? letters(id);
+    const encode = (text: string) => {
+      const ids: number[] = [];
+      for (let i = 0; i < text.length; ) {
+        const pair = Object.entries(pairs).find(([, t]) => text.startsWith(t, i));
+        ids.push(pair ? Number(pair[0]) : encodeText(text[i])[0]);
+        i += pair ? 2 : 1;
+      }
+      return ids;
+    };
+    const tokenizer = { encode, decode: decodeIds };
+    const grammar: TemplateGrammar = { fixed: ["callset", "done"], terminator: "z", tokenText };
+    const off = await generateWith(grammar, false, { tokenizer });
+    const jumped = await generateWith(grammar, true, { tokenizer });
+    expect(jumped.tokens).toEqual(off.tokens);
+    expect(jumped.held).toEqual(off.held);
+    expect(jumped.counts!.jumpForwardTokens).toBeGreaterThan(0);
+    expect(jumped.counts!.decodePasses).toBeLessThanOrEqual(off.counts!.decodePasses);
+  });
+
+  it("a matcher web-llm kept from an earlier constrained request does not draft for an unconstrained one", async () => {
+    const s = setup();
+    const matcher = { findJumpForwardString: () => "callsetunit", allows: () => true, acceptToken: () => true };
+    const pipe = s.pipe as unknown as { grammarMatcher: unknown; isGrammarConstrained: (f: unknown) => boolean };
+    const generate = s.pipe.generate.bind(s.pipe);
+    s.pipe.generate = async (prompt, config, multiround) => {
+      const running = generate(prompt, config, multiround);
+      pipe.grammarMatcher = matcher; // set after generate() reset it: as web-llm keeps it for reuse
+      return running;
+    };
+    const r = await run(s, "abcxyz", { max_tokens: 30 }, { enabled: true });
+    expect(r.counts!.jumpForwardTokens, "web-llm 0.2.79: no response_format").toBeUndefined();
+    pipe.isGrammarConstrained = (format) => (format as { type?: string } | undefined)?.type === "json_object";
+    const again = await run(s, "abcxyz", { max_tokens: 30 }, { enabled: true });
+    expect(again.counts!.jumpForwardTokens, "web-llm 0.2.86: isGrammarConstrained says no").toBeUndefined();
   });
 });

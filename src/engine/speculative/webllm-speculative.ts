@@ -36,20 +36,28 @@
  * prompt-cache binding — which hooks `embedAndForward` on top of this one and
  * records one token per decode step — see the usual one token per step.
  *
+ * Drafts, first source to last: what the request's grammar forces next
+ * (jump-forward.ts: xgrammar's findJumpForwardString, counted as
+ * `jumpForwardTokens`), then the proposer's. Each is cut to the length the
+ * costs measured here make worth it (draft-sizing.ts): every decode step is
+ * timed, by what its forward fed.
+ *
  * Decodes as today (only counted): speculation off for the request or the
  * client, sliding-window models, models with recurrent state, 0.2.86
  * manifest models (their decode bypasses `embedAndForward`), and libraries
  * without `batch_prefill` or `kv_state_popn`.
  */
-import { DraftProposer } from "./proposer.js";
+import { DraftProposer, ENGINE_PROPOSER_OPTIONS } from "./proposer.js";
 import { SpeculationCounters, type SpeculationUsage } from "./counters.js";
 import { verifierOf, type LogitRows, type Verifier, type VerifyHost } from "./webllm-verify.js";
 import { kvOpsOf, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { ForwardCostEstimate } from "./draft-sizing.js";
+import { activeMatcher, forcedDraft, type GrammarHost } from "./jump-forward.js";
 
 type InputChunk = number[] | object;
 
 /** The pipeline members the binding hooks and reads (web-llm's `LLMChatPipeline`, 0.2.79 – 0.2.86). */
-export interface SpeculativePipeline extends VerifyHost {
+export interface SpeculativePipeline extends VerifyHost, GrammarHost {
   outputIds: number[];
   stopTriggered: boolean;
   contextWindowSize?: number;
@@ -88,6 +96,8 @@ interface Pending {
   used: number;
   /** The KV sequence that holds them. */
   seq: number;
+  /** The grammar forced them (jump-forward). */
+  forced: boolean;
 }
 
 /** Why a pipeline cannot speculate (null: it can). */
@@ -99,7 +109,21 @@ export function unsupportedReason(pipeline: SpeculativePipeline): string | null 
   return null;
 }
 
+export interface SpeculativeOptions {
+  /** The clock decode steps are timed with (ms). Default `performance.now`. */
+  now?: () => number;
+}
+
 export class WebLlmSpeculative {
+  /**
+   * What a forward costs on this device for the loaded model, measured on
+   * every decode step (a decode, a verify of k drafts, a step served from a
+   * verified row): the proposer sizes drafts by it (draft-sizing.ts).
+   */
+  readonly costs = new ForwardCostEstimate();
+  private readonly now: () => number;
+  /** Tokens the current decode step's forward fed (0: served from a verified draft; null: not through here). */
+  private stepTokens: number | null = null;
   /** Why this pipeline decodes as web-llm does, else null. */
   readonly unsupported: string | null;
   private readonly verifier: Verifier | null;
@@ -123,7 +147,9 @@ export class WebLlmSpeculative {
   constructor(
     private readonly pipeline: SpeculativePipeline,
     enabled = true,
+    options: SpeculativeOptions = {},
   ) {
+    this.now = options.now ?? (() => performance.now());
     let reason = enabled ? unsupportedReason(pipeline) : "speculative decoding off";
     const verifier = reason ? null : verifierOf(pipeline);
     if (!reason && !verifier) reason = "model library without batch_prefill";
@@ -182,9 +208,13 @@ export class WebLlmSpeculative {
     const resetKVCache = pipe.resetKVCache;
     pipe.decodeStep = async (genConfig?: unknown) => {
       this.decoding = { genConfig };
+      this.stepTokens = null;
       if (this.request) this.steps++;
+      const started = this.now();
       try {
-        return await decodeStep.call(pipe, genConfig);
+        const result = await decodeStep.call(pipe, genConfig);
+        this.timeStep(this.now() - started);
+        return result;
       } finally {
         this.decoding = null;
       }
@@ -198,8 +228,12 @@ export class WebLlmSpeculative {
       this.decoding = null; // one forward per decode step
       const token = (inputData[0] as number[])[0];
       const served = this.fromPending(token);
-      if (served) return served;
+      if (served) {
+        this.stepTokens = 0;
+        return served;
+      }
       const draft = this.propose(decoding.genConfig);
+      this.stepTokens = draft.length + 1;
       if (draft.length === 0) {
         const logits = await embedAndForward.call(pipe, inputData, inputDataLen);
         this.counts.pass(0, 0);
@@ -220,6 +254,19 @@ export class WebLlmSpeculative {
       this.pending = null; // the cache is empty: nothing to pop
       resetKVCache.call(pipe);
     };
+  }
+
+  /**
+   * A decode step took `ms`, its sampling and bookkeeping included (web-llm's
+   * decode reads the logits back while sampling, so timing the forward alone
+   * would miss the device's work): what its forward fed says what it measured.
+   */
+  private timeStep(ms: number): void {
+    const tokens = this.stepTokens;
+    this.stepTokens = null;
+    if (tokens === null) return;
+    if (tokens === 0) this.costs.observeServed(ms);
+    else this.costs.observe(tokens, ms);
   }
 
   /** The rows of a verified draft for the token being fed, or null (after rolling back a rejected rest). */
@@ -251,7 +298,24 @@ export class WebLlmSpeculative {
     );
     if (!(limit >= 1)) return [];
     this.proposer ??= this.makeProposer();
-    return this.proposer.propose(pipe.outputIds, limit);
+    // A decode's cost is what every draft is weighed against: measured first, on a plain step.
+    if (!this.costs.has(1)) {
+      this.proposer.observe(pipe.outputIds);
+      return [];
+    }
+    return this.proposer.propose(pipe.outputIds, limit, this.forced(genConfig));
+  }
+
+  /**
+   * What the request's grammar forces next, as tokens (jump-forward.ts): the
+   * matcher has accepted every output token (web-llm feeds it each sampled
+   * one; nothing is pending when a draft is proposed).
+   */
+  private forced(genConfig: unknown): number[] {
+    const matcher = activeMatcher(this.pipeline, genConfig);
+    const tokenizer = this.pipeline.tokenizer;
+    if (!matcher || !tokenizer) return [];
+    return forcedDraft(matcher.findJumpForwardString(), (text) => tokenizer.encode(text));
   }
 
   private makeProposer(): DraftProposer {
@@ -259,7 +323,7 @@ export class WebLlmSpeculative {
       prompt: this.info.prompt() ?? this.prefilled,
       prediction: this.prediction,
       cachedReplies: this.info.cachedReplies(),
-    });
+    }, { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: this.costs, served: () => this.costs.served() } });
   }
 
   /** One pass over [token, ...draft]; the step gets row 0, the rest wait in `pending`. */
@@ -267,7 +331,7 @@ export class WebLlmSpeculative {
     const pipe = this.pipeline;
     const rows = await (this.verifier as Verifier).forward([token, ...draft]);
     pipe.filledKVCacheLength += 1;
-    this.pending = { draft, rows, used: 0, seq: this.info.sequence() };
+    this.pending = { draft, rows, used: 0, seq: this.info.sequence(), forced: this.proposer?.lastSource === "grammar" };
     return rows.row(0);
   }
 
@@ -282,6 +346,6 @@ export class WebLlmSpeculative {
     const rest = pending.draft.length - pending.used;
     if (rest > 0) (this.ops as KvOps).popn(pending.seq, rest);
     this.proposer?.record(pending.draft.length, pending.used);
-    this.counts.pass(pending.draft.length, pending.used);
+    this.counts.pass(pending.draft.length, pending.used, pending.forced);
   }
 }

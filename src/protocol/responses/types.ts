@@ -162,6 +162,8 @@ export interface ResponseObject {
     decode_passes: number;
     draft_tokens: number;
     accepted_draft_tokens: number;
+    /** Of `draft_tokens`, those the grammar forced (jump-forward); present when there were some. */
+    jump_forward_tokens?: number;
     /** A batching engine only: how many rows shared the forward passes this response took part in (chat's `x_webgpu.batch`). */
     batch?: { max_rows: number; mean_rows: number; passes: number };
     /** A background response whose worker stopped, continued by the next one: the reply tokens it had, and the tokens prefilled to go on. */

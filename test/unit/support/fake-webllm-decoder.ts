@@ -109,8 +109,10 @@ export interface GenConfig {
   repetition_penalty?: number;
   logprobs?: boolean;
   top_logprobs?: number;
-  /** A grammar: the matcher allows token t after s accepted tokens iff (t + s) % 5 !== 0. */
-  grammar?: boolean;
+  /** A grammar: the matcher allows token t after s accepted tokens iff (t + s) % 5 !== 0; or a TemplateGrammar. */
+  grammar?: boolean | TemplateGrammar;
+  /** What web-llm reads to know the request is constrained (the stand-in's matcher follows `grammar`). */
+  response_format?: { type: string };
   seed?: number;
 }
 
@@ -133,10 +135,66 @@ export class FakeMatcher {
   }
 }
 
+/**
+ * A grammar with forced text, for jump-forward: fixed strings, each but the
+ * last followed by free text that ends with `terminator` (then the next fixed
+ * string is forced); free text after the last. Tokens are texts (`tokenText`):
+ * a multi-character token may cross from a fixed string into free text.
+ */
+export interface TemplateGrammar {
+  fixed: string[];
+  terminator: string;
+  tokenText: (id: number) => string;
+}
+
+/** The template's matcher: web-xgrammar's members the pipeline and a speculative binding use. */
+export class TemplateMatcher {
+  /** Fixed string being matched (index into `fixed`), and the offset in it; free text while `inFree`. */
+  private segment = 0;
+  private offset = 0;
+  private inFree = false;
+
+  constructor(private readonly grammar: TemplateGrammar) {}
+
+  private step(state: { segment: number; offset: number; inFree: boolean }, text: string): boolean {
+    const { fixed, terminator } = this.grammar;
+    for (const ch of text) {
+      if (!state.inFree) {
+        if (fixed[state.segment][state.offset] !== ch) return false;
+        if (++state.offset === fixed[state.segment].length) state.inFree = true;
+      } else if (ch === terminator && state.segment < fixed.length - 1) {
+        state.segment++;
+        state.offset = 0;
+        state.inFree = false;
+      }
+    }
+    return true;
+  }
+
+  allows(token: number): boolean {
+    const state = { segment: this.segment, offset: this.offset, inFree: this.inFree };
+    if (token === EOS) return this.inFree && this.segment === this.grammar.fixed.length - 1;
+    return this.step(state, this.grammar.tokenText(token));
+  }
+
+  acceptToken(token: number): boolean {
+    if (!this.allows(token)) throw new Error(`grammar matcher: token ${token} not allowed`);
+    if (token === EOS) return true;
+    const state = { segment: this.segment, offset: this.offset, inFree: this.inFree };
+    this.step(state, this.grammar.tokenText(token));
+    ({ segment: this.segment, offset: this.offset, inFree: this.inFree } = state);
+    return true;
+  }
+
+  findJumpForwardString(): string {
+    return this.inFree ? "" : this.grammar.fixed[this.segment].slice(this.offset);
+  }
+}
+
 export class FakeDecodingPipeline extends FakePipeline {
   readonly device = { sync: async () => undefined };
   readonly params = { weights: true };
-  readonly tokenizer = { encode: encodeText, decode: decodeIds };
+  tokenizer: { encode(text: string): number[]; decode(ids: ArrayLike<number>): string } = { encode: encodeText, decode: decodeIds };
   outputIds: number[] = [];
   stopTriggered = false;
   finishReason: string | null = null;
@@ -144,16 +202,25 @@ export class FakeDecodingPipeline extends FakePipeline {
   stopTokens = [EOS];
   appearedTokensFreq = new Map<number, number>();
   tokenLogprobArray: Logprob[] = [];
-  grammarMatcher: FakeMatcher | undefined;
+  grammarMatcher: FakeMatcher | TemplateMatcher | undefined;
   /** Forward passes by kind, for the tests' accounting. */
   readonly passes = { prefill: 0, decode: 0, batchPrefill: 0 };
   /** Tensors given to the sampler (each must be a live device tensor of a decode step's shape). */
   private rng = mulberry32(1);
   /** batch_prefill calls: the token count of each. */
   readonly verifies: number[] = [];
+  /**
+   * The simulated device's clock (ms): each decode and verify forward
+   * advances it by what `device` says a forward over that many tokens costs
+   * (speculation sizes its drafts by the times it measures with it).
+   */
+  clock = 0;
+  private readonly deviceCost: { single(tokens: number): number };
 
-  constructor(options: { batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86" } = {}) {
+  /** `device`: forward cost by tokens fed; default GPU-like (a decode 10 ms, a verify of up to 8 drafts 11 ms). */
+  constructor(options: { batchPrefill?: boolean; webllm?: "0.2.79" | "0.2.86"; device?: { single(tokens: number): number } } = {}) {
     super(options.webllm === "0.2.86");
+    this.deviceCost = options.device ?? { single: (tokens) => (tokens <= 1 ? 10 : 11 + 0.5 * Math.max(0, tokens - 9)) };
     if (options.webllm === "0.2.86") this.decodeStep = this.decodeStep086;
     const tvm = this.tvm as unknown as Record<string, unknown>;
     tvm.empty = (shape: number[], dtype: string, device: unknown) => {
@@ -176,7 +243,10 @@ export class FakeDecodingPipeline extends FakePipeline {
   override async embedAndForward(inputData: Array<number[] | object>, inputDataLen: number): Promise<unknown> {
     await super.embedAndForward(inputData, inputDataLen);
     if (inputDataLen > 1) this.passes.prefill++;
-    else this.passes.decode++;
+    else {
+      this.passes.decode++;
+      this.clock += this.deviceCost.single(1);
+    }
     const held = this.held(this.forwardSeq) as number[];
     return new FakeTensor([1, 1, VOCAB], "float32", "gpu", logitsAfter(held));
   }
@@ -198,6 +268,7 @@ export class FakeDecodingPipeline extends FakePipeline {
     const out = new Float32Array(rows.length * VOCAB);
     rows.forEach((p, r) => out.set(logitsAfter(held.slice(0, held.length - n + p + 1)), r * VOCAB));
     this.passes.batchPrefill++;
+    this.clock += this.deviceCost.single(n);
     this.verifies.push(n);
     this.log.push(`verify ${n} on ${this.forwardSeq}`);
     return { get: () => new FakeTensor([1, rows.length, VOCAB], "float32", "gpu", out) };
@@ -213,7 +284,7 @@ export class FakeDecodingPipeline extends FakePipeline {
     this.outputMessage = "";
     this.appearedTokensFreq = new Map();
     this.tokenLogprobArray = [];
-    this.grammarMatcher = config.grammar ? new FakeMatcher() : undefined;
+    this.grammarMatcher = config.grammar ? (typeof config.grammar === "object" ? new TemplateMatcher(config.grammar) : new FakeMatcher()) : undefined;
     this.rng = mulberry32(config.seed ?? 1);
     const [chunks] = await this.getInputData();
     const flat = (chunks as number[][]).flat();
