@@ -52,12 +52,12 @@ describe("docs/api.md", () => {
   it("lists every createClient option with a default", () => {
     const keys = interfaceKeys("src/client/types.ts", "ClientOptions");
     expect(keys.length).toBeGreaterThan(5);
-    const rows = new Map(
-      apiDoc
-        .split("\n")
-        .filter((line) => line.startsWith("| `"))
-        .map((line) => [/^\| `([^`]+)`/.exec(line)![1]!, line.split(" | ")] as const),
-    );
+    // The createClient table comes first: a later table's row of the same name (client.stats()'s `batching`) is not it.
+    const rows = new Map<string, string[]>();
+    for (const line of apiDoc.split("\n").filter((l) => l.startsWith("| `"))) {
+      const name = /^\| `([^`]+)`/.exec(line)![1]!;
+      if (!rows.has(name)) rows.set(name, line.split(" | "));
+    }
     for (const key of keys) {
       expect(rows.has(key), `docs/api.md has no row for the createClient option \`${key}\``).toBe(true);
       // option | type | default | description: the default column is filled
