@@ -455,7 +455,8 @@ export class WebLlmRows {
     for (const [i, piece] of pieces.entries()) {
       if (row.fed % row.chunk === 0) {
         if (!row.batch) throw new Error("A row prefilled before its prompt was tokenized.");
-        if (!(await row.batch.pass(signal))) throw signal.reason ?? new DOMException("The row was aborted.", "AbortError");
+        // An AbortError whatever the signal's reason: the generation maps it to the request's abort.
+        if (!(await row.batch.pass(signal))) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
       }
       const last = i === pieces.length - 1;
       const out = await this.exclusive(async () => {
