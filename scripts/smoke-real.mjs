@@ -30,6 +30,10 @@
  *   without batching, then the same four at once on one with `batching: { maxRows: 4 }` (each
  *   phase after a warm-up); checks the same tokens and sets the wall times side by side.
  *   [--max-tokens 16] [--batch-phases "alone;batched"]
+ *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
+ *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
+ *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
+ *   [--max-tokens 24]
  *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
  *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
  *   grammar's language (random weights follow no instruction: the grammar forces it).
@@ -58,7 +62,7 @@
  * profile makes the first load a network one. Prints ONE JSON report on
  * stdout (progress lines go to stderr); exits 1 when a check fails.
  */
-import { build } from "vite";
+import { build, createServer as createViteServer } from "vite";
 import { chromium } from "playwright";
 import { createServer } from "node:http";
 import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -113,6 +117,7 @@ const runSpeculative = !!chatDir && steps.includes("speculative");
 const runGrammar = !!chatDir && steps.includes("grammar");
 const runResume = !!chatDir && steps.includes("resume");
 const runBatching = !!chatDir && steps.includes("batching");
+const runMcp = !!chatDir && steps.includes("mcp");
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -168,7 +173,7 @@ try {
   };
   page.on("console", (m) => {
     keep(`[${m.type()}] ${m.text().slice(0, 300)}`);
-    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]") || m.text().startsWith("[resume]") || m.text().startsWith("[batching]")) log(m.text().slice(0, 3000)); // progress of the long steps
+    if (m.text().startsWith("[prompt-cache]") || m.text().startsWith("[speculative]") || m.text().startsWith("[resume]") || m.text().startsWith("[batching]") || m.text().startsWith("[mcp]")) log(m.text().slice(0, 3000)); // progress of the long steps
   });
   page.on("pageerror", (e) => keep(`[pageerror] ${e}`));
   page.on("worker", (w) => w.on("console", (m) => keep(`[worker ${m.type()}] ${m.text().slice(0, 300)}`)));
@@ -207,6 +212,21 @@ try {
     const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}) };
     report.batching = await step(() => page.evaluate((x) => window.smokeBatching(x), o), () => window.smokeBatchingReport);
   }
+  if (runMcp && !report.timedOutAfterS) {
+    // The test fixture (TypeScript) loaded through Vite in Node, as the unit tests load it.
+    const vite = await createViteServer({ root: resolve(fileURLToPath(import.meta.url), "../.."), server: { middlewareMode: true }, appType: "custom", logLevel: "warn" });
+    const { startMcpFixture } = await vite.ssrLoadModule("/test/support/mcp-server.ts");
+    const fixture = await startMcpFixture({ cors: true });
+    try {
+      const o = { modelId, serverUrl: fixture.url, maxTokens: Number(args["max-tokens"] ?? 24) };
+      report.mcp = await step(() => page.evaluate((x) => window.smokeMcp(x), o), () => window.smokeMcpReport);
+      report.mcp.serverCalls = [...fixture.calls];
+      report.mcp.serverMethods = [...fixture.methods];
+    } finally {
+      await fixture.close();
+      await vite.close();
+    }
+  }
   if (runGrammar && !report.timedOutAfterS) {
     report.grammar = await step(() => page.evaluate((x) => window.smokeGrammar(x), { modelId }), () => window.smokeGrammarReport);
   }
@@ -243,6 +263,7 @@ try {
     ...(runSpeculative ? speculativeChecks(report.speculative ?? {}) : {}),
     ...(runGrammar ? grammarChecks(report.grammar ?? {}) : {}),
     ...(runBatching ? batchingChecks(report.batching ?? {}) : {}),
+    ...(runMcp ? mcpChecks(report.mcp ?? {}) : {}),
     ...(runAudio ? audioChecks(report.audio?.result ?? {}) : {}),
     ...(runResume ? resumeChecks(report.resume ?? {}) : {}),
   };
@@ -379,6 +400,26 @@ function promptCacheChecks(r) {
     promptCachePromptTokensAsRendered: all("promptRendered"),
     promptCacheCachedEqualsCommonPrefix: all("cachedIsCommonPrefix"),
     promptCachePrefilledEqualsPromptMinusPrefix: all("prefilledIsPromptMinusPrefix"),
+  };
+}
+
+/** The mcp step's summary: the forced call ran on the server, its output is in the mcp_call item, and the reply went on. */
+function mcpChecks(r) {
+  const output = r.output ?? [];
+  const at = output.findIndex((item) => item.type === "mcp_call");
+  const call = output[at];
+  let args = null;
+  try {
+    args = JSON.parse(call?.arguments ?? "null");
+  } catch {
+    args = null;
+  }
+  const sum = args && typeof args.a === "number" && typeof args.b === "number" ? String(args.a + args.b) : null;
+  return {
+    mcpListed: output.some((item) => item.type === "mcp_list_tools" && (item.tools ?? []).includes("add")),
+    mcpServerRanTheCall: (r.serverCalls ?? []).includes("add"),
+    mcpCallOutputIsTheServers: !!call && !call.error && sum !== null && call.output === sum,
+    mcpReplyContinuedAfterTheCall: at >= 0 && output.slice(at + 1).some((item) => item.type === "message"),
   };
 }
 

@@ -16,6 +16,7 @@ import { defineSpeculativeSmoke } from "./speculative-smoke.js";
 import { defineGrammarSmoke } from "./grammar-smoke.js";
 import { defineResumeSmoke } from "./resume-smoke.js";
 import { defineBatchingSmoke } from "./batching-smoke.js";
+import { defineMcpSmoke } from "./mcp-smoke.js";
 
 export interface SmokeOptions {
   modelId: string;
@@ -266,6 +267,7 @@ defineEmbedSmoke(); // window.smokeEmbed: the embedding model run
 defineMixedSmoke(); // window.smokeMixed: chat + embedding model in one client
 definePromptCacheSmoke(); // window.smokePromptCache: outputs and prefill with and without prompt caching
 defineAudioSmoke(); // window.smokeAudio: audio (and an image) to a model that takes them
+defineMcpSmoke(); // window.smokeMcp: a Responses request whose forced mcp call runs on a real MCP server
 defineBatchingSmoke(); // window.smokeBatching: four greedy requests one after another, then at once as rows
 defineSpeculativeSmoke(); // window.smokeSpeculative: greedy replies with and without speculative decoding
 defineGrammarSmoke(); // window.smokeGrammar: a regex response_format and a Lark custom tool, enforced

@@ -101,6 +101,15 @@ export function defineSpeculativeSmoke(): void {
       console.info(`[speculative] ${name}: ${JSON.stringify(step)}`);
       return step;
     };
+    // Warm-up (not a step): the decode and prefill kernels compile before anything is timed.
+    try {
+      const warm: EngineRequest = { model: options.modelId, messages: [{ role: "user", content: "Warm up" }], sampling: { temperature: 0, stop: [], max_tokens: 3 }, thinking: { enabled: false }, continueFinalMessage: false, promptCacheKey: "speculative-smoke-warm-up" };
+      const w0 = performance.now();
+      for await (const _event of engine.generate(warm, new AbortController().signal)) void _event;
+      report.warmUpMs = Math.round(performance.now() - w0);
+    } catch (error) {
+      report.warmUpError = errorOf(error);
+    }
     const plain = await ask("reply, speculation off", { speculative: false });
     const reply = plain.text !== undefined ? String(plain.text) : (options.prediction ?? "");
     await ask("same request, prediction = reply", { speculative: true, prediction: reply });

@@ -12,18 +12,34 @@ import { WEIGHT_BOUND_COST, type StepCostModel } from "./cost-model.js";
 
 /** Weight of the newest measurement in the running mean. */
 const FORGET = 0.2;
+/** Forwards recorded after which a batch size's measurement is old enough to be tried again. */
+const REPROBE_AFTER = 64;
 
+/**
+ * The first forward of each kind is not recorded: it pays the compilation of
+ * its kernels (on SwiftShader a first `batch_decode` can take minutes), and
+ * would make the kind look far dearer than it is. A batch size never measured
+ * (or measured long ago) is estimated as the prior says, in units of a
+ * measured decode, so the scheduler tries it: a measurement then decides.
+ */
 export class MeasuredStepCost implements StepCostModel {
   private singleMs: number | null = null;
-  private readonly batchMs = new Map<number, number>();
+  private readonly batchMs = new Map<number, { ms: number; at: number }>();
+  private readonly warmed = { single: false, batch: false };
+  private records = 0;
 
   constructor(private readonly prior: StepCostModel = WEIGHT_BOUND_COST) {}
 
   /** A decode forward ran: `rows` rows as one batch, or one single-sequence decode (`rows` 1), in `ms`. */
   record(mode: "batch" | "single", rows: number, ms: number): void {
     if (!(ms >= 0) || !Number.isFinite(ms)) return;
+    if (!this.warmed[mode]) {
+      this.warmed[mode] = true;
+      return;
+    }
+    this.records++;
     if (mode === "single") this.singleMs = mean(this.singleMs, ms);
-    else this.batchMs.set(rows, mean(this.batchMs.get(rows) ?? null, ms));
+    else this.batchMs.set(rows, { ms: mean(this.batchMs.get(rows)?.ms ?? null, ms), at: this.records });
   }
 
   single(tokens: number): number {
@@ -32,27 +48,25 @@ export class MeasuredStepCost implements StepCostModel {
 
   batch(rows: number, tokens: number): number {
     const measured = this.batchMs.get(rows);
-    if (measured !== undefined) return measured;
-    // The nearest measured row count, scaled by the prior's shape; else the prior in units of one decode.
-    let nearest: number | null = null;
-    for (const r of this.batchMs.keys()) if (nearest === null || Math.abs(r - rows) < Math.abs(nearest - rows)) nearest = r;
-    if (nearest !== null) return (this.batchMs.get(nearest) as number) * (this.prior.batch(rows, tokens) / this.prior.batch(nearest, nearest));
+    if (measured !== undefined && this.records - measured.at <= REPROBE_AFTER) return measured.ms;
     return this.unit() * (this.prior.batch(rows, tokens) / this.prior.single(1));
   }
 
   /** What the model knows (for stats and tests). */
   snapshot(): { single_ms: number | null; batch_ms: Record<number, number> } {
-    return { single_ms: this.singleMs, batch_ms: Object.fromEntries(this.batchMs) };
+    return { single_ms: this.singleMs, batch_ms: Object.fromEntries([...this.batchMs].map(([rows, m]) => [rows, m.ms])) };
   }
 
-  /** One single decode, in ms when measured (else 1: the prior's unit). */
+  /**
+   * One single decode in ms: measured, or before any was, the smallest
+   * measured batch over the prior's ratio (so both sides of a choice are in
+   * ms); 1 (the prior's unit) while nothing is measured.
+   */
   private unit(): number {
-    return this.singleMs ?? (this.batchMs.size > 0 ? this.batchFallbackUnit() : 1);
-  }
-
-  /** Before any single decode was timed, one decode is taken as the smallest measured batch over the prior's ratio. */
-  private batchFallbackUnit(): number {
-    const [rows, ms] = [...this.batchMs.entries()].sort((a, b) => a[0] - b[0])[0];
+    if (this.singleMs !== null) return this.singleMs;
+    const smallest = [...this.batchMs.entries()].sort((a, b) => a[0] - b[0])[0];
+    if (!smallest) return 1;
+    const [rows, { ms }] = smallest;
     return ms / (this.prior.batch(rows, rows) / this.prior.single(1));
   }
 }

@@ -1,0 +1,50 @@
+/**
+ * The measured step cost of the web-llm rows (src/engine/batching/measured-cost.ts)
+ * with the choice it drives (cost-model.ts chooseForward), on the times the
+ * real engine gives on SwiftShader: decode ~18 s, batch_decode of 2 rows
+ * ~29 s, of 4 rows ~44 s, and a first batch_decode that pays minutes of kernel
+ * compilation.
+ */
+import { describe, expect, it } from "vitest";
+import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
+import { chooseForward } from "../../src/engine/batching/cost-model.js";
+
+const FOUR = [1, 1, 1, 1];
+const TWO = [1, 1];
+
+describe("measured step cost", () => {
+  it("the first forward of a kind (kernel compilation) does not make batching look dear for good", () => {
+    const cost = new MeasuredStepCost();
+    cost.record("single", 1, 60_000); // first decode: compiling
+    cost.record("single", 1, 18_000);
+    cost.record("batch", 2, 180_000); // first batch_decode: compiling
+    // 2 rows not yet measured: the prior (a batch costs about a decode) makes the scheduler try it
+    expect(chooseForward(TWO, cost).mode).toBe("batch");
+    cost.record("batch", 2, 29_000);
+    // with decodes of 18 s, a batch of 2 (29 s) beats two decodes (36 s), and 4 rows are tried batched
+    expect(chooseForward(TWO, cost).mode).toBe("batch");
+    expect(chooseForward(FOUR, cost).mode).toBe("batch");
+    cost.record("batch", 4, 44_000);
+    expect(chooseForward(FOUR, cost)).toMatchObject({ mode: "batch", cost: 44_000 });
+  });
+
+  it("a batch size measured to lose keeps single decodes, and is tried again after a while", () => {
+    const cost = new MeasuredStepCost();
+    cost.record("single", 1, 13_500); // warm-up, not recorded
+    cost.record("batch", 2, 200_000); // warm-up, not recorded
+    cost.record("single", 1, 13_500);
+    cost.record("batch", 2, 28_800); // the probe's numbers: 2 decodes cost 27 s
+    expect(chooseForward(TWO, cost).mode).toBe("single");
+    for (let i = 0; i < 70; i++) cost.record("single", 1, 13_500);
+    // the measurement is old: the scheduler tries the batch once more
+    expect(chooseForward(TWO, cost).mode).toBe("batch");
+  });
+
+  it("before any single decode is measured, a measured batch sets the unit: both sides of a choice are in ms", () => {
+    const cost = new MeasuredStepCost();
+    cost.record("batch", 2, 200_000); // compiling: not recorded
+    cost.record("batch", 4, 44_000);
+    // one decode is taken as 44 s / 1.1 (the prior's batch-to-decode ratio): four of them cost more than the batch
+    expect(chooseForward(FOUR, cost)).toMatchObject({ mode: "batch", cost: 44_000 });
+  });
+});
