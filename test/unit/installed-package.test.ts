@@ -65,10 +65,11 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     const link = readFileSync(join(app, "node_modules/webgpu-openai/dist/client/worker-link.js"), "utf8");
     expect(link).toContain('new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
     expect(link).toContain('new SharedWorker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
-    // The worker files have no bare import but web-llm's (a module worker gets no import map), and that one only dynamically.
+    // The worker files have no bare import but web-llm's and the MCP SDK's (a module worker gets no import map), and those
+    // only dynamically: loaded when a web-llm model or an mcp tool is first used, resolved by the app's bundler.
     const worker = readFileSync(join(app, "node_modules/webgpu-openai/dist/worker/entry.js"), "utf8");
     const bare = [...worker.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"'./][^"']*)["']/g)].map((m) => m[0]);
-    expect(bare).toEqual([expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/)]);
+    expect(bare.filter((b) => !/^import\s*\(\s*"@modelcontextprotocol\/sdk\/client\/(index|streamableHttp|sse)\.js"$/.test(b))).toEqual([expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/)]);
   });
 
   it("imports in plain Node (index, testing and static) and streams a scripted reply", () => {
@@ -204,8 +205,11 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
   it("(f) Rollup, the app hosting its worker with webgpu-openai/worker", async () => {
     const { rollup } = await import("rollup");
     const { nodeResolve } = await import("@rollup/plugin-node-resolve");
+    // The MCP SDK (loaded by the worker on first use of an mcp tool) depends on CommonJS packages (ajv) that import JSON.
+    const { default: commonjs } = await import("@rollup/plugin-commonjs");
+    const { default: json } = await import("@rollup/plugin-json");
     const outdir = join(app, "out-rollup");
-    const bundle = await rollup({ input: [join(app, "main-hosted.js"), join(app, "engine-worker.js")], plugins: [nodeResolve({ browser: true, rootDir: app })], logLevel: "silent" });
+    const bundle = await rollup({ input: [join(app, "main-hosted.js"), join(app, "engine-worker.js")], plugins: [nodeResolve({ browser: true, rootDir: app }), commonjs(), json()], logLevel: "silent" });
     await bundle.write({ dir: outdir, format: "es", entryFileNames: "[name].js" });
     await bundle.close();
     writeFileSync(join(outdir, "index.html"), '<!doctype html><meta charset="utf-8"><script type="module" src="./main-hosted.js"></script>');
