@@ -160,11 +160,14 @@ async function answerApprovals(request: ResponsesRequest, answers: McpApprovalRe
       await runCall(item, server, pool, request.normalized.client, signal);
       plan.approved.push(item);
       // The model reads it now; the stored conversation gets it from the output item.
-      request.normalized.messages.push(...callMessages(item, resultText(item)));
+      for (const message of callMessages(item, resultText(item))) request.normalized.messages.push(message);
     } else {
       const told = callMessages({ id: requestItem.id, name: requestItem.name, arguments: requestItem.arguments }, `The user declined this call${answer.reason ? `: ${answer.reason}` : "."} It was not run.`);
-      request.normalized.messages.push(...told);
-      request.history.push(...told);
+      // Pushed one by one: never spread into call arguments (a long array overflows the stack).
+      for (const message of told) {
+        request.normalized.messages.push(message);
+        request.history.push(message);
+      }
     }
   }
 }

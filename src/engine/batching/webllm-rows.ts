@@ -32,43 +32,19 @@
  * more than 5 top logprobs): such a request runs alone (`alone()`), after
  * the rows in flight end, as today.
  */
+import { AloneTurns, Serial } from "./alone-turns.js";
+import { longestRowPrefix, splitAtSteps } from "./prefill-pieces.js";
+import { giveOwnRequestState, PRISTINE, releaseViewState, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
 import { MeasuredStepCost } from "./measured-cost.js";
 import type { StepCostModel } from "./cost-model.js";
 import type { RowBatchReport, BatchCounters } from "./counters.js";
 import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
-import { stepForwardOf, type StepArray, type StepForward, type StepPipeline } from "./webllm-step-forward.js";
-import { kvOpsOf, recreateKvCache, type KvCacheHost, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
+import { kvOpsOf, recreateKvCache, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
-import { commonPrefix } from "../prompt-cache/policy.js";
 
-type Fn = (...args: unknown[]) => unknown;
-
-/** The pipeline members rows read or replace (web-llm's `LLMChatPipeline`, 0.2.79 – 0.2.86). */
-export interface RowsPipeline extends StepPipeline, Omit<KvCacheHost, "vm" | "tvm"> {
-  tvm: StepPipeline["tvm"] & KvCacheHost["tvm"] & { attachToCurrentScope?<T>(value: T): T; rng?: RowRng };
-  outputIds: number[];
-  stopTriggered: boolean;
-  filledKVCacheLength: number;
-  conversation?: { reset?(): void };
-  contextWindowSize?: number;
-  rnnState?: unknown;
-  decodeStep(genConfig?: unknown): Promise<void>;
-  prefillStep?(...args: unknown[]): Promise<void>;
-  sampleTokenFromLogits?(...args: unknown[]): Promise<number>;
-  embedAndForward(inputData: unknown[], inputDataLen: number): Promise<unknown>;
-  getInputData(): unknown;
-  resetKVCache(): void;
-  processNextToken(...args: unknown[]): void;
-  triggerStop(): void;
-  fKVCacheBeginForward: Fn;
-}
-
-/** tvmjs's `LinearCongruentialGenerator`, the sampler's random source. */
-interface RowRng {
-  rand_state?: number;
-  setSeed(seed: number): void;
-}
+export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
 
 export interface WebLlmRowsOptions {
   /** Rows in flight at most (the KV cache gets a sequence for each). */
@@ -117,18 +93,6 @@ export interface RowHandle {
 /** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
 const ROW_SEQUENCE_BASE = 4096;
 
-/** The pipeline methods a view uses as they were before other bindings hooked them. */
-const PRISTINE = ["decodeStep", "embedAndForward", "getInputData", "resetKVCache", "processNextToken", "triggerStop", "fKVCacheBeginForward"] as const;
-
-/** Why rows cannot run on `pipe` (null: they can). */
-export function rowsUnsupportedReason(pipe: Partial<RowsPipeline> & { artifact?: unknown; slidingWindowSize?: number }): string | null {
-  if ((pipe.slidingWindowSize ?? -1) !== -1) return "sliding-window model: its KV cache is not paged per sequence";
-  if (pipe.rnnState !== undefined) return "model with recurrent state (hybrid cache)";
-  if (pipe.artifact !== undefined) return "manifest model: its decode does not go through embedAndForward";
-  if (typeof pipe.decodeStep !== "function" || typeof pipe.prefillStep !== "function" || !Array.isArray(pipe.outputIds)) return "pipeline without web-llm's prefill and decode steps";
-  return null;
-}
-
 interface Row {
   id: string;
   owner: string;
@@ -165,19 +129,17 @@ export class WebLlmRows {
   private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
   private readonly ops: KvOps | null;
   private readonly forward: StepForward | null;
-  private readonly cost: StepCostModel & { record?: MeasuredStepCost["record"]; snapshot?: MeasuredStepCost["snapshot"] };
+  private readonly cost: StepCostModel & { record?: MeasuredStepCost["record"] };
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
   private readonly freeSequences: number[] = [];
   /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
-  private work: Promise<unknown> = Promise.resolve();
+  private readonly work = new Serial();
   /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
-  private prefills: Promise<unknown> = Promise.resolve();
-  /** Requests that run alone, waiting for the rows to end; while any waits, no row opens. */
-  private readonly aloneQueue: Array<() => void> = [];
-  private aloneRunning = false;
-  private readonly drained: Array<() => void> = [];
+  private readonly prefills = new Serial();
+  /** Requests that run alone take turns with the rows. */
+  private readonly turns = new AloneTurns(() => this.rows.size === 0);
 
   /**
    * Snapshots `pipe` (just loaded, before the prompt cache and speculation
@@ -235,15 +197,6 @@ export class WebLlmRows {
     return this.scheduler.counters();
   }
 
-  /** What the cost model measured (ms per decode forward). */
-  costs(): ReturnType<MeasuredStepCost["snapshot"]> | null {
-    return this.cost.snapshot?.() ?? null;
-  }
-
-  get rowsInFlight(): number {
-    return this.rows.size;
-  }
-
   /**
    * A new row. Waits while a request that runs alone is queued or running
    * (so it cannot starve) and while every row sequence is taken; rejects
@@ -253,9 +206,9 @@ export class WebLlmRows {
     if (this.unsupported) throw new Error(`Rows are not available: ${this.unsupported}.`);
     // A row waits while a request runs alone (or waits to), and for a free sequence (more rows than
     // maxRows: several generations of one request, such as n choices, beside other requests).
-    while (this.aloneRunning || this.aloneQueue.length > 0 || this.freeSequences.length === 0) {
+    while (this.turns.blocking || this.freeSequences.length === 0) {
       if (signal.aborted) break;
-      await this.whenDrainedOrAlone(signal);
+      await this.turns.change(signal);
     }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
     const seq = this.freeSequences.shift() as number;
@@ -279,41 +232,8 @@ export class WebLlmRows {
    * ended, with no row opening until it is done (a request the rows cannot
    * take, e.g. one that needs the logit processor).
    */
-  async alone<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    await new Promise<void>((resolve) => {
-      this.aloneQueue.push(resolve);
-      this.startAloneIfIdle();
-    });
-    try {
-      if (signal?.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
-      return await work();
-    } finally {
-      this.aloneRunning = false;
-      this.startAloneIfIdle();
-      if (!this.aloneRunning) this.wakeOpeners();
-    }
-  }
-
-  private startAloneIfIdle(): void {
-    if (this.aloneRunning || this.rows.size > 0 || this.aloneQueue.length === 0) return;
-    this.aloneRunning = true;
-    this.aloneQueue.shift()!();
-  }
-
-  private whenDrainedOrAlone(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const onAbort = () => resolve();
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.drained.push(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      });
-      if (signal.aborted) resolve();
-    });
-  }
-
-  private wakeOpeners(): void {
-    for (const wake of this.drained.splice(0)) wake();
+  alone<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.turns.alone(work, signal);
   }
 
   private leave(row: Row): RowBatchReport {
@@ -322,7 +242,7 @@ export class WebLlmRows {
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
-    this.releaseViewState(row.view as RowsPipeline & Record<string, unknown>);
+    releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
     // Removed between forwards: a step's forward is synchronous up to its read-back, and a leaving row is not in it.
     try {
@@ -330,42 +250,18 @@ export class WebLlmRows {
     } finally {
       this.freeSequences.push(row.seq);
     }
-    if (this.rows.size === 0) this.startAloneIfIdle();
-    if (!this.aloneRunning && this.aloneQueue.length === 0) this.wakeOpeners();
+    this.turns.rowLeft();
     return report;
-  }
-
-  /**
-   * What web-llm made on the view during the request: its grammar matcher and
-   * logits buffer are freed; a grammar tokenizer table or compiler it built
-   * (the pipeline had none yet) goes to the pipeline for the next requests.
-   */
-  private releaseViewState(view: RowsPipeline & Record<string, unknown>): void {
-    const own = (key: string) => (Object.prototype.hasOwnProperty.call(view, key) ? view[key] : undefined);
-    (own("grammarMatcher") as { dispose?: () => void } | undefined)?.dispose?.();
-    view.grammarMatcher = undefined;
-    const base = this.pipe as RowsPipeline & Record<string, unknown>;
-    const buffer = own("logitsOnCPU") as { dispose?: () => void } | undefined;
-    if (buffer && base.logitsOnCPU === undefined) base.logitsOnCPU = buffer;
-    else buffer?.dispose?.();
-    for (const key of ["xgTokenizerInfo", "grammarCompiler"]) {
-      const made = own(key);
-      if (made !== undefined && base[key] === undefined) base[key] = made;
-    }
   }
 
   /** Runs a row's prefill once the previous row's prefill is done. */
   private prefillTurn<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.prefills.then(work, work);
-    this.prefills = run.catch(() => undefined);
-    return run;
+    return this.prefills.run(work);
   }
 
   /** Runs `work` once the pipeline's previous work is done. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.work.then(work, work);
-    this.work = run.catch(() => undefined);
-    return run;
+    return this.work.run(work);
   }
 
   /** The step's forward over its decoding rows (prefill rows run their own, in web-llm's prefill step). */
@@ -405,13 +301,7 @@ export class WebLlmRows {
     const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
-    let donor: Row | null = null;
-    let shared = 0;
-    for (const other of this.rows.values()) {
-      if (other === row || other.left || !other.prompt || other.key !== row.key) continue;
-      const common = Math.min(commonPrefix(other.prompt, tokens), bound, other.prompt.length - 1);
-      if (common > shared) [donor, shared] = [other, common];
-    }
+    const { donor, shared } = longestRowPrefix(this.rows.values(), row, tokens, bound);
     const ops = this.ops as KvOps;
     ops.remove(row.seq);
     let reused = 0;
@@ -491,34 +381,7 @@ export class WebLlmRows {
     const view = Object.create(base) as RowsPipeline & Record<string, unknown>;
     const pristine = this.pristine;
     for (const name of PRISTINE) (view as Record<string, unknown>)[name] = pristine[name];
-    // The request's state, the view's own (web-llm's per-request fields; reset by its prefill step too).
-    Object.assign(view, {
-      outputIds: [],
-      outputMessage: "",
-      stopTriggered: false,
-      finishReason: undefined,
-      appearedTokensFreq: new Map(),
-      tokenLogprobArray: [],
-      filledKVCacheLength: 0,
-      grammarMatcher: undefined,
-      schemaOrGrammarStr: undefined,
-      logitProcessor: undefined,
-      curRoundDecodingTotalTokens: 0,
-      curRoundPrefillTotalTokens: 0,
-      curRoundDecodingTotalTime: 0,
-      curRoundPrefillTotalTime: 0,
-      curRoundGrammarInitTotalTime: 0,
-      curRoundGrammarPerTokenTotalTime: 0,
-      decodingTotalTime: 0,
-      decodingTotalTokens: 0,
-      prefillTotalTime: 0,
-      prefillTotalTokens: 0,
-    });
-    if (base.conversation) {
-      const conversation = Object.create(base.conversation) as { reset?(): void };
-      conversation.reset?.();
-      view.conversation = conversation;
-    }
+    giveOwnRequestState(view, base);
     const ops = this.ops as KvOps;
     const tvm = base.tvm;
     view.fKVCacheBeginForward = (kv: unknown, _seqs: unknown, ...rest: unknown[]) => pristine.fKVCacheBeginForward(kv, tvm.makeShapeTuple([row.seq]), ...rest);
@@ -582,49 +445,4 @@ export class WebLlmRows {
     };
     return view;
   }
-}
-
-/** A piece of a prefill chunk: web-llm's input elements and their token count. */
-interface Piece {
-  data: unknown[];
-  length: number;
-}
-
-/**
- * Splits web-llm's prefill chunk (token arrays, or an image element, which
- * is never split) where the prompt crosses a multiple of `chunk` tokens,
- * counting from `fed` tokens already fed.
- */
-export function splitAtSteps(inputData: unknown[], inputDataLen: number, fed: number, chunk: number): Piece[] {
-  if (!Number.isFinite(chunk)) return [{ data: inputData, length: inputDataLen }];
-  const pieces: Piece[] = [];
-  let current: Piece = { data: [], length: 0 };
-  let position = fed;
-  const close = () => {
-    if (current.length > 0) pieces.push(current);
-    current = { data: [], length: 0 };
-  };
-  for (const element of inputData) {
-    if (!Array.isArray(element)) {
-      // An image: its size is the chunk's length less its tokens (web-llm's count); kept whole.
-      const tokens = inputData.reduce<number>((n, e) => n + (Array.isArray(e) ? e.length : 0), 0);
-      const size = inputDataLen - tokens;
-      current.data.push(element);
-      current.length += size;
-      position += size;
-      continue;
-    }
-    let at = 0;
-    while (at < element.length) {
-      const room = chunk - (position % chunk);
-      const take = Math.min(room, element.length - at);
-      current.data.push(element.slice(at, at + take));
-      current.length += take;
-      position += take;
-      at += take;
-      if (position % chunk === 0) close();
-    }
-  }
-  close();
-  return pieces;
 }
