@@ -50,6 +50,7 @@
  */
 
 import { NgramIndex, ngramHash } from "./ngram-index.js";
+import { ReplySource, type DraftSource } from "./reply-source.js";
 import { AcceptanceEstimate, chooseDraftLength, expectedAccepted, type ForwardCost } from "./draft-sizing.js";
 
 export interface DraftSources {
@@ -61,7 +62,7 @@ export interface DraftSources {
   cachedReplies?: ReadonlyArray<readonly number[]>;
 }
 
-export type DraftSource = "grammar" | "prediction" | "cache" | "context";
+export type { DraftSource } from "./reply-source.js";
 
 /** What the engines ask of a draft proposer (DraftProposer; the bench's plain prompt lookup is another). */
 export interface Proposer {
@@ -125,41 +126,6 @@ export interface DraftSizing {
   cost: ForwardCost;
   /** Cost of a step served from a verified draft's row (sampling only). Default 0. */
   served?: () => number;
-}
-
-/** A reply (prediction, cached reply) and its n-gram index. */
-class ReplySource {
-  readonly index: NgramIndex[] = [];
-  /** Position in `tokens` the end of the output lines up with; null once they disagree (until a lookup resyncs). */
-  aligned: number | null = 0;
-  /** Where it last lined up: a lookup prefers matches after it. */
-  cursor = 0;
-  /** Positions the output lined up with (each counted once), and how many. */
-  private readonly matched: Uint8Array;
-  matchedCount = 0;
-
-  constructor(
-    readonly tokens: readonly number[],
-    readonly kind: DraftSource,
-    minN: number,
-    maxN: number,
-  ) {
-    this.matched = new Uint8Array(tokens.length);
-    for (let n = minN; n <= maxN; n++) {
-      const index = new NgramIndex(n, tokens.length);
-      for (let end = n; end < tokens.length; end++) index.add(end, ngramHash(tokens, end - n, n));
-      this.index.push(index);
-    }
-  }
-
-  /** Tokens [from, to) appeared in the output. */
-  mark(from: number, to: number): void {
-    for (let i = Math.max(0, from); i < to; i++) {
-      if (this.matched[i]) continue;
-      this.matched[i] = 1;
-      this.matchedCount++;
-    }
-  }
 }
 
 export class DraftProposer implements Proposer {
