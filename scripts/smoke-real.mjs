@@ -29,7 +29,7 @@
  *   batching (chat model, asked for by name): four greedy requests one after another on an engine
  *   without batching, then the same four at once on one with `batching: { maxRows: 4 }` (each
  *   phase after a warm-up); checks the same tokens and sets the wall times side by side.
- *   [--max-tokens 16] [--batch-phases "alone;batched"]
+ *   [--max-tokens 16] [--batch-phases "alone;batched"] [--batch-forward measured|batched]
  *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
  *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
  *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
@@ -209,7 +209,7 @@ try {
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
   }
   if (runBatching && !report.timedOutAfterS) {
-    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}) };
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}), ...(args["batch-forward"] ? { forward: String(args["batch-forward"]) } : {}) };
     report.batching = await step(() => page.evaluate((x) => window.smokeBatching(x), o), () => window.smokeBatchingReport);
   }
   if (runMcp && !report.timedOutAfterS) {

@@ -23,6 +23,8 @@ export interface BatchingSmokeOptions {
   maxTokens: number;
   /** Phases to run (default both), by name: "alone", "batched". */
   only?: string[];
+  /** The batched phase's `batching.forward` (default "measured"). */
+  forward?: "measured" | "batched";
 }
 
 declare global {
@@ -64,6 +66,9 @@ async function ask(engine: Engine, request: EngineRequest, label: string, phaseS
     for await (const event of engine.generate(request, new AbortController().signal)) {
       if (event.type === "text") {
         if (out.ttftMs === undefined) out.ttftMs = Math.round(performance.now() - start);
+        // Progress of a slow run: the engine's steps so far, with the forwards' measured times.
+        const counters = engine.batchCounters?.();
+        if (counters) console.info(`[batching] ${label} +${tokens.length + 1} tokens at ${((performance.now() - phaseStart) / 1000).toFixed(1)} s: ${JSON.stringify(counters)}`);
         text += event.text;
         for (const lp of event.logprobs ?? []) tokens.push(lp.token);
       } else {
@@ -83,7 +88,7 @@ async function ask(engine: Engine, request: EngineRequest, label: string, phaseS
 
 async function phase(options: BatchingSmokeOptions, name: "alone" | "batched"): Promise<Json> {
   const report: Json = { name };
-  const engine = createWebLlmEngine({ logLevel: "WARN", ...(name === "batched" ? { batching: { maxRows: 4 } } : {}) });
+  const engine = createWebLlmEngine({ logLevel: "WARN", ...(name === "batched" ? { batching: { maxRows: 4, ...(options.forward ? { forward: options.forward } : {}) } } : {}) });
   const t0 = performance.now();
   try {
     await engine.load(chatRecord(options.modelId), { cacheBackend: "indexeddb", promptCache: { budgetTokens: 1024, maxSequences: 4 } });

@@ -247,6 +247,28 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
   });
 });
 
+describe("continuous batching on web-llm's pipeline: forward \"batched\" and the measured times", () => {
+  it("forward: \"batched\" shares batch_decode between two rows whatever was measured, and the counters carry the device's times", async () => {
+    const pipe = new FakeBatchingPipeline();
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, forward: "batched" });
+    rows.ensureKvRoom({ maxRows: 4 });
+    const results = await Promise.all(
+      ["thecatsat", "abcxyz"].map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 6 });
+        row.leave();
+        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
+      }),
+    );
+    expect(Math.max(...pipe.forwards.batched)).toBe(2);
+    expect(results[1]).toEqual((await alone({ prompt: "abcxyz", config: { max_tokens: 6 } })).tokens);
+    const times = rows.counters().step_ms;
+    // The first forward of each kind is a warm-up (not recorded); the batched ones after it are, by row count.
+    expect(times?.batch_decode).toHaveProperty("2");
+    expect(times?.batch_decode["2"]).toBeGreaterThanOrEqual(0);
+  });
+});
+
 describe("continuous batching on web-llm's pipeline: more generations than rows", () => {
   it("a row beyond maxRows waits for a free sequence, then gives what it gives alone", async () => {
     const jobs: Job[] = ["thecatsat", "abcxyz", "hello"].map((prompt, i) => ({ prompt, config: { max_tokens: 5 + 4 * i } }));

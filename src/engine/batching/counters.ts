@@ -13,6 +13,18 @@ export interface BatchCounters {
   /** Rows per forward pass: mean over all passes, and the most in one. */
   mean_rows: number;
   max_rows: number;
+  /**
+   * What a decode forward costs on this device, as measured while the rows
+   * ran (a running mean in ms; null before the first one past warm-up): one
+   * single-sequence decode, and a batched decode by its row count. Absent
+   * where nothing measures it (the scripted engine).
+   */
+  step_ms?: StepTimes;
+}
+
+export interface StepTimes {
+  decode: number | null;
+  batch_decode: Record<string, number>;
 }
 
 /** How many rows shared the passes one row took part in (1 when it ran alone). */

@@ -9,6 +9,7 @@
  * four (54 s); on a GPU every batch wins.
  */
 import { WEIGHT_BOUND_COST, type StepCostModel } from "./cost-model.js";
+import type { StepTimes } from "./counters.js";
 
 /** Weight of the newest measurement in the running mean. */
 const FORGET = 0.2;
@@ -55,6 +56,14 @@ export class MeasuredStepCost implements StepCostModel {
   /** What the model knows (for stats and tests). */
   snapshot(): { single_ms: number | null; batch_ms: Record<number, number> } {
     return { single_ms: this.singleMs, batch_ms: Object.fromEntries([...this.batchMs].map(([rows, m]) => [rows, m.ms])) };
+  }
+
+  /** The measurements as `client.stats()` reports them (whole ms). */
+  stepTimes(): StepTimes {
+    return {
+      decode: this.singleMs === null ? null : Math.round(this.singleMs),
+      batch_decode: Object.fromEntries([...this.batchMs].sort((a, b) => a[0] - b[0]).map(([rows, m]) => [String(rows), Math.round(m.ms)])),
+    };
   }
 
   /**

@@ -7,7 +7,15 @@
 import { ApiError } from "../../protocol/api-error.js";
 import type { WebLlmRowsOptions } from "./webllm-rows.js";
 
-export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; prefillChunkTokens?: number };
+export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; prefillChunkTokens?: number; forward?: StepForwardChoice };
+
+/**
+ * How a step with several decoding rows runs: "measured" (the default) times
+ * `batch_decode` against single decodes on this device and keeps the cheaper;
+ * "batched" always shares one `batch_decode` among two or more rows (a GPU,
+ * where a decode step is bound by reading the weights).
+ */
+export type StepForwardChoice = "measured" | "batched";
 
 /** Rows in flight at most when `batching: true`. */
 export const DEFAULT_MAX_ROWS = 4;
@@ -19,7 +27,7 @@ export function batchingSettings(option: BatchingOption | undefined): WebLlmRows
   if (option === undefined || option === false) return null;
   if (option === true) return { maxRows: DEFAULT_MAX_ROWS };
   if (typeof option !== "object" || option === null) {
-    throw new ApiError({ status: 400, param: "batching", message: "`batching` must be true, false or { maxRows, kvTokens }." });
+    throw new ApiError({ status: 400, param: "batching", message: "`batching` must be true, false or { maxRows, kvTokens, prefillChunkTokens, forward }." });
   }
   const maxRows = option.maxRows ?? DEFAULT_MAX_ROWS;
   if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > MAX_ROWS_LIMIT) {
@@ -31,5 +39,8 @@ export function batchingSettings(option: BatchingOption | undefined): WebLlmRows
   if (option.prefillChunkTokens !== undefined && (!Number.isInteger(option.prefillChunkTokens) || option.prefillChunkTokens < 1)) {
     throw new ApiError({ status: 400, param: "batching.prefillChunkTokens", message: `\`batching.prefillChunkTokens\` must be a positive integer (got ${String(option.prefillChunkTokens)}).` });
   }
-  return { maxRows, ...(option.kvTokens !== undefined ? { kvTokens: option.kvTokens } : {}), ...(option.prefillChunkTokens !== undefined ? { prefillChunkTokens: option.prefillChunkTokens } : {}) };
+  if (option.forward !== undefined && option.forward !== "measured" && option.forward !== "batched") {
+    throw new ApiError({ status: 400, param: "batching.forward", message: `\`batching.forward\` must be "measured" or "batched" (got ${JSON.stringify(option.forward)}).` });
+  }
+  return { maxRows, ...(option.forward !== undefined ? { forward: option.forward } : {}), ...(option.kvTokens !== undefined ? { kvTokens: option.kvTokens } : {}), ...(option.prefillChunkTokens !== undefined ? { prefillChunkTokens: option.prefillChunkTokens } : {}) };
 }

@@ -36,7 +36,7 @@ import { AloneTurns, Serial } from "./alone-turns.js";
 import { longestRowPrefix, splitAtSteps } from "./prefill-pieces.js";
 import { giveOwnRequestState, PRISTINE, releaseViewState, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
 import { MeasuredStepCost } from "./measured-cost.js";
-import type { StepCostModel } from "./cost-model.js";
+import { WEIGHT_BOUND_COST, type StepCostModel } from "./cost-model.js";
 import type { RowBatchReport, BatchCounters } from "./counters.js";
 import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
@@ -54,10 +54,13 @@ export interface WebLlmRowsOptions {
   /** Prompt tokens a row prefills per step at most, so the rows already decoding keep flowing; default 256. */
   prefillChunkTokens?: number;
   /**
-   * What a step's forward costs; default measured on the device as it runs
-   * (measured-cost.ts). A model without `record` is used as given (tests).
+   * How a step of several decoding rows runs: "measured" (default) keeps
+   * whichever of `batch_decode` and single decodes this device runs faster;
+   * "batched" always batches two or more rows (a GPU).
    */
-  cost?: StepCostModel & { record?: MeasuredStepCost["record"] };
+  forward?: "measured" | "batched";
+  /** What a step's forward costs, used as given instead (tests); the device's times are still measured. */
+  cost?: StepCostModel;
 }
 
 /** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
@@ -129,7 +132,8 @@ export class WebLlmRows {
   private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
   private readonly ops: KvOps | null;
   private readonly forward: StepForward | null;
-  private readonly cost: StepCostModel & { record?: MeasuredStepCost["record"] };
+  /** The forwards' times on this device, measured as they run. */
+  private readonly measured = new MeasuredStepCost();
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
@@ -154,7 +158,7 @@ export class WebLlmRows {
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
-    this.cost = options.cost ?? new MeasuredStepCost();
+    const cost = options.cost ?? (options.forward === "batched" ? WEIGHT_BOUND_COST : this.measured);
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
     this.ops = reason ? null : kvOpsOf(pipe);
@@ -172,7 +176,7 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     for (let i = 0; i < this.maxRows; i++) this.freeSequences.push(ROW_SEQUENCE_BASE + i);
-    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost: this.cost, prefillApart: true });
+    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost, prefillApart: true });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
   }
 
@@ -194,7 +198,7 @@ export class WebLlmRows {
 
   /** Engine-wide counts of the rows' steps. */
   counters(): BatchCounters {
-    return this.scheduler.counters();
+    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes() };
   }
 
   /**
@@ -279,8 +283,8 @@ export class WebLlmRows {
         mode,
       );
       const ms = performance.now() - started;
-      if (mode === "batch") this.cost.record?.("batch", decoding.length, ms);
-      else this.cost.record?.("single", 1, ms / decoding.length);
+      if (mode === "batch") this.measured.record("batch", decoding.length, ms);
+      else this.measured.record("single", 1, ms / decoding.length);
       decoding.forEach((row, i) => {
         row.logits?.dispose();
         row.logits = logits[i];
