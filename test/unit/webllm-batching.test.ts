@@ -269,6 +269,30 @@ describe("continuous batching on web-llm's pipeline: forward \"batched\" and the
   });
 });
 
+describe("continuous batching on web-llm's pipeline: the measured cost is the device's work", () => {
+  it("a forward is timed until the device has done it, so where a 4-row batch_decode costs less than four decodes, four rows batch", async () => {
+    // As on WebGPU, a forward only enqueues its work: a decode costs 10, a batch of n rows 6 + 2n, paid when waited for.
+    const pipe = new FakeBatchingPipeline({ decode: 10, batch: (n) => 6 + 2 * n });
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, clock: () => pipe.clock });
+    rows.ensureKvRoom({ maxRows: 4 });
+    const prompts = ["thecatsat", "abcxyz", "hello", "qrstuv"];
+    const outputs = await Promise.all(
+      prompts.map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 16 });
+        row.leave();
+        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
+      }),
+    );
+    const times = rows.counters().step_ms;
+    expect(times?.decode).toBe(10);
+    expect(times?.batch_decode["4"]).toBe(14);
+    // After one probe of each kind, the steps where all four decode run as one batch_decode.
+    expect(pipe.forwards.batched.filter((n) => n === 4).length).toBeGreaterThanOrEqual(10);
+    for (const [i, prompt] of prompts.entries()) expect(outputs[i], prompt).toEqual((await alone({ prompt, config: { max_tokens: 16 } })).tokens);
+  });
+});
+
 describe("continuous batching on web-llm's pipeline: more generations than rows", () => {
   it("a row beyond maxRows waits for a free sequence, then gives what it gives alone", async () => {
     const jobs: Job[] = ["thecatsat", "abcxyz", "hello"].map((prompt, i) => ({ prompt, config: { max_tokens: 5 + 4 * i } }));

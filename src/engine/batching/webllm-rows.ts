@@ -61,6 +61,8 @@ export interface WebLlmRowsOptions {
   forward?: "measured" | "batched";
   /** What a step's forward costs, used as given instead (tests); the device's times are still measured. */
   cost?: StepCostModel;
+  /** The clock forwards are timed with (ms); default `performance.now` (tests: a simulated device's). */
+  clock?: () => number;
 }
 
 /** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
@@ -134,6 +136,7 @@ export class WebLlmRows {
   private readonly forward: StepForward | null;
   /** The forwards' times on this device, measured as they run. */
   private readonly measured = new MeasuredStepCost();
+  private readonly clock: () => number;
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
@@ -158,6 +161,7 @@ export class WebLlmRows {
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
+    this.clock = options.clock ?? (() => performance.now());
     const cost = options.cost ?? (options.forward === "batched" ? WEIGHT_BOUND_COST : this.measured);
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
@@ -277,12 +281,12 @@ export class WebLlmRows {
     if (decoding.length === 0) return;
     const mode = plan.mode === "batch" && decoding.length > 1 ? "batch" : "single";
     await this.exclusive(async () => {
-      const started = performance.now();
+      const started = this.clock();
       const logits = await (this.forward as StepForward).run(
         decoding.map((row) => ({ seq: row.seq, token: row.input as number })),
         mode,
       );
-      const ms = performance.now() - started;
+      const ms = this.clock() - started;
       if (mode === "batch") this.measured.record("batch", decoding.length, ms);
       else this.measured.record("single", 1, ms / decoding.length);
       decoding.forEach((row, i) => {
