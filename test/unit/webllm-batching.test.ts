@@ -17,6 +17,7 @@ import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
 import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { FAKE_KV_BYTES_PER_TOKEN } from "./support/fake-webllm-pipeline.js";
 
 interface Outcome {
   tokens: number[];
@@ -262,6 +263,8 @@ describe("continuous batching on web-llm's pipeline: forward \"batched\" and the
     );
     expect(Math.max(...pipe.forwards.batched)).toBe(2);
     expect(results[1]).toEqual((await alone({ prompt: "abcxyz", config: { max_tokens: 6 } })).tokens);
+    // The rows' KV room, measured from the device memory the runtime counted when the cache was re-created.
+    expect(rows.counters().kv_bytes_per_row).toBe((WebLlmRows.kvReservation(pipe, { maxRows: 4 }).tokens / 4) * FAKE_KV_BYTES_PER_TOKEN);
     const times = rows.counters().step_ms;
     // The first forward of each kind is a warm-up (not recorded); the batched ones after it are, by row count.
     expect(times?.batch_decode).toHaveProperty("2");

@@ -41,7 +41,7 @@ import type { RowBatchReport, BatchCounters } from "./counters.js";
 import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
-import { kvOpsOf, recreateKvCache, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { kvBytesPerToken, kvOpsOf, recreateKvCache, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
@@ -137,6 +137,8 @@ export class WebLlmRows {
   /** The forwards' times on this device, measured as they run. */
   private readonly measured = new MeasuredStepCost();
   private readonly clock: () => number;
+  /** KV tokens reserved for all rows together. */
+  private readonly kvRowTokens: number;
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
@@ -162,6 +164,7 @@ export class WebLlmRows {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
     this.clock = options.clock ?? (() => performance.now());
+    this.kvRowTokens = WebLlmRows.kvReservation(pipe, options).tokens;
     const cost = options.cost ?? (options.forward === "batched" ? WEIGHT_BOUND_COST : this.measured);
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
@@ -202,7 +205,9 @@ export class WebLlmRows {
 
   /** Engine-wide counts of the rows' steps. */
   counters(): BatchCounters {
-    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes() };
+    const perToken = kvBytesPerToken(this.pipe);
+    const perRow = perToken === null ? null : Math.round((perToken * this.kvRowTokens) / this.maxRows);
+    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes(), ...(perRow !== null ? { kv_bytes_per_row: perRow } : {}) };
   }
 
   /**
