@@ -252,7 +252,9 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
     iterator = (await enterWithView(live, request.model, row.view, () => openStream(ctx, live, request)))[Symbol.asyncIterator]();
     const ended = yield* readChunks(iterator, request, null, pipelineOf(ctx.engine, request.model), () => undefined);
     finished = true;
-    report = row.leave();
+    // Ended cleanly (its reply, a stop, max_tokens, or an abort between steps): the sequence holds exactly
+    // what was fed, and the prompt cache keeps it for the next turn.
+    report = row.leave({ keep: true });
     let finish = ended.finish;
     const usage = ended.usage;
     if (finish === "abort" && !signal.aborted) finish = "stop";

@@ -32,8 +32,13 @@ type Job = { prompt: string; config: GenConfig; abortAfter?: number };
 
 /** The request alone on a fresh pipeline, as web-llm runs it today. */
 async function alone(job: Job): Promise<Outcome> {
+  return aloneOn(encodeText(job.prompt), job.config);
+}
+
+/** Prompt token ids alone on a fresh pipeline. */
+async function aloneOn(tokens: number[], config: GenConfig): Promise<Outcome> {
   const pipe = new FakeBatchingPipeline();
-  await pipe.generateRequest(encodeText(job.prompt), job.config);
+  await pipe.generateRequest(tokens, config);
   return outcomeOf(pipe, pipe.held(0) as number[]);
 }
 
@@ -310,7 +315,12 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
   /** A pipeline with rows and a managed prompt cache (hooked after the rows took their snapshot, as the engine does). */
   function setupWithCache() {
     const pipe = new FakeBatchingPipeline();
-    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE }, (child, full, key) => cache.forkInto(child, full, key));
+    const rows = new WebLlmRows(
+      pipe as unknown as RowsPipeline,
+      { maxRows: 4, cost: GPU_LIKE },
+      (child, full, key) => cache.forkInto(child, full, key),
+      (from, tokens, key) => cache.keep(from, tokens, key),
+    );
     const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
     return { pipe, rows, cache };
   }
@@ -339,6 +349,35 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
     }
     expect(outcomes.map((o) => o.cached)).toEqual([12, 12, 0]);
     // the cache's own sequence is untouched: it still holds the earlier request
+    for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
+  it("a row that ends cleanly leaves its prompt and reply in the cache: the next turn, as a row or alone, starts from them", async () => {
+    const { pipe, rows, cache } = setupWithCache();
+    const first = await rows.open({ id: "t1", owner: "chat", key: "chat" }, new AbortController().signal);
+    const view = first.view as unknown as FakeBatchingPipeline;
+    await view.generateRequest(encodeText("systemprompthello"), { max_tokens: 6 });
+    const fed = [...encodeText("systemprompthello"), ...view.outputIds.slice(0, -1)];
+    first.leave({ keep: true });
+    const kept = cache.policy!.sequences();
+    expect(kept.map((s) => [s.key, s.tokens])).toEqual([["chat", fed]]);
+    // the runtime's copy holds exactly what the record says
+    expect(pipe.held(kept[0].id)).toEqual(fed);
+    // the next turn (prompt + reply + more) as a row forks all of it
+    const nextPrompt = [...fed, ...encodeText("more")];
+    const second = await rows.open({ id: "t2", owner: "chat", key: "chat" }, new AbortController().signal);
+    await (second.view as unknown as FakeBatchingPipeline).generateRequest(nextPrompt, { max_tokens: 4 });
+    // (a reader forks up to one token short of the cached sequence's end, which it leaves able to grow)
+    expect(second.cachedTokens).toBe(fed.length - 1);
+    expect((second.view as unknown as FakeBatchingPipeline).outputIds).toEqual((await aloneOn(nextPrompt, { max_tokens: 4 })).tokens);
+    // an abort-free leave without keep (an error) leaves the cache as it was
+    second.leave();
+    expect(cache.policy!.sequences().map((s) => s.tokens.length)).toEqual([fed.length]);
+    // another key never sees it
+    const stranger = await rows.open({ id: "x", owner: "x", key: "other" }, new AbortController().signal);
+    await (stranger.view as unknown as FakeBatchingPipeline).generateRequest(nextPrompt, { max_tokens: 2 });
+    expect(stranger.cachedTokens).toBe(0);
+    stranger.leave({ keep: true });
     for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
   });
 

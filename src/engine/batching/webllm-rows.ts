@@ -25,8 +25,9 @@
  * prefill and forwards share the pipeline's buffers and TVM scopes, so they
  * run one at a time (`exclusive`); only waiting is concurrent.
  *
- * What a row does not do yet: reuse a cached prefix (a row prefills its whole
- * prompt on a fresh sequence, and its KV is dropped at its end), speculate
+ * A row starts from the prompt cache's longest prefix of its key (or another
+ * row's prompt), and hands its prompt and reply back when it ends cleanly.
+ * What a row does not do yet: speculate
  * (a row decodes one token per step; greedy output is the same), or take a
  * request that needs the logit processor (top_k, min_p, reasoning budgets,
  * more than 5 top logprobs): such a request runs alone (`alone()`), after
@@ -76,6 +77,13 @@ export const DEFAULT_PREFILL_CHUNK = 256;
  */
 export type PrefixSource = (child: number, full: InputData, key: string | undefined) => number;
 
+/**
+ * Where a finished row's KV goes instead of being dropped: copies sequence
+ * `from`, which holds exactly `tokens` (prompt and reply), into the prompt
+ * cache under `key` (the prompt cache's `keep`); false where it did not.
+ */
+export type KvKeeper = (from: number, tokens: readonly number[], key: string | undefined) => boolean;
+
 export interface RowOpen {
   id: string;
   /** Who asked (a tab, a client): admission takes turns between owners. */
@@ -91,8 +99,13 @@ export interface RowHandle {
   readonly sequence: number;
   /** Prompt tokens the row took from a cached prefix instead of prefilling them (0 before its prefill). */
   readonly cachedTokens: number;
-  /** The row's generation ended (any way): it leaves the steps and its KV sequence goes. Returns how many rows shared its passes. */
-  leave(): RowBatchReport;
+  /**
+   * The row's generation ended (any way): it leaves the steps and its KV
+   * sequence goes. `keep`: it ended cleanly, and what its sequence holds
+   * goes to the prompt cache first (the next turn starts from it). Returns
+   * how many rows shared its passes.
+   */
+  leave(options?: { keep?: boolean }): RowBatchReport;
 }
 
 /** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
@@ -160,6 +173,7 @@ export class WebLlmRows {
     private readonly pipe: RowsPipeline,
     options: WebLlmRowsOptions,
     private readonly prefix: PrefixSource | null = null,
+    private readonly keeper: KvKeeper | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
@@ -236,7 +250,7 @@ export class WebLlmRows {
       get cachedTokens() {
         return row.reused;
       },
-      leave: () => this.leave(row),
+      leave: (options) => this.leave(row, options?.keep === true),
     };
   }
 
@@ -249,12 +263,13 @@ export class WebLlmRows {
     return this.turns.alone(work, signal);
   }
 
-  private leave(row: Row): RowBatchReport {
+  private leave(row: Row, keep: boolean): RowBatchReport {
     const report = row.batch?.leave() ?? { max_rows: 0, mean_rows: 0, passes: 0 };
     if (row.left) return report;
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
+    if (keep) this.keepKv(row);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
     // Removed between forwards: a step's forward is synchronous up to its read-back, and a leaving row is not in it.
@@ -265,6 +280,24 @@ export class WebLlmRows {
     }
     this.turns.rowLeft();
     return report;
+  }
+
+  /**
+   * Hands what the row's sequence holds to the prompt cache: its prompt and
+   * every reply token fed back (all but the last sampled), only where that is
+   * exactly what the sequence's length says (a prompt with an image holds
+   * positions its tokens do not show: never kept).
+   */
+  private keepKv(row: Row): void {
+    if (!this.keeper || !row.prompt) return;
+    const fed = row.view.outputIds.slice(0, Math.max(0, row.view.outputIds.length - 1));
+    const tokens = [...row.prompt, ...fed];
+    if (row.view.filledKVCacheLength !== tokens.length) return;
+    try {
+      this.keeper(row.seq, tokens, row.key);
+    } catch {
+      // The cache keeps what it had; the row's KV goes as it would have.
+    }
   }
 
   /** Runs a row's prefill once the previous row's prefill is done. */
