@@ -42,10 +42,12 @@ import type { RowBatchReport, BatchCounters } from "./counters.js";
 import { StepRunner, type BatchRow } from "./step-runner.js";
 import { StepScheduler, type StepPlan } from "./step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
-import { kvBytesPerToken, kvOpsOf, recreateKvCache, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
+import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
+export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
 
 export interface WebLlmRowsOptions {
   /** Rows in flight at most (the KV cache gets a sequence for each). */
@@ -68,21 +70,6 @@ export interface WebLlmRowsOptions {
 
 /** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
 export const DEFAULT_PREFILL_CHUNK = 256;
-
-/**
- * Where a row's prompt can start from: forks the cached sequence that shares
- * the longest prefix with `full` (getInputData's whole prompt) into `child`
- * (which does not exist) and returns how many tokens it holds, or 0 (the
- * prompt cache's `forkInto`).
- */
-export type PrefixSource = (child: number, full: InputData, key: string | undefined) => number;
-
-/**
- * Where a finished row's KV goes instead of being dropped: copies sequence
- * `from`, which holds exactly `tokens` (prompt and reply), into the prompt
- * cache under `key` (the prompt cache's `keep`); false where it did not.
- */
-export type KvKeeper = (from: number, tokens: readonly number[], key: string | undefined) => boolean;
 
 export interface RowOpen {
   id: string;
@@ -107,9 +94,6 @@ export interface RowHandle {
    */
   leave(options?: { keep?: boolean }): RowBatchReport;
 }
-
-/** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
-const ROW_SEQUENCE_BASE = 4096;
 
 interface Row {
   id: string;
@@ -145,7 +129,7 @@ export class WebLlmRows {
   readonly maxRows: number;
   private readonly prefillChunk: number;
   private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
-  private readonly ops: KvOps | null;
+  private readonly sequences: RowSequences | null;
   private readonly forward: StepForward | null;
   /** The forwards' times on this device, measured as they run. */
   private readonly measured = new MeasuredStepCost();
@@ -155,7 +139,6 @@ export class WebLlmRows {
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
-  private readonly freeSequences: number[] = [];
   /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
   private readonly work = new Serial();
   /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
@@ -172,8 +155,8 @@ export class WebLlmRows {
   constructor(
     private readonly pipe: RowsPipeline,
     options: WebLlmRowsOptions,
-    private readonly prefix: PrefixSource | null = null,
-    private readonly keeper: KvKeeper | null = null,
+    prefix: PrefixSource | null = null,
+    keeper: KvKeeper | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
@@ -182,8 +165,8 @@ export class WebLlmRows {
     const cost = options.cost ?? (options.forward === "batched" ? WEIGHT_BOUND_COST : this.measured);
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
-    this.ops = reason ? null : kvOpsOf(pipe);
-    if (!reason && !this.ops) reason = "model library without KV sequence functions";
+    const ops = reason ? null : kvOpsOf(pipe);
+    if (!reason && !ops) reason = "model library without KV sequence functions";
     let forward: StepForward | null = null;
     if (!reason) {
       try {
@@ -196,7 +179,7 @@ export class WebLlmRows {
     if (!reason && !(pipe.tvm.rng && typeof pipe.tvm.rng.setSeed === "function")) reason = "runtime without a seedable sampler (tvm.rng)";
     this.unsupported = reason;
     this.forward = reason ? null : forward;
-    for (let i = 0; i < this.maxRows; i++) this.freeSequences.push(ROW_SEQUENCE_BASE + i);
+    this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
     this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost, prefillApart: true });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
   }
@@ -233,14 +216,13 @@ export class WebLlmRows {
     if (this.unsupported) throw new Error(`Rows are not available: ${this.unsupported}.`);
     // A row waits while a request runs alone (or waits to), and for a free sequence (more rows than
     // maxRows: several generations of one request, such as n choices, beside other requests).
-    while (this.turns.blocking || this.freeSequences.length === 0) {
+    const sequences = this.sequences as RowSequences;
+    while (this.turns.blocking || !sequences.available) {
       if (signal.aborted) break;
       await this.turns.change(signal);
     }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
-    const seq = this.freeSequences.shift() as number;
-    const ops = this.ops as KvOps;
-    ops.add(seq);
+    const seq = sequences.take();
     const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
@@ -269,35 +251,13 @@ export class WebLlmRows {
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
-    if (keep) this.keepKv(row);
+    if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
     // Removed between forwards: a step's forward is synchronous up to its read-back, and a leaving row is not in it.
-    try {
-      this.ops?.remove(row.seq);
-    } finally {
-      this.freeSequences.push(row.seq);
-    }
+    this.sequences?.release(row.seq);
     this.turns.rowLeft();
     return report;
-  }
-
-  /**
-   * Hands what the row's sequence holds to the prompt cache: its prompt and
-   * every reply token fed back (all but the last sampled), only where that is
-   * exactly what the sequence's length says (a prompt with an image holds
-   * positions its tokens do not show: never kept).
-   */
-  private keepKv(row: Row): void {
-    if (!this.keeper || !row.prompt) return;
-    const fed = row.view.outputIds.slice(0, Math.max(0, row.view.outputIds.length - 1));
-    const tokens = [...row.prompt, ...fed];
-    if (row.view.filledKVCacheLength !== tokens.length) return;
-    try {
-      this.keeper(row.seq, tokens, row.key);
-    } catch {
-      // The cache keeps what it had; the row's KV goes as it would have.
-    }
   }
 
   /** Runs a row's prefill once the previous row's prefill is done. */
@@ -348,19 +308,7 @@ export class WebLlmRows {
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
     const { donor, shared } = longestRowPrefix(this.rows.values(), row, tokens, bound);
-    const ops = this.ops as KvOps;
-    ops.remove(row.seq);
-    let reused = 0;
-    try {
-      const fromCache = this.prefix ? this.prefix(row.seq, full, row.key) : 0;
-      if (donor && shared > fromCache) {
-        if (fromCache > 0) ops.remove(row.seq);
-        ops.fork(donor.seq, row.seq, shared);
-        reused = shared;
-      } else reused = fromCache;
-    } finally {
-      if (reused === 0) ops.add(row.seq);
-    }
+    const reused = (this.sequences as RowSequences).startFrom(row.seq, full, row.key, donor ? { seq: donor.seq, shared } : null);
     if (reused === 0) return this.joinSteps(row, full, firstImage !== undefined);
     row.reused = reused;
     view.filledKVCacheLength = reused;
@@ -428,12 +376,11 @@ export class WebLlmRows {
     const pristine = this.pristine;
     for (const name of PRISTINE) (view as Record<string, unknown>)[name] = pristine[name];
     giveOwnRequestState(view, base);
-    const ops = this.ops as KvOps;
+    const sequences = this.sequences as RowSequences;
     const tvm = base.tvm;
     view.fKVCacheBeginForward = (kv: unknown, _seqs: unknown, ...rest: unknown[]) => pristine.fKVCacheBeginForward(kv, tvm.makeShapeTuple([row.seq]), ...rest);
     view.resetKVCache = () => {
-      ops.remove(row.seq);
-      ops.add(row.seq);
+      sequences.reset(row.seq);
       view.filledKVCacheLength = 0;
     };
     view.setSeed = (seed: number) => {
