@@ -228,7 +228,14 @@ async function* generateAlone(ctx: WebLlmGenerationContext, request: EngineReque
 }
 
 /** Whether a row can take `request`: everything but what needs the request's logit processor (one per model). */
+/**
+ * Whether a row can run `request`. Not one that needs the logit processor,
+ * nor one that brings a `prediction` with speculation on: a row decodes one
+ * token per step, and such a request's accepted drafts (often most of its
+ * reply) save more passes alone than sharing them would.
+ */
 function rowsTake(request: EngineRequest): boolean {
+  if (request.prediction && request.speculative !== false) return false;
   return !needsLogitProcessor(request);
 }
 
