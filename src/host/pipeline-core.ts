@@ -321,7 +321,7 @@ export class Pipeline implements PipelineCore {
 
   private async getEngine(): Promise<Engine> {
     if (!this.engine) {
-      const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm-engine.js"));
+      const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm/webllm-engine.js"));
       this.engine = createWebLlmEngine({ promptCache: this.promptCache, ...(batchingSettings(this.options.batching) ? { batching: batchingSettings(this.options.batching)! } : {}) });
     }
     return this.engine;

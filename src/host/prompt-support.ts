@@ -10,7 +10,7 @@ import { validateRequest, type NormalizedRequest } from "../protocol/validate.js
 import type { Engine, EngineRequest } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
-import { countWebLlmPromptTokens } from "../engine/webllm-count.js";
+import { countWebLlmPromptTokens } from "../engine/webllm/webllm-count.js";
 
 /** `client.tokens.count(body)`: the prompt tokens of a chat request, without generating. */
 export interface TokenCount {

@@ -1,5 +1,5 @@
 import type { ModelRecord } from "./record.js";
-import { importWebLlm } from "../engine/import-webllm.js";
+import { importWebLlm } from "../engine/webllm/import-webllm.js";
 import { withKnownInputs } from "./inputs.js";
 
 /** web-llm's own catalog (`prebuiltAppConfig.model_list`), loaded on first use. */

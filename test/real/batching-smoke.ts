@@ -12,7 +12,7 @@
  * adds the engine's step counters. The driver checks token-for-token equality
  * and sets the wall times side by side.
  */
-import { createWebLlmEngine } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine } from "../../src/engine/webllm/webllm-engine.js";
 import type { Engine, EngineRequest } from "../../src/engine/types.js";
 import { chatRecord } from "./mixed-smoke.js";
 

@@ -11,12 +11,12 @@
  * row's output here.
  */
 import { describe, expect, it } from "vitest";
-import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/batching/webllm-rows.js";
+import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/webllm/batching/webllm-rows.js";
 import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
 import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
-import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
 
 interface Outcome {
   tokens: number[];

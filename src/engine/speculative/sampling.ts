@@ -8,7 +8,7 @@
  * verify pass samples exactly as one-step decoding would. Pure.
  */
 import type { SamplingParams } from "../types.js";
-import { kthLargest } from "../webllm-logits.js";
+import { kthLargest } from "../webllm/webllm-logits.js";
 import { argmax } from "./acceptance.js";
 
 /** Counts of the tokens generated so far (what penalties look at), kept incrementally. */

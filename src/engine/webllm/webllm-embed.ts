@@ -13,11 +13,11 @@
  * batch whose inputs were counted so is not counted again. web-llm cannot stop
  * a batch once it runs: abort is honoured before and after it.
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { ModelRecord } from "../models/record.js";
-import { embeddingWindowOf } from "../models/embedding.js";
-import { inputTooLong } from "../protocol/validate-embeddings.js";
-import type { EmbedRequest, EmbedResult } from "./types.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { ModelRecord } from "../../models/record.js";
+import { embeddingWindowOf } from "../../models/embedding.js";
+import { inputTooLong } from "../../protocol/validate-embeddings.js";
+import type { EmbedRequest, EmbedResult } from "../types.js";
 
 /** The slice of web-llm's `engine.embeddings` this adapter uses (0.2.86). */
 export interface WebLlmEmbeddings {

@@ -8,19 +8,19 @@
  * LogitProcessor is armed around it, the prompt-cache slot told of it, and a
  * reply continued from its journaled start (engine/continuation.ts).
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
-import type { EngineEvent, EngineRequest } from "./types.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { TokenLogprob, TopLogprob } from "../../protocol/types.js";
+import type { EngineEvent, EngineRequest } from "../types.js";
 import type { WebLlmCompat } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import type { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
 import type { RequestLogitProcessor, LogitControls } from "./webllm-logits.js";
 import { needsLogitProcessor, renderContinuationPrompt, toChatRequest, toCompletionRequest, usesEnableThinking, WEBLLM_MAX_TOP_LOGPROBS, type ConvTemplate } from "./webllm-request.js";
-import { canContinue, continuedRequest } from "./continuation.js";
+import { canContinue, continuedRequest } from "../continuation.js";
 import { chatConfigOf, pipelineOf, type Pipeline, type WebLlmChunk, type WebLlmEngineLike, type WebLlmLogprob } from "./webllm-shapes.js";
 import type { WebLlmResidency } from "./webllm-residency.js";
 import type { WebLlmRows } from "./batching/webllm-rows.js";
-import type { RowBatchReport } from "./batching/counters.js";
+import type { RowBatchReport } from "../batching/counters.js";
 
 /** What generation reads of the engine's state, read at each use (getters: the engine and compat appear at the first load). */
 export interface WebLlmGenerationContext {

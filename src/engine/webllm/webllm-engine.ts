@@ -27,11 +27,11 @@
  * `loadedModelIdToPipeline` (tokenizer, filledKVCacheLength, logitProcessor)
  * and `loadedModelIdToChatConfig` (conversation template); see webllm-shapes.ts.
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { PromptCacheOption, PromptCacheSettings } from "./prompt-cache/config.js";
-import type { ModelRecord } from "../models/record.js";
-import type { EmbedRequest, Engine, LoadOptions } from "./types.js";
-import { isEmbeddingRecord } from "../models/embedding.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { PromptCacheOption, PromptCacheSettings } from "../prompt-cache/config.js";
+import type { ModelRecord } from "../../models/record.js";
+import type { EmbedRequest, Engine, LoadOptions } from "../types.js";
+import { isEmbeddingRecord } from "../../models/embedding.js";
 import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingPipeline } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
