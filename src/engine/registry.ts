@@ -35,6 +35,12 @@ export function registerEngineKind(kind: EngineKind): () => void {
   };
 }
 
+/** The records the registered kinds bring (web-llm's prebuilt list), in registration order. */
+export async function kindCatalogs(): Promise<ModelRecord[]> {
+  const lists = await Promise.all([...kinds.values()].map((kind) => kind.catalog?.() ?? []));
+  return lists.flat();
+}
+
 /** The kind that serves `record`; a record naming no registered kind is a catalog error (500 naming the record). */
 export function engineKindOf(record: ModelRecord): EngineKind {
   const name = record.engine?.kind ?? DEFAULT_ENGINE_KIND;

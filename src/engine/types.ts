@@ -6,6 +6,10 @@
  * then one `done` event.
  */
 import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
+import type { EngineResponseFormat } from "../protocol/normalized.js";
+
+/** The response-format forms are the normalized request's (protocol/normalized.ts): the engine takes them as validation made them. */
+export type { EngineResponseFormat };
 import type { ModelRecord } from "../models/record.js";
 import type { PromptCacheSettings } from "./prompt-cache/config.js";
 import type { BatchCounters } from "./batching/counters.js";
@@ -57,13 +61,6 @@ export interface SamplingParams {
   stop: string[];
   max_tokens: number;
 }
-
-/** The constrained-decoding forms an engine can be given (web-llm's grammar engine, xgrammar, takes all three; `EngineCapabilities.responseFormats` says which an engine takes). */
-export type EngineResponseFormat =
-  | { type: "json_object"; schema: string }
-  | { type: "structural_tag"; structural_tag: Record<string, unknown> }
-  /** An xgrammar EBNF (root rule `root`): what a web-llm without structural tags (0.2.79) takes instead. */
-  | { type: "grammar"; grammar: string };
 
 /**
  * What an engine can do, as the host's gates ask it (engine/registry.ts
@@ -344,4 +341,6 @@ export interface EngineKind {
    * read of it, so the seam does not import families/.
    */
   loadHints?(family: EngineFamilyHints): Partial<LoadOptions>;
+  /** The records this kind brings to every catalog (web-llm: its prebuilt list), loaded when the whole catalog is first asked for. */
+  catalog?(): Promise<ModelRecord[]>;
 }

@@ -14,9 +14,8 @@ import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk, ToolChoice } from "../protocol/types.js";
 import type { Engine, EngineCapabilities, EngineKind, EngineResponseFormat, EngineSettings, LoadProgress } from "../engine/types.js";
-import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, prefetchesFor } from "../engine/registry.js";
+import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, kindCatalogs, prefetchesFor } from "../engine/registry.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
-import { loadPrebuiltRecords } from "../models/prebuilt.js";
 import type { ModelRecord } from "../models/record.js";
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
 import { isEmbeddingRecord, notAChatModel } from "../models/embedding.js";
@@ -359,7 +358,7 @@ export class Pipeline implements PipelineCore {
       this.ownCatalog ??= createCatalog(this.options.models ?? []);
       if (this.ownCatalog.find(requested)) return Promise.resolve(this.ownCatalog);
     }
-    this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
+    this.catalogPromise ??= kindCatalogs().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
     return this.catalogPromise;
   }
 

@@ -24,7 +24,7 @@ import { createClient, type EngineRequest } from "../../src/index.js";
 import { createScriptedEngine, scriptedVoiceModel, SCRIPTED_VOICE_AUDIO } from "../../src/testing.js";
 import { toChatRequest } from "../../src/engine/webllm/webllm-request.js";
 import { toWebLlmRecord } from "../../src/engine/webllm/webllm-engine.js";
-import { loadPrebuiltRecords } from "../../src/models/prebuilt.js";
+import { loadPrebuiltRecords } from "../../src/engine/webllm/prebuilt.js";
 import { canonicalLength } from "../../src/audio/limits.js";
 import { wavBase64 } from "./support/wav.js";
 

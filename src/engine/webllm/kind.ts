@@ -5,6 +5,7 @@
  */
 import { loadModule } from "../../lazy-imports.js";
 import { ALL_RESPONSE_FORMATS, type EngineKind } from "../types.js";
+import { loadPrebuiltRecords } from "./prebuilt.js";
 
 export const WEBLLM_ENGINE_KIND: EngineKind = {
   kind: "webllm",
@@ -24,4 +25,5 @@ export const WEBLLM_ENGINE_KIND: EngineKind = {
     return createWebLlmEngine({ promptCache: settings.promptCache, ...(settings.batching ? { batching: settings.batching } : {}) });
   },
   loadHints: (family) => (family.convConfig ? { convConfig: family.convConfig } : {}),
+  catalog: loadPrebuiltRecords,
 };
