@@ -114,7 +114,8 @@ export function responseFormatFor(format: EngineResponseFormat | undefined, stru
 function compiledFormat(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
   if (!format) return format;
   if (format.type === "json_object") {
-    const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>);
+    // Compiled at validation already (the size bound): taken from there by the schema's text.
+    const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>, format.schema);
     return grammar === undefined ? format : { type: "grammar", grammar };
   }
   if (format.type !== "structural_tag") return format;
