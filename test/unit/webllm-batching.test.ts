@@ -1,5 +1,5 @@
 /**
- * Continuous batching on web-llm's pipeline (src/engine/batching/webllm-rows.ts)
+ * Continuous batching on web-llm's pipeline (src/engine/webllm/batching/webllm-rows.ts)
  * against the decoding stand-in (support/fake-webllm-batch.ts): web-llm's
  * prefill and decode steps, sampler and stop rules over a simulated paged KV
  * cache whose logits depend on what each sequence holds. Several requests run
