@@ -13,7 +13,7 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk, ToolChoice } from "../protocol/types.js";
-import type { Engine, EngineCapabilities, EngineKind, EngineResponseFormat, EngineSettings, LoadProgress } from "../engine/types.js";
+import type { Engine, EngineCapabilities, EngineKind, EngineSettings, LoadProgress } from "../engine/types.js";
 import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, kindCatalogs, prefetchesFor } from "../engine/registry.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
 import type { ModelRecord } from "../models/record.js";
@@ -35,6 +35,7 @@ import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
 import { runGeneration } from "./generation-loop.js";
+import { responseFormatFor } from "./engine-format.js";
 import { GenerationTally } from "./generation-tally.js";
 
 export type { Prepared } from "./prepare-request.js";
@@ -190,7 +191,7 @@ export class Pipeline implements PipelineCore {
       }
       const prepared = prepareRequest(request, record, family, { arrived, started }, messages, this.memory);
       const capabilities = await this.capabilitiesOf(record);
-      checkResponseFormat(prepared.engineRequest.responseFormat, capabilities, record.model_id);
+      this.fitResponseFormat(prepared);
       if (this.options.speculative === false || !capabilities.speculative) prepared.engineRequest.speculative = false;
       // A batching engine admits rows in turns between clients (the shared worker's tabs).
       if (request.client !== undefined) prepared.engineRequest.owner = request.client;
@@ -254,9 +255,19 @@ export class Pipeline implements PipelineCore {
     const now = performance.now();
     const request: NormalizedRequest = { ...prepared.request, messages, ...(toolChoice !== undefined ? { toolChoice } : {}) };
     const again = prepareRequest(request, prepared.record, prepared.family, { arrived: now, started: now }, messages, this.memory);
+    this.fitResponseFormat(again);
     if (prepared.engineRequest.speculative !== undefined) again.engineRequest.speculative = prepared.engineRequest.speculative;
     if (prepared.engineRequest.owner !== undefined) again.engineRequest.owner = prepared.engineRequest.owner;
     return again;
+  }
+
+  /** The request's response format in a form its engine takes (EBNF where it takes only that), or a 400 before generating (host/engine-format.ts). */
+  private fitResponseFormat(prepared: Prepared): void {
+    const format = prepared.engineRequest.responseFormat;
+    const fitted = responseFormatFor(format, this.madeFor(prepared.record).capabilities, prepared.record.model_id);
+    if (fitted === format) return;
+    if (fitted) prepared.engineRequest.responseFormat = fitted;
+    else delete prepared.engineRequest.responseFormat;
   }
 
   async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
@@ -376,15 +387,4 @@ export class Pipeline implements PipelineCore {
     const gpu = await this.gpu();
     return new Set(gpu.available ? gpu.info.features : []);
   }
-}
-
-/** A 400 when the request needs a response-format form the record's engine does not take (before any token is generated). */
-function checkResponseFormat(format: EngineResponseFormat | undefined, capabilities: EngineCapabilities, modelId: string): void {
-  if (!format || capabilities.responseFormats.includes(format.type)) return;
-  throw new ApiError({
-    status: 400,
-    code: "unsupported_response_format",
-    param: "response_format",
-    message: `${modelId}'s engine cannot constrain its output with a ${format.type} form (it takes ${capabilities.responseFormats.join(", ") || "none"}): leave out response_format, tool_choice and custom tools' grammars, or choose another model.`,
-  });
 }

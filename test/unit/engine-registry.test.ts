@@ -55,16 +55,25 @@ const ggufRecord = (modelId: string, model = `https://models.invalid/${modelId}.
   engine: { kind: "test-gguf", answer: "Hello from GGUF." } satisfies GgufSpec,
 });
 
-let unregister: () => void;
+let unregister: Array<() => void> = [];
 beforeAll(() => {
-  unregister = registerEngineKind({
-    kind: "test-gguf",
-    capabilities: GGUF_CAPABILITIES,
-    scope: "record",
-    create: (record) => createGgufEngine(record.engine as unknown as GgufSpec),
-  });
+  unregister = [
+    registerEngineKind({
+      kind: "test-gguf",
+      capabilities: GGUF_CAPABILITIES,
+      scope: "record",
+      create: (record) => createGgufEngine(record.engine as unknown as GgufSpec),
+    }),
+    // The same engine constraining output only with EBNF (a llama.cpp engine's GBNF).
+    registerEngineKind({
+      kind: "test-ebnf",
+      capabilities: { ...GGUF_CAPABILITIES, responseFormats: ["grammar"] },
+      scope: "record",
+      create: (record) => createGgufEngine(record.engine as unknown as GgufSpec),
+    }),
+  ];
 });
-afterAll(() => unregister());
+afterAll(() => unregister.forEach((undo) => undo()));
 
 describe("an engine kind registered through the registry (neither web-llm nor scripted)", { timeout: 30_000 }, () => {
   it("serves chat completions, unary and streamed, through createClient and the host", async () => {
@@ -102,6 +111,31 @@ describe("an engine kind registered through the registry (neither web-llm nor sc
 
     await client.chat.completions.create({ model: "format-gguf", messages: [{ role: "user", content: "hi" }], response_format: { type: "json_object" } });
     expect(seen.requests.at(-1)?.responseFormat?.type).toBe("json_object");
+  });
+
+  it("gets the same constraints as EBNF where it takes only EBNF, and a 400 where there is none", async () => {
+    const record: ModelRecord = { ...ggufRecord("ebnf-gguf"), engine: { kind: "test-ebnf", answer: "{}" } };
+    const client = createClient({ worker: false, models: [record] });
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    const before = seen.requests.length;
+    // The stand-in engine answers "{}" whatever the grammar: only what it was given matters here.
+    await client.chat.completions.create({ model: "ebnf-gguf", messages: [{ role: "user", content: "hi" }], tools, tool_choice: "required" }).catch(() => undefined);
+    expect(seen.requests.length).toBe(before + 1);
+    const forced = seen.requests.at(-1)!.responseFormat;
+    expect(forced?.type).toBe("grammar");
+    expect((forced as { grammar: string }).grammar).toMatch(/^root ::= /);
+    expect((forced as { grammar: string }).grammar).toContain("get_weather");
+
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false };
+    await client.chat.completions.create({ model: "ebnf-gguf", messages: [{ role: "user", content: "hi" }], response_format: { type: "json_schema", json_schema: { name: "a", schema } } });
+    expect(seen.requests.at(-1)!.responseFormat).toMatchObject({ type: "grammar" });
+
+    // A schema keyword the EBNF compiler cannot express exactly (web-llm would hand it to xgrammar's own converter).
+    const generated = seen.requests.length;
+    const loose = { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]{3}$" } } };
+    const error = await client.chat.completions.create({ model: "ebnf-gguf", messages: [{ role: "user", content: "hi" }], response_format: { type: "json_schema", json_schema: { name: "b", schema: loose } } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_response_format" });
+    expect(seen.requests.length).toBe(generated);
   });
 
   it("asks the URL policy and its own cache, the gates of an engine that fetches for itself", async () => {
