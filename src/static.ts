@@ -19,7 +19,7 @@
  */
 import * as webllm from "@mlc-ai/web-llm";
 import * as engineHost from "./host/engine-host.js";
-import * as webllmEngine from "./engine/webllm-engine.js";
+import * as webllmEngine from "./engine/webllm/webllm-engine.js";
 import * as cacheManager from "./cache/manager.js";
 import * as idbStore from "./cache/idb-store.js";
 import * as cacheApiStore from "./cache/cache-api-store.js";

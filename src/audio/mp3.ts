@@ -4,7 +4,7 @@
  * encoder's metadata, silent) is left out.
  */
 import { AudioInputError } from "./errors.js";
-import { binaryString } from "./base64.js";
+import { binaryString } from "../protocol/base64.js";
 import { DurationMeter, type AudioBudget, type CodecStream } from "./packets.js";
 
 const BITRATES_V1_L3 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];

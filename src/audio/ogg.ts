@@ -5,7 +5,7 @@
  * (OpusTags) is skipped.
  */
 import { AudioInputError } from "./errors.js";
-import { binaryString } from "./base64.js";
+import { binaryString } from "../protocol/base64.js";
 import { DurationMeter, opusPacketSamples, type AudioBudget, type CodecStream } from "./packets.js";
 
 /** The Opus packets of `bytes`; stops with a 400-worthy error once their TOC durations pass `budget` (packets.ts). */

@@ -9,7 +9,7 @@ import { PromptCachePolicy } from "./prompt-cache/policy.js";
 import { KV_PAGE_SIZE, defaultBudgetTokens, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./prompt-cache/config.js";
 import type { EngineRequest } from "./types.js";
 import type { ScriptedPrompt } from "./scripted-prompt.js";
-import { KvTracker } from "./webllm-kv.js";
+import { KvTracker } from "./webllm/webllm-kv.js";
 
 /** A request in flight: what it reuses, and where its tokens go. */
 export interface CacheTurn {

@@ -7,6 +7,8 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { ScriptedRecordEngine } from "../models/record.js";
 import { createScriptedEngine, type ScriptedEngine } from "./scripted.js";
+import { isEmbeddingRecord } from "../models/embedding.js";
+import { ALL_RESPONSE_FORMATS, type EngineKind } from "./types.js";
 
 /**
  * Replays the record's replies in order and starts over after the last: a
@@ -32,3 +34,11 @@ export function createRecordEngine(modelId: string, spec: ScriptedRecordEngine, 
     embedDelayMs: spec.embedDelayMs,
   });
 }
+
+/** The scripted engine as an engine kind of the registry: each record that names it gets its own engine, from its replies. */
+export const SCRIPTED_ENGINE_KIND: EngineKind = {
+  kind: "scripted",
+  capabilities: { gpu: false, prefetch: null, ownsCache: false, batch: true, speculative: true, responseFormats: ALL_RESPONSE_FORMATS },
+  scope: "record",
+  create: (record) => createRecordEngine(record.model_id, record.engine as ScriptedRecordEngine, isEmbeddingRecord(record)),
+};

@@ -12,7 +12,7 @@ import { ApiError, abortError } from "../protocol/api-error.js";
 import type { TokenLogprob } from "../protocol/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { contextWindowOf } from "../models/record.js";
-import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm-request.js";
+import { WEBLLM_THINKING_OFF, usesEnableThinking } from "./webllm/webllm-request.js";
 import type { EmbedRequest, Engine, EngineEvent, EngineRequest, LoadOptions } from "./types.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
 import { checkScriptedInputs, scriptedEmbed } from "./scripted-embed.js";

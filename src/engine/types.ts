@@ -6,9 +6,14 @@
  * then one `done` event.
  */
 import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
+import type { EngineResponseFormat } from "../protocol/normalized.js";
+
+/** The response-format forms are the normalized request's (protocol/normalized.ts): the engine takes them as validation made them. */
+export type { EngineResponseFormat };
 import type { ModelRecord } from "../models/record.js";
 import type { PromptCacheSettings } from "./prompt-cache/config.js";
 import type { BatchCounters } from "./batching/counters.js";
+import type { batchingSettings } from "./batching/options.js";
 
 /** What the host measured of one audio input before it reached the engine. */
 export interface EngineAudioInfo {
@@ -57,12 +62,31 @@ export interface SamplingParams {
   max_tokens: number;
 }
 
-/** The constrained-decoding forms web-llm's grammar engine accepts. */
-export type EngineResponseFormat =
-  | { type: "json_object"; schema: string }
-  | { type: "structural_tag"; structural_tag: Record<string, unknown> }
-  /** An xgrammar EBNF (root rule `root`): what a web-llm without structural tags (0.2.79) takes instead. */
-  | { type: "grammar"; grammar: string };
+/**
+ * What an engine can do, as the host's gates ask it (engine/registry.ts
+ * declares them per engine kind). Each gate asks the one it means: the URL
+ * policy and the download ask `prefetch`/`ownsCache`, the adapter and fit
+ * checks ask `gpu`, the queue asks `batch`.
+ */
+export interface EngineCapabilities {
+  /** Runs on the user's GPU: the host probes the adapter (WebGPU, shader-f16, the fit in memory) before loading. */
+  readonly gpu: boolean;
+  /**
+   * The cache layout the engine loads from that the host's downloader fills
+   * first (src/cache/: MLC's, with byte progress, resume, checks and quota);
+   * null: the host downloads nothing for it. An engine may still decline at
+   * run time (`Engine.acceptsPrefetch`: web-llm ≤ 0.2.79 fetches for itself).
+   */
+  readonly prefetch: "mlc" | null;
+  /** The engine fetches and keeps the weights in a cache of its own: `Engine.holdsModel` says whether a model is there. */
+  readonly ownsCache: boolean;
+  /** The engine may decode several generations together (`Engine.batchRows`, `batchCounters`): the queue lets them share it. */
+  readonly batch: boolean;
+  /** The engine verifies drafts (a `prediction`, cached replies): off, the host sends `speculative: false`. */
+  readonly speculative: boolean;
+  /** The `responseFormat` forms the engine takes; a request needing another is refused (400) before generating. */
+  readonly responseFormats: readonly EngineResponseFormat["type"][];
+}
 
 export interface ThinkingControl {
   enabled: boolean;
@@ -167,7 +191,10 @@ export interface LoadProgress {
 export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
-  /** web-llm `chatOpts.conv_config` overrides for the family (e.g. a tool role). */
+  /**
+   * A web-llm hint: `chatOpts.conv_config` overrides for the family (e.g. a tool role), from the
+   * web-llm kind's `loadHints` (engine/webllm/kind.ts). Other engines never get it.
+   */
   convConfig?: Record<string, unknown>;
   cacheBackend?: "indexeddb" | "cache" | "opfs";
   /**
@@ -239,7 +266,14 @@ export interface Engine {
   batchCounters?(): BatchCounters | null;
   /** Why this engine decodes one sequence at a time (`client.stats()`); absent where it batches. */
   readonly oneAtATime?: string;
-  /** Runs on the user's GPU: the host checks the adapter (WebGPU, shader-f16, fit) before loading. */
+  /**
+   * What this engine can do. An engine made by its kind in engine/registry.ts
+   * has the kind's; one an app passes as the host's engine
+   * (`createClient({ engine })`) may declare its own here, and without them is
+   * read from `requiresGpu`.
+   */
+  readonly capabilities?: EngineCapabilities;
+  /** Runs on the user's GPU, as a web-llm engine does (the shorthand `capabilities` replace: true reads as web-llm's). */
   readonly requiresGpu?: boolean;
   /**
    * Whether the engine loads from the cache layout our downloader fills (src/cache/). Absent on a
@@ -270,4 +304,43 @@ export interface Engine {
   readonly loadedEmbeddingModel?: string | null;
   /** Whether `embed` takes token-id arrays as well as texts. */
   readonly embedsTokenIds?: boolean;
+}
+
+/** Every response-format form (what web-llm's xgrammar and the scripted engine take). */
+export const ALL_RESPONSE_FORMATS: readonly EngineResponseFormat["type"][] = ["json_object", "structural_tag", "grammar"];
+
+/** What a host's options say to the engines it makes. */
+export interface EngineSettings {
+  promptCache: PromptCacheSettings;
+  /** Continuous batching as the client asked for it; absent: off. */
+  batching?: NonNullable<ReturnType<typeof batchingSettings>>;
+}
+
+/** What of a model family (families/types.ts) an engine may read at load. */
+export interface EngineFamilyHints {
+  /** web-llm's `conv_config` for the family (a tool role). */
+  readonly convConfig?: Record<string, unknown>;
+}
+
+/** One engine kind of the registry (engine/registry.ts): what serves the records whose `engine.kind` names it. */
+export interface EngineKind {
+  /** The `engine.kind` of the records it serves. */
+  readonly kind: string;
+  readonly capabilities: EngineCapabilities;
+  /**
+   * `host`: one engine serves every record of the kind (it keeps one chat and
+   * one embedding model resident, and loads another on demand); `record`:
+   * each record gets its own engine, made from the record's `engine` settings.
+   */
+  readonly scope: "host" | "record";
+  /** Makes the engine (for `record` when the scope is `record`; for the first record of the kind otherwise). */
+  create(record: ModelRecord, settings: EngineSettings): Engine | Promise<Engine>;
+  /**
+   * The engine-specific load options a chat model's family asks of this engine
+   * (web-llm: the family's `conv_config`). The family is typed by what engines
+   * read of it, so the seam does not import families/.
+   */
+  loadHints?(family: EngineFamilyHints): Partial<LoadOptions>;
+  /** The records this kind brings to every catalog (web-llm: its prebuilt list), loaded when the whole catalog is first asked for. */
+  catalog?(): Promise<ModelRecord[]>;
 }

@@ -5,7 +5,7 @@
  */
 import type { Family } from "./types.js";
 import { defineFamily, type FamilySpec } from "./define.js";
-import { GEMMA4_REASONING, MINISTRAL_REASONING, QWEN35_REASONING, QWEN3_REASONING, R1_REASONING } from "./catalog.js";
+import { GEMMA4_REASONING, MINISTRAL_REASONING, QWEN35_REASONING, QWEN3_REASONING, R1_REASONING } from "./reasoning-shapes.js";
 import * as styles from "./styles/index.js";
 
 const both = { parallelToolCalls: true, systemRole: true };

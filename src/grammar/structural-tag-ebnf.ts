@@ -356,19 +356,54 @@ export function compilesExactly(schema: unknown): boolean {
  * goes to xgrammar's own converter, whose grammar is no smaller).
  */
 export function checkSchemaGrammarSize(schema: Record<string, unknown>): void {
-  new Compiler().schema(schema);
+  compileJsonSchema(schema);
+}
+
+/**
+ * The schemas compiled last, by their JSON text: their EBNF where the schema
+ * compiles exactly, else null (sized, within the bound). Validation compiles a
+ * request's schema to check the size bound, and the engine's request builder
+ * takes the EBNF from here: a schema is compiled once per request, not sized
+ * in validation and compiled again in the engine. Keyed by the text, so an
+ * app that changes a schema object gets it compiled afresh. A few entries
+ * suffice (a request's schemas between its validation and its generation).
+ */
+const compiledSchemas = new Map<string, string | null>();
+export const COMPILED_SCHEMAS_KEPT = 32;
+let compilations = 0;
+
+/** How many schemas this module compiled so far (what the tests count to show each is compiled once). */
+export function jsonSchemaCompilations(): number {
+  return compilations;
+}
+
+/** Compiles `schema` (a GrammarError when its grammar is over the size bound) or takes it from the last compiled: its EBNF where exact, else null. */
+function compileJsonSchema(schema: Record<string, unknown>, text = JSON.stringify(schema)): string | null {
+  const kept = compiledSchemas.get(text);
+  if (kept !== undefined) {
+    // Most recently used last: the oldest goes first.
+    compiledSchemas.delete(text);
+    compiledSchemas.set(text, kept);
+    return kept;
+  }
+  compilations++;
+  const compiler = new Compiler();
+  const root = compiler.schema(schema);
+  const ebnf = compilesExactly(schema) ? [`root ::= ${root}`, ...compiler.rules, ...JSON_RULES].join("\n") : null;
+  compiledSchemas.set(text, ebnf);
+  if (compiledSchemas.size > COMPILED_SCHEMAS_KEPT) compiledSchemas.delete(compiledSchemas.keys().next().value!);
+  return ebnf;
 }
 
 /**
  * A JSON schema as an EBNF (root rule `root`) with the canonical separators,
  * or undefined when the schema uses what this compiler cannot express exactly
  * (then xgrammar's own converter, free whitespace and all, is the better constraint).
+ * `text`: the schema's JSON where the caller has it (a normalized `response_format`).
  */
-export function jsonSchemaToEbnf(schema: Record<string, unknown>): string | undefined {
+export function jsonSchemaToEbnf(schema: Record<string, unknown>, text?: string): string | undefined {
   if (!compilesExactly(schema)) return undefined;
-  const compiler = new Compiler();
-  const root = compiler.schema(schema);
-  return [`root ::= ${root}`, ...compiler.rules, ...JSON_RULES].join("\n");
+  return compileJsonSchema(schema, text) ?? undefined;
 }
 
 /**

@@ -10,6 +10,7 @@
  * endpoint, with its entry in endpoints.ts (the client and the worker are
  * derived from that table, and tsc fails on a method without an entry).
  */
+import { fetchesWeights, keepsOwnCache } from "../engine/registry.js";
 import type { CompactResource } from "../protocol/responses/compact.js";
 import type { InputItemList, InputItemListQuery, ResponseDeleted, ResponseObject, ResponseStreamEvent } from "../protocol/responses/types.js";
 import type { ChatCompletion, ModelList, ModelObject } from "../protocol/types.js";
@@ -188,14 +189,15 @@ export class EngineHost {
     const catalog = await this.core.catalog();
     const record = catalog.find(model) ?? (await this.core.resolve(model).catch(() => undefined));
     if (!record) return false;
-    if (!(await this.core.engineFor(record)).requiresGpu) return true;
+    // An engine that fetches nothing (the scripted one) loads without a download.
+    if (!fetchesWeights(await this.core.capabilitiesOf(record))) return true;
     return this.cachedWhole(record);
   }
 
-  /** Whether the cache holds `record` whole: ours, or the engine's own where it fetches for itself (web-llm ≤ 0.2.79, whose cache only it can read). */
+  /** Whether the cache holds `record` whole: ours, or the engine's own where it keeps one (web-llm ≤ 0.2.79, whose cache only it can read). */
   private async cachedWhole(record: ModelRecord): Promise<boolean> {
     const engine = await this.core.engineFor(record);
-    if (engine.acceptsPrefetch && !(await engine.acceptsPrefetch())) return (await engine.holdsModel?.(record, this.cacheBackend)) ?? false;
+    if (await keepsOwnCache(engine, await this.core.capabilitiesOf(record))) return (await engine.holdsModel?.(record, this.cacheBackend)) ?? false;
     return (await this.cache.list()).some((cached) => cached.id === record.model_id && cached.complete);
   }
 
@@ -225,6 +227,7 @@ export class EngineHost {
       shaped: (request, signal, work) => core.withSlot(request, signal, async (prepared) => work(prepared.engineRequest, await core.engineFor(prepared.record))),
       resolve: (model) => core.resolve(model),
       engineFor: (record) => core.engineFor(record),
+      capabilitiesOf: (record) => core.capabilitiesOf(record),
       checkDevice: (record) => core.checkDevice(record, undefined),
       cached: (record) => this.cachedWhole(record),
     };

@@ -1,9 +1,9 @@
 /**
  * Where one generation's parser events go. The generation loop
- * (EngineHost.generate: engine → stop guard → family parser) is the same for
- * every protocol face; only this output differs: the chat ChoiceBuilder
- * (chunk deltas, the assistant message) or the Responses output builder
- * (output items, semantic stream events).
+ * (generation-loop.ts, run by the pipeline's `generate`: engine → stop guard
+ * → family parser) is the same for every protocol face; only this output
+ * differs: the chat ChoiceBuilder (chunk deltas, the assistant message) or
+ * the Responses output builder (output items, semantic stream events).
  */
 import type { ParseEvent } from "../parsers/types.js";
 import type { ChunkDelta, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";

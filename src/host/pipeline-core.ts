@@ -13,36 +13,36 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk, ToolChoice } from "../protocol/types.js";
-import type { Engine, LoadProgress } from "../engine/types.js";
+import type { Engine, EngineCapabilities, EngineKind, EngineSettings, LoadProgress } from "../engine/types.js";
+import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, kindCatalogs, prefetchesFor } from "../engine/registry.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
-import { loadPrebuiltRecords } from "../models/prebuilt.js";
 import type { ModelRecord } from "../models/record.js";
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
 import { isEmbeddingRecord, notAChatModel } from "../models/embedding.js";
 import { familyOf } from "../families/registry.js";
 import { probeGpu, type GpuProbe } from "../gpu/probe.js";
 import { checkDeviceFit, deviceMemoryGb, fitsTogether } from "../gpu/fit.js";
-import { createRecordEngine } from "../engine/scripted-record.js";
 import { composeProgress } from "../cache/progress.js";
 import type { CacheManager } from "../cache/manager.js";
-import { loadModule } from "../lazy-imports.js";
 import { batchingSettings, type BatchingOption } from "../engine/batching/options.js";
-import { promptCacheSettings, type PromptCacheOption, type PromptCacheSettings } from "../engine/prompt-cache/config.js";
+import { promptCacheSettings, type PromptCacheOption } from "../engine/prompt-cache/config.js";
 import type { GenerationOutput, GenerationResult } from "./generation-output.js";
 import { checkInputKinds } from "./input-kinds.js";
 import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
+import { loadModule } from "../lazy-imports.js";
 import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { prepareRequest, type Prepared } from "./prepare-request.js";
 import { runGeneration } from "./generation-loop.js";
+import { responseFormatFor } from "./engine-format.js";
 import { GenerationTally } from "./generation-tally.js";
 
 export type { Prepared } from "./prepare-request.js";
 
 /** The options the core reads (EngineHostOptions adds those of single faces). */
 export interface PipelineOptions {
-  /** Default: the web-llm engine (loaded on first use). */
+  /** The engine of the records that name no engine kind; default: web-llm's (engine/registry.ts, loaded on first use). */
   engine?: Engine;
   /** Extra or replacement model records; replace prebuilt ones with the same id. */
   models?: ModelRecord[];
@@ -60,7 +60,7 @@ export interface PipelineOptions {
   promptCache?: PromptCacheOption;
   /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
   speculative?: boolean;
-  /** Continuous batching on the web-llm engine (engine/batching/webllm-rows.ts). Default off. */
+  /** Continuous batching on the web-llm engine (engine/webllm/batching/webllm-rows.ts). Default off. */
   batching?: BatchingOption;
 }
 
@@ -131,6 +131,8 @@ export interface PipelineCore {
   features(): Promise<Set<string>>;
   gpu(): Promise<GpuProbe>;
   engineFor(record: ModelRecord): Promise<Engine>;
+  /** What the engine serving `record` can do (engine/types.ts): each gate asks the capability it means. */
+  capabilitiesOf(record: ModelRecord): Promise<EngineCapabilities>;
   /** Adapter checks before anything is downloaded (503s). */
   checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void>;
   /** What `record` takes (text, image, audio and their limits). */
@@ -141,14 +143,14 @@ export interface PipelineCore {
   readonly queue: RequestQueue;
   /** Engine-wide counts of the generations of one-at-a-time engines (`client.stats()`); every generation loop feeds it. */
   readonly tally: GenerationTally;
-  /** The engines started so far: the host's own (once created), then those of records that name their own. */
+  /** The engines started so far: the default kind's (once created), then those of the other kinds (engine/registry.ts). */
   engines(): Engine[];
 }
 
 export class Pipeline implements PipelineCore {
-  private engine: Engine | null;
-  /** Engines of records that name their own (`record.engine`), by model id. */
-  private readonly recordEngines = new Map<string, Engine>();
+  /** The engines made so far, by kind (a `host`-scoped kind) or kind and model id (a `record`-scoped one); the app's own engine under the default kind. */
+  private readonly made = new Map<string, { engine: Promise<Engine>; capabilities: EngineCapabilities }>();
+  private readonly started: Engine[] = [];
   readonly queue: RequestQueue;
   readonly tally = new GenerationTally();
   private readonly memory = new ConversationMemory();
@@ -156,11 +158,15 @@ export class Pipeline implements PipelineCore {
   private ownCatalog: Catalog | null = null;
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
-  private readonly promptCache: PromptCacheSettings;
+  private readonly settings: EngineSettings;
 
   constructor(private readonly options: PipelineOptions = {}) {
-    this.engine = options.engine ?? null;
-    this.promptCache = promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb());
+    if (options.engine) {
+      this.made.set(DEFAULT_ENGINE_KIND, { engine: Promise.resolve(options.engine), capabilities: declaredCapabilities(options.engine) });
+      this.started.push(options.engine);
+    }
+    const batching = batchingSettings(options.batching);
+    this.settings = { promptCache: promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb()), ...(batching ? { batching } : {}) };
     this.queue = new RequestQueue(options.maxQueue ?? 16, () => this.recentHoldMs);
   }
 
@@ -184,7 +190,9 @@ export class Pipeline implements PipelineCore {
         if (late) checkAudioLimits(messages, late, record.model_id);
       }
       const prepared = prepareRequest(request, record, family, { arrived, started }, messages, this.memory);
-      if (this.options.speculative === false) prepared.engineRequest.speculative = false;
+      const capabilities = await this.capabilitiesOf(record);
+      this.fitResponseFormat(prepared);
+      if (this.options.speculative === false || !capabilities.speculative) prepared.engineRequest.speculative = false;
       // A batching engine admits rows in turns between clients (the shared worker's tabs).
       if (request.client !== undefined) prepared.engineRequest.owner = request.client;
       return work(prepared, signal);
@@ -224,7 +232,7 @@ export class Pipeline implements PipelineCore {
       if (timedOut) {
         throw new ApiError({ status: 504, code: "timeout", message: `The request ran longer than timeoutMs (${this.options.timeoutMs} ms) and was stopped.` });
       }
-      if (error instanceof ApiError && error.code === "device_lost") await this.engine?.unload().catch(() => undefined);
+      if (error instanceof ApiError && error.code === "device_lost") await (await this.made.get(this.keyOf(record))?.engine)?.unload().catch(() => undefined);
       // An engine's plain Error reaches in-process callers as a 500 ApiError, as it does through the worker.
       throw isAbortError(error) ? error : ApiError.from(error);
     } finally {
@@ -236,7 +244,7 @@ export class Pipeline implements PipelineCore {
 
   /** How a generation with `record` shares a batching engine; null: it holds the engine alone. */
   private async shareOf(record: ModelRecord): Promise<ShareSpec | null> {
-    if (isEmbeddingRecord(record)) return null;
+    if (isEmbeddingRecord(record) || !(await this.capabilitiesOf(record)).batch) return null;
     const engine = await this.engineFor(record);
     const maxRows = engine.batchRows ?? 1;
     if (maxRows <= 1) return null;
@@ -247,9 +255,19 @@ export class Pipeline implements PipelineCore {
     const now = performance.now();
     const request: NormalizedRequest = { ...prepared.request, messages, ...(toolChoice !== undefined ? { toolChoice } : {}) };
     const again = prepareRequest(request, prepared.record, prepared.family, { arrived: now, started: now }, messages, this.memory);
+    this.fitResponseFormat(again);
     if (prepared.engineRequest.speculative !== undefined) again.engineRequest.speculative = prepared.engineRequest.speculative;
     if (prepared.engineRequest.owner !== undefined) again.engineRequest.owner = prepared.engineRequest.owner;
     return again;
+  }
+
+  /** The request's response format in a form its engine takes (EBNF where it takes only that), or a 400 before generating (host/engine-format.ts). */
+  private fitResponseFormat(prepared: Prepared): void {
+    const format = prepared.engineRequest.responseFormat;
+    const fitted = responseFormatFor(format, this.madeFor(prepared.record).capabilities, prepared.record.model_id);
+    if (fitted === format) return;
+    if (fitted) prepared.engineRequest.responseFormat = fitted;
+    else delete prepared.engineRequest.responseFormat;
   }
 
   async generate(prepared: Prepared, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
@@ -257,37 +275,36 @@ export class Pipeline implements PipelineCore {
   }
 
   engines(): Engine[] {
-    return [...(this.engine ? [this.engine] : []), ...this.recordEngines.values()];
+    return [...this.started];
   }
 
   async ensureLoaded(record: ModelRecord, onProgress: ((p: LoadProgress) => void) | undefined, signal?: AbortSignal): Promise<void> {
     const engine = await this.engineFor(record);
+    const capabilities = await this.capabilitiesOf(record);
     const embedding = isEmbeddingRecord(record);
     // A chat model and an embedding model are resident together: each checks its own slot.
     if ((embedding ? engine.loadedEmbeddingModel : engine.loadedModel) === record.model_id) return;
-    const convConfig = embedding ? undefined : familyOf(record).convConfig;
     // The model of the other kind stays unless both do not fit in GPU memory together.
     const otherId = embedding ? engine.loadedModel : engine.loadedEmbeddingModel;
-    const other = otherId && engine.requiresGpu ? (await this.catalog()).find(otherId) : undefined;
+    const other = otherId && capabilities.gpu ? (await this.catalog()).find(otherId) : undefined;
     const exclusive = other ? !fitsTogether([other, record], this.options.deviceMemoryGb ?? deviceMemoryGb()).fits : false;
     const emit = (progress: LoadProgress) => {
       this.options.onProgress?.(progress);
       onProgress?.(progress);
     };
-    // web-llm loads from its own cache: our downloader fills it first (byte progress, resume, checks, quota).
-    // (A web-llm that reads another layout, ≤ 0.2.79, says so and fetches for itself.)
-    // A record's model and library URLs are checked before web-llm or our downloader fetch anything (cache/url-policy.ts).
-    if (engine.requiresGpu === true) checkRecordUrls(record);
-    const download = engine.requiresGpu === true && (engine.acceptsPrefetch ? await engine.acceptsPrefetch() : true);
-    const phases = download ? composeProgress(emit) : null;
+    // A record's URLs are checked before the engine or our downloader fetch anything (cache/url-policy.ts).
+    if (fetchesWeights(capabilities)) checkRecordUrls(record);
+    // Our downloader fills the cache layout the engine loads from first (byte progress, resume, checks, quota).
+    const phases = (await prefetchesFor(engine, capabilities)) ? composeProgress(emit) : null;
     if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
     await engine.load(record, {
       signal,
-      convConfig,
+      // What the family asks of this engine in particular (web-llm: a conv_config).
+      ...(embedding ? {} : this.kindOf(record)?.loadHints?.(familyOf(record))),
       exclusive,
       cacheBackend: this.options.cache,
       onProgress: phases ? phases.engine : emit,
-      ...(embedding ? {} : { promptCache: this.promptCache }),
+      ...(embedding ? {} : { promptCache: this.settings.promptCache }),
     });
   }
 
@@ -296,35 +313,50 @@ export class Pipeline implements PipelineCore {
     return cacheManager(this.options.cache ?? "indexeddb");
   }
 
-  /** What `record` takes: its cached package manifest when there is one (GPU engines), else the record (models/inputs.ts). */
+  /** What `record` takes: its cached package manifest when there is one (an engine loading MLC's layout), else the record (models/inputs.ts). */
   async inputsOf(record: ModelRecord): Promise<ModelInputs> {
-    if (!hasPackageManifest(record) || !(await this.engineFor(record)).requiresGpu) return modelInputs(record);
+    if (!hasPackageManifest(record) || (await this.capabilitiesOf(record)).prefetch !== "mlc") return modelInputs(record);
     const manifest = await (await this.cacheManager()).readPackageManifest(record).catch(() => null);
     return modelInputs(record, manifest);
   }
 
   async checkDevice(record: ModelRecord, request: NormalizedRequest | undefined): Promise<void> {
-    const engine = await this.engineFor(record);
-    if (engine.requiresGpu) checkDeviceFit(record, await this.gpu(), request?.provider);
+    if ((await this.capabilitiesOf(record)).gpu) checkDeviceFit(record, await this.gpu(), request?.provider);
   }
 
-  /** A record that names the scripted engine gets its own; every other record shares the host's engine. */
+  /** The engine of `record`'s kind (engine/registry.ts), made on first use: the app's own engine serves the default kind. */
   async engineFor(record: ModelRecord): Promise<Engine> {
-    if (record.engine?.kind !== "scripted") return this.getEngine();
-    let engine = this.recordEngines.get(record.model_id);
-    if (!engine) {
-      engine = createRecordEngine(record.model_id, record.engine, isEmbeddingRecord(record));
-      this.recordEngines.set(record.model_id, engine);
-    }
-    return engine;
+    return this.madeFor(record).engine;
   }
 
-  private async getEngine(): Promise<Engine> {
-    if (!this.engine) {
-      const { createWebLlmEngine } = await loadModule("webllmEngine", () => import("../engine/webllm-engine.js"));
-      this.engine = createWebLlmEngine({ promptCache: this.promptCache, ...(batchingSettings(this.options.batching) ? { batching: batchingSettings(this.options.batching)! } : {}) });
-    }
-    return this.engine;
+  async capabilitiesOf(record: ModelRecord): Promise<EngineCapabilities> {
+    return this.madeFor(record).capabilities;
+  }
+
+  /** The registered kind of `record`, or null where the app's own engine serves it (the default kind). */
+  private kindOf(record: ModelRecord): EngineKind | null {
+    const kind = engineKindOf(record);
+    return kind.kind === DEFAULT_ENGINE_KIND && this.options.engine ? null : kind;
+  }
+
+  private keyOf(record: ModelRecord): string {
+    const kind = engineKindOf(record);
+    return kind.scope === "record" ? `${kind.kind}\u0000${record.model_id}` : kind.kind;
+  }
+
+  private madeFor(record: ModelRecord): { engine: Promise<Engine>; capabilities: EngineCapabilities } {
+    const key = this.keyOf(record);
+    const existing = this.made.get(key);
+    if (existing) return existing;
+    const kind = engineKindOf(record);
+    // Made synchronously into the map: concurrent first requests share one engine.
+    const engine = (async () => kind.create(record, this.settings))();
+    engine.catch(() => this.made.delete(key));
+    const made = { engine, capabilities: kind.capabilities };
+    this.made.set(key, made);
+    // The default kind's engine is listed first (client.stats()).
+    void engine.then((e) => (key === DEFAULT_ENGINE_KIND ? this.started.unshift(e) : this.started.push(e)), () => undefined);
+    return made;
   }
 
   /**
@@ -337,7 +369,7 @@ export class Pipeline implements PipelineCore {
       this.ownCatalog ??= createCatalog(this.options.models ?? []);
       if (this.ownCatalog.find(requested)) return Promise.resolve(this.ownCatalog);
     }
-    this.catalogPromise ??= loadPrebuiltRecords().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
+    this.catalogPromise ??= kindCatalogs().then((prebuilt) => createCatalog([...prebuilt, ...(this.options.models ?? [])]));
     return this.catalogPromise;
   }
 

@@ -7,10 +7,11 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
-import type { Engine, EngineRequest } from "../engine/types.js";
+import type { Engine, EngineCapabilities, EngineRequest } from "../engine/types.js";
+import { fetchesWeights } from "../engine/registry.js";
 import type { ModelRecord } from "../models/record.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
-import { countWebLlmPromptTokens } from "../engine/webllm-count.js";
+import { countWebLlmPromptTokens } from "../engine/webllm/webllm-count.js";
 
 /** `client.tokens.count(body)`: the prompt tokens of a chat request, without generating. */
 export interface TokenCount {
@@ -32,6 +33,7 @@ export interface PromptSupportContext {
   shaped<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (engineRequest: EngineRequest, engine: Engine) => Promise<T>): Promise<T>;
   resolve(model: string): Promise<ModelRecord>;
   engineFor(record: ModelRecord): Promise<Engine>;
+  capabilitiesOf(record: ModelRecord): Promise<EngineCapabilities>;
   /** Throws (503) when this adapter cannot serve the record. */
   checkDevice(record: ModelRecord): Promise<void>;
   /** Whether every file of the record is in the weight cache. */
@@ -57,7 +59,9 @@ export async function modelStatus(context: PromptSupportContext, id: string): Pr
   const modelId = record.model_id;
   if (isEmbeddingRecord(record)) return { id: modelId, status: "unavailable", reason: `${modelId} is an embedding model, not a chat model.` };
   const engine = await context.engineFor(record);
-  if (engine.loadedModel === modelId || !engine.requiresGpu) return { id: modelId, status: "available" };
+  const capabilities = await context.capabilitiesOf(record);
+  // Loaded, or nothing to check and nothing to fetch (the scripted engine): available now.
+  if (engine.loadedModel === modelId || (!capabilities.gpu && !fetchesWeights(capabilities))) return { id: modelId, status: "available" };
   try {
     await context.checkDevice(record);
   } catch (error) {

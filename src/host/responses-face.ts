@@ -20,7 +20,7 @@ import type { ChunkSink } from "./pipeline-core.js";
 import type { QueuedResponseStore } from "../store/queued-store.js";
 import type { ResponseList, ResponseListQuery } from "../store/response-store.js";
 import { ResponseOwner } from "../store/owner-lock.js";
-import { ResponseRuns, type Pipeline } from "./responses-run.js";
+import { ResponseRuns, type RunSteps } from "./responses-run.js";
 import { StoredResponses, type ResponsesCleared } from "./responses-stored.js";
 import { recoverInterrupted, type CanResume } from "./responses-recovery.js";
 import type { McpPool } from "../mcp/pool.js";
@@ -34,14 +34,14 @@ export class ResponsesFace<P extends { family: Family; resumeFrom?: GeneratedChu
 
   /** `canResume`: whether a model loads without a download (recovery resumes only those). */
   constructor(
-    pipeline: Pipeline<P>,
+    steps: RunSteps<P>,
     readonly store: QueuedResponseStore,
     private readonly canResume: CanResume,
     mcp: McpPool,
     // Taken now, for the host's whole life: a response this host generates is told from an interrupted one by it.
     private readonly owner = new ResponseOwner(),
   ) {
-    this.running = new ResponseRuns(pipeline, store, owner, mcp);
+    this.running = new ResponseRuns(steps, store, owner, mcp);
     this.stored = new StoredResponses(this.running, store);
   }
 

@@ -30,8 +30,8 @@ import type { McpPool } from "../mcp/pool.js";
 import { generateRounds, hostedCallsOf, planMcp } from "./responses-mcp.js";
 import { withoutMcpSecrets } from "../protocol/responses/mcp-items.js";
 
-/** What the face needs from the EngineHost: a queue slot with the request prepared, and the generation loop. */
-export interface Pipeline<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
+/** The steps of the pipeline (pipeline-core.ts) a Responses run takes: a queue slot with the request prepared, and the generation loop. */
+export interface RunSteps<P extends { family: Family; resumeFrom?: GeneratedChunk[] }> {
   run<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (prepared: P, signal: AbortSignal) => Promise<T>): Promise<T>;
   generate(prepared: P, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult>;
   /** The request prepared again in its slot with more messages (a hosted tool's next round: responses-mcp.ts); `toolChoice` when it changes. */
@@ -52,7 +52,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
   readonly runs = new Map<string, BackgroundRun>();
 
   constructor(
-    private readonly pipeline: Pipeline<P>,
+    private readonly steps: RunSteps<P>,
     private readonly store: QueuedResponseStore,
     private readonly owner: ResponseOwner,
     private readonly mcp: McpPool,
@@ -70,7 +70,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
 
   /** The generations of a response: one, or the rounds of its hosted tools (responses-mcp.ts). */
   private generate(request: ResponsesRequest, prepared: P, builder: ResponseOutputBuilder, output: GenerationOutput, signal: AbortSignal): Promise<GenerationResult> {
-    return generateRounds(request, prepared, builder, output, this.pipeline, this.mcp, signal);
+    return generateRounds(request, prepared, builder, output, this.steps, this.mcp, signal);
   }
 
   async create(body: unknown, signal: AbortSignal | undefined, client?: string): Promise<ResponseObject> {
@@ -83,7 +83,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
   }
 
   private createOnce(request: ResponsesRequest, signal: AbortSignal | undefined): Promise<ResponseObject> {
-    return this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
+    return this.steps.run(request.normalized, signal, async (prepared, slotSignal) => {
       const base = baseResponse(request);
       const builder = new ResponseOutputBuilder({ emit: null, summary: request.summary, logprobs: request.logprobs, newCallId: () => prepared.family.newToolCallId(), hostedCall: hostedCallsOf(request) });
       const result = await this.generate(request, prepared, builder, builder, slotSignal);
@@ -157,7 +157,7 @@ export class ResponseRuns<P extends { family: Family; resumeFrom?: GeneratedChun
       let started = false;
       let builder: ResponseOutputBuilder | null = null;
       let base: ResponseObject | null = null;
-      const run = this.pipeline.run(request.normalized, signal, async (prepared, slotSignal) => {
+      const run = this.steps.run(request.normalized, signal, async (prepared, slotSignal) => {
         const emit = (events: ResponseStreamEvent[]) => {
           log?.add(structuredCloneLite(events));
           sink.write(events);

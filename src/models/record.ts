@@ -1,13 +1,16 @@
 /**
- * A model record: web-llm's `ModelRecord` fields (so a record can be handed to
- * web-llm's `appConfig` as it is) plus what this library adds.
+ * A model record: what every engine's record has (`model`, `model_id`, the
+ * inputs, the family), web-llm's MLC fields (so a web-llm record can be handed
+ * to web-llm's `appConfig` as it is; optional, since another engine's record
+ * has none of them), plus what this library adds. `engine` picks the engine
+ * that serves it (engine/registry.ts; absent: web-llm).
  */
 export interface ModelRecord {
-  /** Base URL of the MLC model folder (web-llm appends `resolve/main/` unless present). */
+  /** Where the weights are: the base URL of an MLC model folder for web-llm (it appends `resolve/main/` unless present), or what another engine reads (a GGUF file's URL, say). */
   model: string;
   model_id: string;
-  /** URL of the compiled WebGPU model library (.wasm). */
-  model_lib: string;
+  /** web-llm: URL of the compiled WebGPU model library (.wasm). Other engines need none. */
+  model_lib?: string;
   vram_required_MB?: number;
   low_resource_required?: boolean;
   required_features?: string[];
@@ -36,11 +39,13 @@ export interface ModelRecord {
    */
   require_integrity?: boolean;
   /**
-   * Serve this record with the scripted engine instead of web-llm: nothing is
-   * downloaded and no GPU is needed. For an app's UI tests and demos; plain
-   * JSON, so a catalog loaded from a URL can carry it.
+   * The engine that serves this record, by `kind` (engine/registry.ts), with
+   * that engine's own settings; absent: web-llm. `{ kind: "scripted", replies }`
+   * serves it with the scripted engine: nothing is downloaded and no GPU is
+   * needed (for an app's UI tests and demos). Plain JSON, so a catalog loaded
+   * from a URL can carry it.
    */
-  engine?: ScriptedRecordEngine;
+  engine?: RecordEngineSpec;
   /** Embedding records (model_type 1): the vector size, when the id does not tell (arctic-embed-s 384, -m 768). */
   embedding_dimensions?: number;
   /** Embedding records: inputs per pass of the compiled library, when neither `batchN` in model_lib nor `-bN` in the id tells. */
@@ -48,8 +53,14 @@ export interface ModelRecord {
   [key: string]: unknown;
 }
 
+/** A record's engine: the registered kind that serves it, and that engine's own settings (read only by it). */
+export interface RecordEngineSpec {
+  kind: string;
+  [setting: string]: unknown;
+}
+
 /** A record's scripted engine: raw model outputs replayed in order, starting over after the last. */
-export interface ScriptedRecordEngine {
+export interface ScriptedRecordEngine extends RecordEngineSpec {
   kind: "scripted";
   replies: string[];
   /** Delay between tokens (ms). */

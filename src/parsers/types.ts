@@ -5,13 +5,9 @@
  * streamed events concatenate to exactly what a whole-text parse gives.
  * Total cost is O(output length) whatever the delta sizes.
  */
-export type ParseEvent =
-  | { type: "content"; text: string }
-  | { type: "reasoning"; text: string }
-  /** A new call: its name is complete. The host assigns the id. */
-  | { type: "tool_call"; index: number; name: string; /** A custom tool's call: its `tool_args` are the decoded input (custom-calls.ts). */ custom?: true }
-  /** A fragment of a call's JSON arguments string. */
-  | { type: "tool_args"; index: number; text: string };
+/** The events a parser emits are the reply's vocabulary, which the protocol's builders turn into chunks and items (protocol/parse-event.ts). */
+export type { ParseEvent } from "../protocol/parse-event.js";
+import type { ParseEvent } from "../protocol/parse-event.js";
 
 export interface OutputParser {
   push(text: string): ParseEvent[];

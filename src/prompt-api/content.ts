@@ -6,7 +6,7 @@
  * mono `pcm_f32`). A value of the wrong kind is a TypeError, bytes in no
  * known format an EncodingError, as the explainer says.
  */
-import { bytesToBase64 } from "../audio/base64.js";
+import { bytesToBase64 } from "../protocol/base64.js";
 import type { ContentPart, ImagePart, InputAudioPart } from "../protocol/types.js";
 import { sniffContainer } from "../protocol/validate-transcription.js";
 import { domError } from "./errors.js";

@@ -4,7 +4,7 @@
  * built from the same events, so the concatenated deltas always equal the
  * non-streamed message.
  */
-import type { ParseEvent } from "../parsers/types.js";
+import type { ParseEvent } from "./parse-event.js";
 import type { AssistantMessage, ChunkDelta, CustomToolCall, CustomToolCallDelta, FinishReason, TokenLogprob, ToolCall, ToolCallDelta } from "./types.js";
 
 export class ChoiceBuilder {

@@ -6,7 +6,6 @@
  * them back.
  */
 import type { ContentPart, FunctionTool, ProviderPreferences, ReasoningEffort, ToolCall, ToolChoice } from "./types.js";
-import type { EngineResponseFormat } from "../engine/types.js";
 import type { CustomTools } from "./custom-tools.js";
 
 export interface NormalizedMessage {
@@ -60,3 +59,10 @@ export interface NormalizedRequest {
   /** `prediction`'s text: the expected output, a source of speculative drafts. */
   prediction?: string;
 }
+
+/** The constrained-decoding forms an engine can be given (web-llm's grammar engine, xgrammar, takes all three; `EngineCapabilities.responseFormats` says which an engine takes). */
+export type EngineResponseFormat =
+  | { type: "json_object"; schema: string }
+  | { type: "structural_tag"; structural_tag: Record<string, unknown> }
+  /** An xgrammar EBNF (root rule `root`): what a web-llm without structural tags (0.2.79) takes instead. */
+  | { type: "grammar"; grammar: string };

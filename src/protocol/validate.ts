@@ -20,7 +20,7 @@ import type {
   ToolCall,
   ToolChoice,
 } from "./types.js";
-import type { EngineResponseFormat } from "../engine/types.js";
+import type { EngineResponseFormat } from "./normalized.js";
 import { customCallArguments, validateCustomTool, type CustomTools } from "./custom-tools.js";
 import { checkToolPairing } from "./tool-pairing.js";
 import { checkSchemaGrammar } from "../grammar/refusal.js";

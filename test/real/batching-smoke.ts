@@ -13,7 +13,7 @@
  * and sets the wall times side by side.
  */
 import { createClient } from "../../src/index.js";
-import { createWebLlmEngine } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine } from "../../src/engine/webllm/webllm-engine.js";
 import type { Engine, EngineRequest } from "../../src/engine/types.js";
 import { chatRecord } from "./mixed-smoke.js";
 

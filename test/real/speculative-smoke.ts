@@ -17,7 +17,7 @@
  * time, so the driver can check token-for-token equality and passes per
  * token, and set the times side by side.
  */
-import { createWebLlmEngine } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine } from "../../src/engine/webllm/webllm-engine.js";
 import type { EngineRequest } from "../../src/engine/types.js";
 import { chatRecord } from "./mixed-smoke.js";
 

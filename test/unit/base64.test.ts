@@ -1,6 +1,7 @@
 /** Bytes ↔ base64 for audio and images an app sends: every byte value, and sizes far past the call-argument limit. */
 import { describe, expect, it } from "vitest";
-import { base64ToBytes, binaryString, bytesToBase64 } from "../../src/audio/base64.js";
+import { binaryString, bytesToBase64 } from "../../src/protocol/base64.js";
+import { base64ToBytes } from "../../src/audio/base64.js";
 
 describe("base64", () => {
   it("encodes every byte value as Node's Buffer does, and decodes it back", () => {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { createClient, type Client, type EngineStats } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
-import { createWebLlmEngine, type WebLlmModule } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine, type WebLlmModule } from "../../src/engine/webllm/webllm-engine.js";
 import type { ChatCompletion, ChatCompletionChunk } from "../../src/protocol/types.js";
 import type { Completion } from "../../src/protocol/completions-types.js";
 import { user } from "./support/client.js";

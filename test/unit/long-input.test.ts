@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { refusal, scriptedClient, user } from "./support/client.js";
-import { promptTokens } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { promptTokens } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
 import { webmStream } from "../../src/audio/webm.js";
 import { UNKNOWN_LIMIT_SECONDS } from "../../src/audio/packets.js";
 

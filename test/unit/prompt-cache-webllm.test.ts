@@ -8,7 +8,7 @@
  * reported counts come from the pipeline's filled length.
  */
 import { describe, expect, it } from "vitest";
-import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
 import { FakePipeline } from "./support/fake-webllm-pipeline.js";
 import { fedTokens, playCase, promptCacheCases, t, type CacheDriver, type RequestStep } from "./support/prompt-cache-cases.js";
 

@@ -10,7 +10,7 @@ import { createScriptedEngine } from "../../src/testing.js";
 import { EngineHost } from "../../src/host/engine-host.js";
 import type { GpuProbe } from "../../src/gpu/probe.js";
 import type { Engine, EngineRequest } from "../../src/engine/types.js";
-import { countWebLlmPromptTokens, GENERATION_HEADER_TOKENS, TEMPLATE_TOKENS_PER_MESSAGE } from "../../src/engine/webllm-count.js";
+import { countWebLlmPromptTokens, GENERATION_HEADER_TOKENS, TEMPLATE_TOKENS_PER_MESSAGE } from "../../src/engine/webllm/webllm-count.js";
 
 const MODEL = "Qwen2.5-0.5B-Instruct-q4f16_1-MLC";
 

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
-import { responseFormatFor } from "../../src/engine/webllm-request.js";
+import { responseFormatFor } from "../../src/engine/webllm/webllm-request.js";
 import { runGrammarSmoke, LARK_AS_REGEXP, TOOL_NAME } from "../real/grammar-smoke.js";
 import { compileEbnf079 } from "./families/xgrammar-0279.js";
 

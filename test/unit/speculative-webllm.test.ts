@@ -8,11 +8,11 @@
  * logprobs and cache contents, in fewer forward passes where drafts fit.
  */
 import { describe, expect, it } from "vitest";
-import { WebLlmSpeculative, type SpeculativePipeline, type SpeculativeRequest } from "../../src/engine/speculative/webllm-speculative.js";
+import { WebLlmSpeculative, type SpeculativePipeline, type SpeculativeRequest } from "../../src/engine/webllm/speculative/webllm-speculative.js";
 import type { SpeculationUsage as SpeculativeCounts } from "../../src/engine/speculative/counters.js";
-import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
-import { WebLlmCacheSlot } from "../../src/engine/prompt-cache/webllm-cache-slot.js";
-import { WebLlmSpeculativeSlot } from "../../src/engine/speculative/webllm-speculative-slot.js";
+import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
+import { WebLlmCacheSlot } from "../../src/engine/webllm/prompt-cache/webllm-cache-slot.js";
+import { WebLlmSpeculativeSlot } from "../../src/engine/webllm/speculative/webllm-speculative-slot.js";
 import type { EngineRequest } from "../../src/engine/types.js";
 import { decodeIds, encodeText, FakeDecodingPipeline, TemplateMatcher, type GenConfig, type TemplateGrammar } from "./support/fake-webllm-decoder.js";
 

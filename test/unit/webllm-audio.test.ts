@@ -22,9 +22,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as webllm from "@mlc-ai/web-llm";
 import { createClient, type EngineRequest } from "../../src/index.js";
 import { createScriptedEngine, scriptedVoiceModel, SCRIPTED_VOICE_AUDIO } from "../../src/testing.js";
-import { toChatRequest } from "../../src/engine/webllm-request.js";
-import { toWebLlmRecord } from "../../src/engine/webllm-engine.js";
-import { loadPrebuiltRecords } from "../../src/models/prebuilt.js";
+import { toChatRequest } from "../../src/engine/webllm/webllm-request.js";
+import { toWebLlmRecord } from "../../src/engine/webllm/webllm-engine.js";
+import { loadPrebuiltRecords } from "../../src/engine/webllm/prebuilt.js";
 import { canonicalLength } from "../../src/audio/limits.js";
 import { wavBase64 } from "./support/wav.js";
 

@@ -10,7 +10,7 @@
  * in web-llm: their view in the pipeline map for the call, an open lock.
  */
 import { describe, expect, it } from "vitest";
-import { createWebLlmEngine, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm/webllm-engine.js";
 import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
 import type { ModelRecord } from "../../src/models/record.js";
 import { decodeIds, encodeText } from "./support/fake-webllm-decoder.js";

@@ -1,5 +1,5 @@
 /**
- * Continuous batching on web-llm's pipeline (src/engine/batching/webllm-rows.ts)
+ * Continuous batching on web-llm's pipeline (src/engine/webllm/batching/webllm-rows.ts)
  * against the decoding stand-in (support/fake-webllm-batch.ts): web-llm's
  * prefill and decode steps, sampler and stop rules over a simulated paged KV
  * cache whose logits depend on what each sequence holds. Several requests run
@@ -11,12 +11,12 @@
  * row's output here.
  */
 import { describe, expect, it } from "vitest";
-import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/batching/webllm-rows.js";
+import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/webllm/batching/webllm-rows.js";
 import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
 import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
-import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/prompt-cache/webllm-binding.js";
+import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
 import { FAKE_KV_BYTES_PER_TOKEN } from "./support/fake-webllm-pipeline.js";
 
 interface Outcome {

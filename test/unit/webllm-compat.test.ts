@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as webllm086 from "@mlc-ai/web-llm";
 import * as webllm079 from "webllm-0279";
-import { cacheConfig, detectWebLlmCompat } from "../../src/engine/webllm-compat.js";
+import { cacheConfig, detectWebLlmCompat } from "../../src/engine/webllm/webllm-compat.js";
 
 describe("web-llm version detection (the real 0.2.86 and 0.2.79 packages)", () => {
   it("0.2.86: cacheBackend, tensor-cache.json, KV reset after abort/length", () => {

@@ -7,7 +7,7 @@
  * its model. The real engine runs in the smoke test (another branch).
  */
 import { describe, expect, it } from "vitest";
-import { createWebLlmEngine, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm/webllm-engine.js";
 import { EngineHost } from "../../src/host/engine-host.js";
 import type { ModelRecord } from "../../src/models/record.js";
 import type { GpuProbe } from "../../src/gpu/probe.js";

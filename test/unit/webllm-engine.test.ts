@@ -6,7 +6,7 @@
  * by `name`. The real web-llm runs in webllm-real-smoke.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { createWebLlmEngine, toWebLlmRecord, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm-engine.js";
+import { createWebLlmEngine, toWebLlmRecord, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm/webllm-engine.js";
 import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
 import type { ModelRecord } from "../../src/models/record.js";
 import * as webllm079 from "webllm-0279";

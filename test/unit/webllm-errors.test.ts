@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/protocol/api-error.js";
-import { mapWebLlmError } from "../../src/engine/webllm-errors.js";
+import { mapWebLlmError } from "../../src/engine/webllm/webllm-errors.js";
 
 /** An error as web-llm throws it: a plain Error subclass told apart only by `name`. */
 function webLlmError(name: string, message: string): Error {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KvTracker } from "../../src/engine/webllm-kv.js";
+import { KvTracker } from "../../src/engine/webllm/webllm-kv.js";
 import type { EngineMessage } from "../../src/engine/types.js";
 
 const sys: EngineMessage = { role: "system", content: "S" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kthLargest, RequestLogitProcessor, topLogprobsOf } from "../../src/engine/webllm-logits.js";
+import { kthLargest, RequestLogitProcessor, topLogprobsOf } from "../../src/engine/webllm/webllm-logits.js";
 
 const logits = () => new Float32Array([1, 5, 3, 4, 2, 0]);
 const kept = (out: Float32Array) => [...out].map((v, i) => (v === -Infinity ? null : i)).filter((i) => i !== null);

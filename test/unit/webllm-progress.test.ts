@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createProgressMapper, parseProgressText } from "../../src/engine/webllm-progress.js";
+import { createProgressMapper, parseProgressText } from "../../src/engine/webllm/webllm-progress.js";
 
 const MIB = 1024 * 1024;
 /** The texts web-llm 0.2.79–0.2.86 report, in order, for a first load of a 295 MiB model. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { needsLogitProcessor, renderContinuationPrompt, toChatRequest, toCompletionRequest, usesEnableThinking, type ConvTemplate } from "../../src/engine/webllm-request.js";
+import { needsLogitProcessor, renderContinuationPrompt, toChatRequest, toCompletionRequest, usesEnableThinking, type ConvTemplate } from "../../src/engine/webllm/webllm-request.js";
 import type { EngineRequest } from "../../src/engine/types.js";
 
 const base: EngineRequest = {

@@ -5,7 +5,7 @@
  * fails there with a message that says what to pass.
  */
 import { ApiError } from "../../protocol/api-error.js";
-import type { WebLlmRowsOptions } from "./webllm-rows.js";
+import type { WebLlmRowsOptions } from "../webllm/batching/webllm-rows.js";
 
 export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; prefillChunkTokens?: number; forward?: StepForwardChoice };
 

@@ -1,14 +1,14 @@
 /**
  * The final sampling distribution of one step, from raw logits, in web-llm's
  * order: top_k and min_p on the raw logits (our logit processor,
- * engine/webllm-logits.ts, runs before web-llm's sampler), then logit_bias,
+ * engine/webllm/webllm-logits.ts, runs before web-llm's sampler), then logit_bias,
  * presence and frequency penalties (over generated tokens), the repetition
  * penalty (over generated tokens), temperature, and top_p. Speculative
  * sampling accepts a drafted token with the probability this gives it, so a
  * verify pass samples exactly as one-step decoding would. Pure.
  */
 import type { SamplingParams } from "../types.js";
-import { kthLargest } from "../webllm-logits.js";
+import { kthLargest } from "../webllm/webllm-logits.js";
 import { argmax } from "./acceptance.js";
 
 /** Counts of the tokens generated so far (what penalties look at), kept incrementally. */

@@ -15,7 +15,7 @@ import { ApiError, invalidParam } from "../api-error.js";
 import { randomId } from "../ids.js";
 import { isAbsent, isObject } from "../params.js";
 import type { ResponseUsage } from "./types.js";
-import { bytesToBase64 } from "../../audio/base64.js";
+import { bytesToBase64 } from "../base64.js";
 
 /** Marks our payload format; a different prefix is not ours to decode. */
 export const COMPACTION_PREFIX = "wgo-compaction.v1.";

@@ -11,7 +11,7 @@
  * model has no separate summarizer; clients such as the AI SDK read
  * reasoning only from the summary).
  */
-import type { ParseEvent } from "../../parsers/types.js";
+import type { ParseEvent } from "../parse-event.js";
 import type { TokenLogprob, ToolCall } from "../types.js";
 import { randomId } from "../ids.js";
 import { customCallArguments } from "../custom-tools.js";

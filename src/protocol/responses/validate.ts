@@ -18,7 +18,7 @@ import {
   optionalBoolean, optionalInteger, optionalNumber, optionalString, type Body,
 } from "../params.js";
 import type { FunctionTool, ReasoningEffort, ToolChoice } from "../types.js";
-import type { EngineResponseFormat } from "../../engine/types.js";
+import type { EngineResponseFormat } from "../normalized.js";
 import { checkSchemaGrammar } from "../../grammar/refusal.js";
 import { appGrammarEbnf, readAppGrammar } from "../../grammar/app-grammar.js";
 import { validateCustomTool, type CustomTools } from "../custom-tools.js";

@@ -9,7 +9,7 @@ import { FAMILIES, type FamilyName } from "../../../src/families/families.js";
 import type { ToolChoice } from "../../../src/protocol/types.js";
 import { compileEbnf086, compileTag } from "./xgrammar.js";
 import { compileEbnf079 } from "./xgrammar-0279.js";
-import { responseFormatFor } from "../../../src/engine/webllm-request.js";
+import { responseFormatFor } from "../../../src/engine/webllm/webllm-request.js";
 import { context, TOOLS } from "./helpers.js";
 import { CANONICAL, FAMILY_NAMES, NO_VALUE_SCHEMA, OUT_OF_SCHEMA, SINGLE_CALL, structuralTagFor, THOUGHT, TIME_CALL, UNDECLARED, WEATHER_CALL } from "./canonical-calls.js";
 

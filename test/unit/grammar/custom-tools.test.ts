@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { createClient, type ChatCompletionChunk } from "../../../src/index.js";
 import { createScriptedEngine } from "../../../src/testing.js";
-import { responseFormatFor } from "../../../src/engine/webllm-request.js";
+import { responseFormatFor } from "../../../src/engine/webllm/webllm-request.js";
 import type { EngineResponseFormat } from "../../../src/engine/types.js";
 import { CustomInputDecoder } from "../../../src/parsers/custom-calls.js";
 import { compileEbnf079 } from "../families/xgrammar-0279.js";

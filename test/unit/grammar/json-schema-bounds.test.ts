@@ -12,7 +12,7 @@ import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../../../src/grammar/limits.js";
 import { createClient } from "../../../src/index.js";
 import { createScriptedEngine } from "../../../src/testing.js";
 import { compileEbnf079 } from "../families/xgrammar-0279.js";
-import { responseFormatFor } from "../../../src/engine/webllm-request.js";
+import { responseFormatFor } from "../../../src/engine/webllm/webllm-request.js";
 
 function nestedArrays(depth: number): Record<string, unknown> {
   let schema: Record<string, unknown> = { type: "string" };

@@ -13,11 +13,11 @@
  * batch whose inputs were counted so is not counted again. web-llm cannot stop
  * a batch once it runs: abort is honoured before and after it.
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { ModelRecord } from "../models/record.js";
-import { embeddingWindowOf } from "../models/embedding.js";
-import { inputTooLong } from "../protocol/validate-embeddings.js";
-import type { EmbedRequest, EmbedResult } from "./types.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { ModelRecord } from "../../models/record.js";
+import { embeddingWindowOf } from "../../models/embedding.js";
+import { inputTooLong } from "../../protocol/validate-embeddings.js";
+import type { EmbedRequest, EmbedResult } from "../types.js";
 
 /** The slice of web-llm's `engine.embeddings` this adapter uses (0.2.86). */
 export interface WebLlmEmbeddings {
@@ -28,15 +28,15 @@ export interface WebLlmEmbeddings {
 }
 
 /** web-llm's EmbeddingPipeline fields read here (guarded: absent → the record's window, no pre-count). */
-export interface WebLlmEmbeddingPipeline {
+export interface WebLlmEmbeddingModel {
   tokenizer?: { encode(text: string): ArrayLike<number> };
   contextWindowSize?: number;
 }
 
 /** Every input counted with the model's tokenizer against its window: 400 naming `input[i]` for the first that does not fit. */
-export function checkWebLlmEmbedInputs(pipeline: WebLlmEmbeddingPipeline | undefined, record: ModelRecord, request: EmbedRequest): void {
-  const window = pipeline?.contextWindowSize && pipeline.contextWindowSize > 0 ? pipeline.contextWindowSize : embeddingWindowOf(record);
-  const tokenizer = pipeline?.tokenizer;
+export function checkWebLlmEmbedInputs(loaded: WebLlmEmbeddingModel | undefined, record: ModelRecord, request: EmbedRequest): void {
+  const window = loaded?.contextWindowSize && loaded.contextWindowSize > 0 ? loaded.contextWindowSize : embeddingWindowOf(record);
+  const tokenizer = loaded?.tokenizer;
   request.input.forEach((item, i) => {
     const tokens = typeof item === "string" ? (tokenizer?.encode(item).length ?? 0) : item.length;
     const cut = typeof item === "string" && tokenizer !== undefined && tokens === window && tokenizer.encode(shorter(item)).length === window;
@@ -47,7 +47,7 @@ export function checkWebLlmEmbedInputs(pipeline: WebLlmEmbeddingPipeline | undef
 /** One batch through web-llm; `counted`: its inputs already passed checkWebLlmEmbedInputs. */
 export async function embedWithWebLlm(
   engine: { embeddings?: WebLlmEmbeddings },
-  pipeline: WebLlmEmbeddingPipeline | undefined,
+  loaded: WebLlmEmbeddingModel | undefined,
   record: ModelRecord,
   request: EmbedRequest,
   signal: AbortSignal,
@@ -57,7 +57,7 @@ export async function embedWithWebLlm(
     throw new ApiError({ status: 501, code: "embeddings_unsupported", message: "This web-llm has no embeddings API (engine.embeddings). Use web-llm 0.2.46 or later." });
   }
   if (signal.aborted) throw abortError();
-  if (!counted) checkWebLlmEmbedInputs(pipeline, record, request);
+  if (!counted) checkWebLlmEmbedInputs(loaded, record, request);
   const response = await engine.embeddings.create({ model: request.model, input: request.input });
   if (signal.aborted) throw abortError();
   const data = [...response.data].sort((a, b) => a.index - b.index);

@@ -6,7 +6,7 @@
  * texts in 0.2.79 and 0.2.86. Apps want one fraction that never goes back,
  * bytes, and an ETA, so the phases are stacked here. Pure: tested in Node.
  */
-import type { LoadProgress } from "./types.js";
+import type { LoadProgress } from "../types.js";
 
 /** web-llm's `InitProgressReport`. */
 export interface WebLlmProgressReport {

@@ -54,22 +54,26 @@ export interface WebLlmChunk {
   };
 }
 
-/** A loaded model's pipeline, as far as this adapter reads it. */
-export interface Pipeline {
+/**
+ * A model web-llm holds loaded (its own `LLMChatPipeline` or
+ * `EmbeddingPipeline`; in this library "pipeline" means the host's,
+ * host/pipeline-core.ts), as far as this adapter reads it.
+ */
+export interface WebLlmLoadedModel {
   tokenizer?: { encode(text: string): ArrayLike<number>; decode(ids: Int32Array): string };
   filledKVCacheLength?: number;
   logitProcessor?: unknown;
 }
 
 interface Internals {
-  loadedModelIdToPipeline?: Map<string, Pipeline>;
+  loadedModelIdToPipeline?: Map<string, WebLlmLoadedModel>;
   loadedModelIdToChatConfig?: Map<string, { conv_template?: ConvTemplate; conv_config?: Partial<ConvTemplate> }>;
 }
 
 const internals = (engine: WebLlmEngineLike | null) => engine as unknown as Internals;
 
-/** The loaded pipeline of `modelId` (undefined where this web-llm does not expose it). */
-export const pipelineOf = (engine: WebLlmEngineLike | null, modelId: string): Pipeline | undefined => internals(engine).loadedModelIdToPipeline?.get(modelId);
+/** web-llm's loaded `modelId` (undefined where this web-llm does not expose it). */
+export const loadedModelOf = (engine: WebLlmEngineLike | null, modelId: string): WebLlmLoadedModel | undefined => internals(engine).loadedModelIdToPipeline?.get(modelId);
 
 /** The chat config of `modelId`, with its conversation template where this web-llm exposes it. */
 export const chatConfigOf = (engine: WebLlmEngineLike | null, modelId: string) => internals(engine).loadedModelIdToChatConfig?.get(modelId);

@@ -16,9 +16,9 @@
  *   empty `<think>\n\n</think>\n\n` block is the model's own "thinking off"
  *   form; on other templates it would inject junk.
  */
-import type { EngineMessage, EngineRequest, EngineResponseFormat } from "./types.js";
-import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "../grammar/structural-tag-ebnf.js";
-import { withGrammarParam } from "../grammar/refusal.js";
+import type { EngineMessage, EngineRequest, EngineResponseFormat } from "../types.js";
+import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "../../grammar/structural-tag-ebnf.js";
+import { withGrammarParam } from "../../grammar/refusal.js";
 
 /** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */
 export const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";
@@ -114,7 +114,8 @@ export function responseFormatFor(format: EngineResponseFormat | undefined, stru
 function compiledFormat(format: EngineResponseFormat | undefined, structuralTags: boolean): EngineResponseFormat | undefined {
   if (!format) return format;
   if (format.type === "json_object") {
-    const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>);
+    // Compiled at validation already (the size bound): taken from there by the schema's text.
+    const grammar = jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>, format.schema);
     return grammar === undefined ? format : { type: "grammar", grammar };
   }
   if (format.type !== "structural_tag") return format;

@@ -37,7 +37,7 @@
  * popping its last token and feeding it again; `popn` reaching into storage
  * shared with a fork is handled by the runtime itself.
  */
-import { PromptCachePolicy, type CachePlan } from "./policy.js";
+import { PromptCachePolicy, type CachePlan } from "../../prompt-cache/policy.js";
 import { kvOpsOf, recreateKvCache, WEBLLM_PAGE_SIZE, type KvCacheHost, type KvOps } from "./webllm-kv-ops.js";
 
 /** One prefill input element: token ids, or an image web-llm embeds. */

@@ -23,10 +23,10 @@
  *   which sequence the request runs in, and settles its pending draft before
  *   the binding records or places a sequence.
  */
-import type { EngineRequest } from "../types.js";
-import { DEFAULT_MAX_SEQUENCES } from "./policy.js";
-import { defaultBudgetTokens, kvBytesPerToken, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "./config.js";
-import type { SpeculationUsage } from "../speculative/counters.js";
+import type { EngineRequest } from "../../types.js";
+import { DEFAULT_MAX_SEQUENCES } from "../../prompt-cache/policy.js";
+import { defaultBudgetTokens, kvBytesPerToken, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "../../prompt-cache/config.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 import type { WebLlmSpeculativeSlot } from "../speculative/webllm-speculative-slot.js";
 import { WebLlmPromptCache, type PrefillCount, type PromptCacheBudget, type WebLlmPipeline } from "./webllm-binding.js";
 

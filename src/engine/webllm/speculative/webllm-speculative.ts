@@ -47,12 +47,12 @@
  * manifest models (their decode bypasses `embedAndForward`), and libraries
  * without `batch_prefill` or `kv_state_popn`.
  */
-import { DraftProposer, ENGINE_PROPOSER_OPTIONS } from "./proposer.js";
-import { SpeculationCounters, type SpeculationUsage } from "./counters.js";
+import { DraftProposer, ENGINE_PROPOSER_OPTIONS } from "../../speculative/proposer.js";
+import { SpeculationCounters, type SpeculationUsage } from "../../speculative/counters.js";
 import { verifierOf, type LogitRows, type Verifier, type VerifyHost } from "./webllm-verify.js";
 import { kvOpsOf, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
-import { ForwardCostEstimate } from "./draft-sizing.js";
-import { activeMatcher, forcedDraft, type GrammarHost } from "./jump-forward.js";
+import { ForwardCostEstimate } from "../../speculative/draft-sizing.js";
+import { activeMatcher, forcedDraft, type GrammarHost } from "../../speculative/jump-forward.js";
 
 type InputChunk = number[] | object;
 

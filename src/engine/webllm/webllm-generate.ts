@@ -8,19 +8,19 @@
  * LogitProcessor is armed around it, the prompt-cache slot told of it, and a
  * reply continued from its journaled start (engine/continuation.ts).
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { TokenLogprob, TopLogprob } from "../protocol/types.js";
-import type { EngineEvent, EngineRequest } from "./types.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { TokenLogprob, TopLogprob } from "../../protocol/types.js";
+import type { EngineEvent, EngineRequest } from "../types.js";
 import type { WebLlmCompat } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import type { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
 import type { RequestLogitProcessor, LogitControls } from "./webllm-logits.js";
 import { needsLogitProcessor, renderContinuationPrompt, toChatRequest, toCompletionRequest, usesEnableThinking, WEBLLM_MAX_TOP_LOGPROBS, type ConvTemplate } from "./webllm-request.js";
-import { canContinue, continuedRequest } from "./continuation.js";
-import { chatConfigOf, pipelineOf, type Pipeline, type WebLlmChunk, type WebLlmEngineLike, type WebLlmLogprob } from "./webllm-shapes.js";
+import { canContinue, continuedRequest } from "../continuation.js";
+import { chatConfigOf, loadedModelOf, type WebLlmLoadedModel, type WebLlmChunk, type WebLlmEngineLike, type WebLlmLogprob } from "./webllm-shapes.js";
 import type { WebLlmResidency } from "./webllm-residency.js";
 import type { WebLlmRows } from "./batching/webllm-rows.js";
-import type { RowBatchReport } from "./batching/counters.js";
+import type { RowBatchReport } from "../batching/counters.js";
 
 /** What generation reads of the engine's state, read at each use (getters: the engine and compat appear at the first load). */
 export interface WebLlmGenerationContext {
@@ -37,8 +37,8 @@ function armProcessor(ctx: WebLlmGenerationContext, request: EngineRequest): Req
   if (!needsLogitProcessor(request)) return null;
   const processor = ctx.registry.get(request.model);
   if (!processor) return null;
-  const pipeline = pipelineOf(ctx.engine, request.model);
-  if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = processor;
+  const loaded = loadedModelOf(ctx.engine, request.model);
+  if (loaded && "logitProcessor" in loaded) loaded.logitProcessor = processor;
   const controls: LogitControls = {
     topK: request.sampling.top_k,
     minP: request.sampling.min_p,
@@ -46,8 +46,8 @@ function armProcessor(ctx: WebLlmGenerationContext, request: EngineRequest): Req
   };
   if ((request.topLogprobs ?? 0) > WEBLLM_MAX_TOP_LOGPROBS) controls.topLogprobs = request.topLogprobs;
   const { budgetTokens, endMarker, enabled } = request.thinking;
-  if (enabled && budgetTokens !== undefined && endMarker && pipeline?.tokenizer) {
-    controls.budget = { tokens: budgetTokens, endTokens: Array.from(pipeline.tokenizer.encode(endMarker)) };
+  if (enabled && budgetTokens !== undefined && endMarker && loaded?.tokenizer) {
+    controls.budget = { tokens: budgetTokens, endTokens: Array.from(loaded.tokenizer.encode(endMarker)) };
   }
   processor.begin(controls);
   return processor;
@@ -56,8 +56,8 @@ function armProcessor(ctx: WebLlmGenerationContext, request: EngineRequest): Req
 function disarmProcessor(ctx: WebLlmGenerationContext, request: EngineRequest, processor: RequestLogitProcessor | null): void {
   if (!processor) return;
   processor.end();
-  const pipeline = pipelineOf(ctx.engine, request.model);
-  if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
+  const loaded = loadedModelOf(ctx.engine, request.model);
+  if (loaded && "logitProcessor" in loaded) loaded.logitProcessor = undefined;
 }
 
 function continuationPrompt(ctx: WebLlmGenerationContext, request: EngineRequest): string {
@@ -76,7 +76,7 @@ function continuationPrompt(ctx: WebLlmGenerationContext, request: EngineRequest
  * continuation rendering carries no images or audio.
  */
 export function continuesReply(ctx: WebLlmGenerationContext, request: EngineRequest): boolean {
-  const tokenizer = pipelineOf(ctx.engine, request.model)?.tokenizer;
+  const tokenizer = loadedModelOf(ctx.engine, request.model)?.tokenizer;
   const textOnly = request.messages.every((m) => typeof m.content === "string" || m.content.every((part) => part.type === "text"));
   if (!tokenizer || !textOnly || !chatConfigOf(ctx.engine, request.model)?.conv_template) return false;
   return canContinue(request, tokenizer.encode(request.continueReply ?? "").length);
@@ -85,7 +85,7 @@ export function continuesReply(ctx: WebLlmGenerationContext, request: EngineRequ
 /** `request` as web-llm receives it when it continues a reply (engine/continuation.ts), and the start's tokens. */
 function continuation(ctx: WebLlmGenerationContext, request: EngineRequest): { request: EngineRequest; tokens: number } | null {
   if (!request.continueReply) return null;
-  const tokens = pipelineOf(ctx.engine, request.model)?.tokenizer?.encode(request.continueReply).length ?? 0;
+  const tokens = loadedModelOf(ctx.engine, request.model)?.tokenizer?.encode(request.continueReply).length ?? 0;
   return { tokens, request: continuedRequest(request, tokens) };
 }
 
@@ -99,7 +99,7 @@ async function* readChunks(
   iterator: AsyncIterator<WebLlmChunk>,
   request: EngineRequest,
   processor: RequestLogitProcessor | null,
-  pipeline: Pipeline | undefined,
+  loaded: WebLlmLoadedModel | undefined,
   onChunk: () => void,
 ): AsyncGenerator<EngineEvent, { finish: "stop" | "length" | "abort"; usage: WebLlmChunk["usage"] }> {
   let finish: "stop" | "length" | "abort" = "stop";
@@ -118,7 +118,7 @@ async function* readChunks(
     const entries = choice.logprobs?.content ?? undefined;
     let logprobs: TokenLogprob[] | undefined;
     if (request.topLogprobs !== undefined && entries && entries.length > 0) {
-      logprobs = entries.map((entry) => toTokenLogprob(entry, request.topLogprobs as number, processor?.steps[logprobIndex++], pipeline));
+      logprobs = entries.map((entry) => toTokenLogprob(entry, request.topLogprobs as number, processor?.steps[logprobIndex++], loaded));
     }
     if (text || logprobs) yield { type: "text", text, ...(logprobs ? { logprobs } : {}) };
   }
@@ -181,9 +181,9 @@ async function* generateAlone(ctx: WebLlmGenerationContext, request: EngineReque
   signal.addEventListener("abort", onAbort);
   try {
     iterator = (await openStream(ctx, live, request))[Symbol.asyncIterator]();
-    const pipeline = pipelineOf(ctx.engine, request.model);
+    const loaded = loadedModelOf(ctx.engine, request.model);
     // An interrupt issued before web-llm took its lock is cleared by it: repeat it.
-    const ended = yield* readChunks(iterator, request, processor, pipeline, () => signal.aborted && live.interruptGenerate());
+    const ended = yield* readChunks(iterator, request, processor, loaded, () => signal.aborted && live.interruptGenerate());
     finished = true;
     let finish = ended.finish;
     const usage = ended.usage;
@@ -257,7 +257,7 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
   let report: RowBatchReport | null = null;
   try {
     iterator = (await enterWithView(live, request.model, row.view, () => openStream(ctx, live, request)))[Symbol.asyncIterator]();
-    const ended = yield* readChunks(iterator, request, null, pipelineOf(ctx.engine, request.model), () => undefined);
+    const ended = yield* readChunks(iterator, request, null, loadedModelOf(ctx.engine, request.model), () => undefined);
     finished = true;
     // Ended cleanly (its reply, a stop, max_tokens, or an abort between steps): the sequence holds exactly
     // what was fed, and the prompt cache keeps it for the next turn.
@@ -358,11 +358,11 @@ function isAbortLike(error: unknown): boolean {
 const encoder = new TextEncoder();
 
 /** One web-llm logprob entry → ours, with `top` alternatives (from the LogitProcessor when above 5). */
-function toTokenLogprob(entry: WebLlmLogprob, top: number, step: { top: Array<{ id: number; logprob: number }> } | undefined, pipeline: Pipeline | undefined): TokenLogprob {
+function toTokenLogprob(entry: WebLlmLogprob, top: number, step: { top: Array<{ id: number; logprob: number }> } | undefined, loaded: WebLlmLoadedModel | undefined): TokenLogprob {
   const bytes = entry.bytes ?? [...encoder.encode(entry.token)];
   let alternatives: TopLogprob[];
-  if (top > WEBLLM_MAX_TOP_LOGPROBS && step && pipeline?.tokenizer) {
-    const tokenizer = pipeline.tokenizer;
+  if (top > WEBLLM_MAX_TOP_LOGPROBS && step && loaded?.tokenizer) {
+    const tokenizer = loaded.tokenizer;
     alternatives = step.top.map(({ id, logprob }) => {
       const token = tokenizer.decode(new Int32Array([id]));
       return { token, logprob, bytes: [...encoder.encode(token)] };

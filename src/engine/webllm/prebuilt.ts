@@ -1,6 +1,6 @@
-import type { ModelRecord } from "./record.js";
-import { importWebLlm } from "../engine/import-webllm.js";
-import { withKnownInputs } from "./inputs.js";
+import type { ModelRecord } from "../../models/record.js";
+import { importWebLlm } from "./import-webllm.js";
+import { withKnownInputs } from "../../models/inputs.js";
 
 /** web-llm's own catalog (`prebuiltAppConfig.model_list`), loaded on first use. */
 export async function loadPrebuiltRecords(): Promise<ModelRecord[]> {

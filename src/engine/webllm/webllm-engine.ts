@@ -27,12 +27,12 @@
  * `loadedModelIdToPipeline` (tokenizer, filledKVCacheLength, logitProcessor)
  * and `loadedModelIdToChatConfig` (conversation template); see webllm-shapes.ts.
  */
-import { ApiError, abortError } from "../protocol/api-error.js";
-import type { PromptCacheOption, PromptCacheSettings } from "./prompt-cache/config.js";
-import type { ModelRecord } from "../models/record.js";
-import type { EmbedRequest, Engine, LoadOptions } from "./types.js";
-import { isEmbeddingRecord } from "../models/embedding.js";
-import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingPipeline } from "./webllm-embed.js";
+import { ApiError, abortError } from "../../protocol/api-error.js";
+import type { PromptCacheOption, PromptCacheSettings } from "../prompt-cache/config.js";
+import type { ModelRecord } from "../../models/record.js";
+import type { EmbedRequest, Engine, LoadOptions } from "../types.js";
+import { isEmbeddingRecord } from "../../models/embedding.js";
+import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingModel } from "./webllm-embed.js";
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
@@ -41,7 +41,7 @@ import { RequestLogitProcessor } from "./webllm-logits.js";
 import { createProgressMapper } from "./webllm-progress.js";
 import { importWebLlm } from "./import-webllm.js";
 import { countWebLlmPromptTokens } from "./webllm-count.js";
-import { pipelineOf, type WebLlmEngineLike, type WebLlmModule } from "./webllm-shapes.js";
+import { loadedModelOf, type WebLlmEngineLike, type WebLlmModule } from "./webllm-shapes.js";
 import { WebLlmResidency } from "./webllm-residency.js";
 import { continuesReply, generateWithWebLlm, type WebLlmGenerationContext } from "./webllm-generate.js";
 import { WebLlmRows, type KvKeeper, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
@@ -118,17 +118,17 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
    * use its methods as they were before the prompt cache and speculation hook
    * them), then the prompt cache re-creates the KV cache with room for the rows.
    */
-  function attachChat(pipeline: unknown, promptCache?: PromptCacheSettings): void {
+  function attachChat(loaded: unknown, promptCache?: PromptCacheSettings): void {
     rows = null;
-    if (!options.batching) return cache.attach(pipeline, promptCache);
+    if (!options.batching) return cache.attach(loaded, promptCache);
     // A row starts from the prompt cache's longest cached prefix of its key (read only: the row's KV goes when it ends).
     const prefix: PrefixSource = (child, full, key) => cache.current?.forkInto(child, full, key) ?? 0;
     // A row that ended cleanly hands its prompt and reply to the cache, as a request run alone leaves them there.
     const keeper: KvKeeper = (from, tokens, key) => cache.current?.keep(from, tokens, key) ?? false;
-    const candidate = pipeline ? new WebLlmRows(pipeline as ConstructorParameters<typeof WebLlmRows>[0], options.batching, prefix, keeper) : null;
+    const candidate = loaded ? new WebLlmRows(loaded as ConstructorParameters<typeof WebLlmRows>[0], options.batching, prefix, keeper) : null;
     rowsReason = candidate ? candidate.unsupported : "the web-llm pipeline is not reachable";
     const usable = candidate && !candidate.unsupported ? candidate : null;
-    cache.attach(pipeline, promptCache, usable ? WebLlmRows.kvReservation(pipeline as { contextWindowSize?: number }, options.batching) : undefined);
+    cache.attach(loaded, promptCache, usable ? WebLlmRows.kvReservation(loaded as { contextWindowSize?: number }, options.batching) : undefined);
     if (!usable) return;
     if (!cache.current?.policy) {
       try {
@@ -203,9 +203,9 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     );
     residency.chatOpts = opts;
     // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
-    const pipeline = pipelineOf(engine, next.model_id);
-    if (pipeline && "logitProcessor" in pipeline) pipeline.logitProcessor = undefined;
-    attachChat(pipeline, loadOptions.promptCache);
+    const loaded = loadedModelOf(engine, next.model_id);
+    if (loaded && "logitProcessor" in loaded) loaded.logitProcessor = undefined;
+    attachChat(loaded, loadOptions.promptCache);
     residency.setChat(next.model_id, key, next);
   }
 
@@ -264,7 +264,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       if (!hadEmbedding && live.reloadInternal) return addModel(live, next.model_id, undefined);
       // Replacing the embedding model unloads everything: the chat model comes back with it (its KV cache does not).
       forgetChat();
-      return live.reload([chat, next.model_id], [residency.chatOpts ?? {}, {}]).then(() => attachChat(pipelineOf(engine, chat)));
+      return live.reload([chat, next.model_id], [residency.chatOpts ?? {}, {}]).then(() => attachChat(loadedModelOf(engine, chat)));
     });
     residency.embedding = { id: next.model_id, key, record: next };
   }
@@ -289,13 +289,13 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     },
     embedsTokenIds: true,
     continuesReply: (request) => continuesReply(generation, request),
-    countTokens: async (request) => countWebLlmPromptTokens(pipelineOf(engine, request.model)?.tokenizer, request),
+    countTokens: async (request) => countWebLlmPromptTokens(loadedModelOf(engine, request.model)?.tokenizer, request),
     get loadedEmbeddingModel() {
       return residency.embedding?.id ?? null;
     },
     checkEmbedInputs(request) {
       const resident = residentEmbedding(request.model);
-      checkWebLlmEmbedInputs(pipelineOf(engine, request.model) as WebLlmEmbeddingPipeline | undefined, resident.record, request);
+      checkWebLlmEmbedInputs(loadedModelOf(engine, request.model) as WebLlmEmbeddingModel | undefined, resident.record, request);
       counted = request;
     },
     async embed(request, signal) {
@@ -303,7 +303,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       // A batch of the request the host just had counted is not tokenized again.
       const precounted = counted !== null && counted.model === request.model && request.input.every((item, i) => item === counted!.input[request.firstIndex + i]);
       try {
-        return await embedWithWebLlm(engine!, pipelineOf(engine, request.model) as WebLlmEmbeddingPipeline | undefined, resident.record, request, signal, precounted);
+        return await embedWithWebLlm(engine!, loadedModelOf(engine, request.model) as WebLlmEmbeddingModel | undefined, resident.record, request, signal, precounted);
       } catch (error) {
         const mapped = error instanceof ApiError || (error as Error)?.name === "AbortError" ? error : mapWebLlmError(error, "generate");
         if (mapped instanceof ApiError && mapped.code === "device_lost") residency.deviceLost();

@@ -5,7 +5,7 @@
  * named for when it happens; the prompt-cache slot is forgotten by the
  * caller where it was before (it is not part of every case).
  */
-import type { ModelRecord } from "../models/record.js";
+import type { ModelRecord } from "../../models/record.js";
 
 export interface ResidentEmbedding {
   id: string;

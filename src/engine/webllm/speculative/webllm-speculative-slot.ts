@@ -6,7 +6,7 @@
  * decode step, as without speculation), and tells it which sequence the
  * request runs in.
  */
-import type { SpeculationUsage } from "./counters.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 import { WebLlmSpeculative, type SequenceInfo, type SpeculativePipeline, type SpeculativeRequest } from "./webllm-speculative.js";
 
 export class WebLlmSpeculativeSlot {

@@ -8,8 +8,8 @@
  * no import map for the bare `@mlc-ai/web-llm` — the request fails with a 503
  * that says so, instead of a bare TypeError.
  */
-import { ApiError } from "../protocol/api-error.js";
-import { loadModule } from "../lazy-imports.js";
+import { ApiError } from "../../protocol/api-error.js";
+import { loadModule } from "../../lazy-imports.js";
 
 export async function importWebLlm(): Promise<typeof import("@mlc-ai/web-llm")> {
   try {

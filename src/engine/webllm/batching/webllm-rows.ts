@@ -33,14 +33,14 @@
  * more than 5 top logprobs): such a request runs alone (`alone()`), after
  * the rows in flight end, as today.
  */
-import { AloneTurns, Serial } from "./alone-turns.js";
-import { longestRowPrefix, splitAtSteps } from "./prefill-pieces.js";
+import { AloneTurns, Serial } from "../../batching/alone-turns.js";
+import { longestRowPrefix, splitAtSteps } from "../../batching/prefill-pieces.js";
 import { giveOwnRequestState, PRISTINE, releaseViewState, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
-import { MeasuredStepCost } from "./measured-cost.js";
-import { WEIGHT_BOUND_COST, type StepCostModel } from "./cost-model.js";
-import type { RowBatchReport, BatchCounters } from "./counters.js";
-import { StepRunner, type BatchRow } from "./step-runner.js";
-import { StepScheduler, type StepPlan } from "./step-scheduler.js";
+import { MeasuredStepCost } from "../../batching/measured-cost.js";
+import { WEIGHT_BOUND_COST, type StepCostModel } from "../../batching/cost-model.js";
+import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
+import { StepRunner, type BatchRow } from "../../batching/step-runner.js";
+import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";

@@ -10,7 +10,7 @@
  * `usage.prompt_tokens` then counts only the new round, so the adapter adds
  * the reused tokens back and reports them as cached. Pure: tested in Node.
  */
-import type { EngineMessage, EngineRequest } from "./types.js";
+import type { EngineMessage, EngineRequest } from "../types.js";
 
 interface Turn {
   /** The conversation as the KV cache holds it: the request's messages plus the reply. */

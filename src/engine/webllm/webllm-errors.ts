@@ -3,8 +3,8 @@
  * they are told apart by `err.name` (reference/webllm-0.2.86.md §11); a few
  * plain `Error`s are recognised by their message. Pure: tested in Node.
  */
-import { ApiError } from "../protocol/api-error.js";
-import { DEVICE_LOST } from "./types.js";
+import { ApiError } from "../../protocol/api-error.js";
+import { DEVICE_LOST } from "../types.js";
 
 const BAD_REQUEST = new Set([
   "UnsupportedFieldsError",

@@ -6,7 +6,7 @@
  * so it is counted as a few tokens per message: an estimate within a few
  * tokens per message, never a character heuristic.
  */
-import type { EngineRequest } from "./types.js";
+import type { EngineRequest } from "../types.js";
 
 /** Role header and end-of-turn markup of one message in the templates web-llm ships (ChatML, Llama 3, Gemma, Phi): 3 to 5 tokens. */
 export const TEMPLATE_TOKENS_PER_MESSAGE = 4;
