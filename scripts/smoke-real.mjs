@@ -29,7 +29,7 @@
  *   batching (chat model, asked for by name): four greedy requests one after another on an engine
  *   without batching, then the same four at once on one with `batching: { maxRows: 4 }` (each
  *   phase after a warm-up); checks the same tokens and sets the wall times side by side.
- *   [--max-tokens 16] [--batch-phases "alone;batched"] [--batch-forward measured|batched]
+ *   [--max-tokens 16] [--batch-phases "alone;batched;n3"] [--batch-forward measured|batched]
  *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
  *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
  *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
@@ -439,7 +439,10 @@ function batchingChecks(r) {
     batchedRows: batched?.requests?.[i]?.usage?.batch ?? null,
   }));
   r.wall = { aloneS: alone?.wallMs / 1000, batchedS: batched?.wallMs / 1000, ratio: alone && batched ? +(batched.wallMs / alone.wallMs).toFixed(3) : null };
+  const n3 = phases.find((p) => p.name === "n3");
+  const promptTokens = n3?.usage?.prompt_tokens;
   return {
+    ...(n3 ? { batchingN3PrefillsOnce: !n3.error && n3.choices?.length === 3 && promptTokens > 0 && n3.prefilled <= promptTokens + 2 } : {}),
     batchingBothPhasesRan: ok(alone) && ok(batched),
     batchingRowsAvailable: batched?.batchRows === 4,
     batchingSameGreedyTokens: ok(alone) && ok(batched) && r.table.every((x) => x.sameTokensAsAlone),

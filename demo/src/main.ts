@@ -10,6 +10,7 @@
  *   await client.audio.transcriptions.create({ file, model, stream: true });   // the Transcribe view
  *   client.cache.*                              // the weights the browser holds
  *   createPromptApi({ client, model })          // the Prompt API view: Chrome's LanguageModel on this client
+ *   await client.responses.create({ model, input, tools: [{ type: "mcp", server_url, require_approval }] })   // the MCP view
  *
  * URL parameters: `?catalog=<url>` adds model records (a JSON array of
  * ModelRecord, e.g. local artifacts); `?model=<id or alias>` picks the model;
@@ -24,6 +25,7 @@ import { createDropIn } from "./dropin.js";
 import { createDocuments } from "./documents.js";
 import { createTranscribe } from "./transcribe.js";
 import { createPromptApiView } from "./prompt-api-view.js";
+import { createMcpView } from "./mcp-view.js";
 import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
 import { modelEntries } from "./model-entries.js";
 import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
@@ -80,6 +82,7 @@ async function main() {
   const ownEmbedder = records.find((r) => r.model_type === 1)?.model_id;
   const documents = createDocuments(client, embeddingIds, params.get("embed") ?? ownEmbedder ?? DEFAULT_EMBEDDING_MODEL, panel.selected);
   const promptApi = createPromptApiView(client, panel.selected);
+  const mcp = createMcpView(client, panel.selected);
   const transcribe = createTranscribe(client, models.filter((m) => m.input_modalities?.includes("audio")).map((m) => m.id), panel.selected());
 
   replace(
@@ -89,7 +92,7 @@ async function main() {
       "div",
       { class: "layout" },
       h("aside", { class: "sidebar" }, panel.element, workerPanel(client, worker), gpuPanel(gpu.info, entries)),
-      h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["Transcribe", transcribe], ["Prompt API", promptApi], ["OpenAI SDK drop-in", dropIn]])),
+      h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["Transcribe", transcribe], ["Prompt API", promptApi], ["MCP", mcp], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );
   document.getElementById("prompt")?.focus();

@@ -8,7 +8,7 @@
  * generation's own figures (host/generation-tally.ts), one row per pass.
  */
 import type { Engine } from "../engine/types.js";
-import type { BatchCounters } from "../engine/batching/counters.js";
+import type { BatchCounters, StepTimes } from "../engine/batching/counters.js";
 import type { GenerationTally } from "./generation-tally.js";
 
 export interface EngineStats {
@@ -36,6 +36,10 @@ export interface BatchingState {
   row_cap: number;
   /** Why not, where not available. */
   reason: string | null;
+  /** What a decode forward costs on this device, as measured (web-llm rows; absent where nothing measures it). */
+  step_ms?: StepTimes;
+  /** Device memory one row's KV room takes, in bytes (measured where the runtime counts it). */
+  kv_bytes_per_row?: number;
 }
 
 export interface StatsContext {
@@ -64,7 +68,9 @@ function batchingState(engine: Engine | undefined): BatchingState {
   if (!engine) return { available: false, model: null, row_cap: 1, reason: "no engine has started yet: the default web-llm engine starts with the first request" };
   const rows = engine.batchRows ?? 1;
   const model = engine.loadedModel;
-  if (rows > 1) return { available: true, model, row_cap: rows, reason: null };
+  const measured = engine.batchCounters?.();
+  const extra = { ...(measured?.step_ms ? { step_ms: measured.step_ms } : {}), ...(measured?.kv_bytes_per_row !== undefined ? { kv_bytes_per_row: measured.kv_bytes_per_row } : {}) };
+  if (rows > 1) return { available: true, model, row_cap: rows, reason: null, ...extra };
   return { available: false, model, row_cap: 1, reason: engine.oneAtATime ?? "this engine declares no row cap (`batchRows`): it decodes one sequence at a time" };
 }
 

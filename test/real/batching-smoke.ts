@@ -12,6 +12,7 @@
  * adds the engine's step counters. The driver checks token-for-token equality
  * and sets the wall times side by side.
  */
+import { createClient } from "../../src/index.js";
 import { createWebLlmEngine } from "../../src/engine/webllm/webllm-engine.js";
 import type { Engine, EngineRequest } from "../../src/engine/types.js";
 import { chatRecord } from "./mixed-smoke.js";
@@ -21,7 +22,7 @@ type Json = Record<string, unknown>;
 export interface BatchingSmokeOptions {
   modelId: string;
   maxTokens: number;
-  /** Phases to run (default both), by name: "alone", "batched". */
+  /** Phases to run (default all), by name: "alone", "batched", "n3" (one request with `n: 3` through createClient). */
   only?: string[];
   /** The batched phase's `batching.forward` (default "measured"). */
   forward?: "measured" | "batched";
@@ -123,6 +124,48 @@ async function phase(options: BatchingSmokeOptions, name: "alone" | "batched"): 
   return report;
 }
 
+/**
+ * `n: 3` through the public client on a batching engine: one prefill of the
+ * prompt, then three rows forked from it. The engine-wide counters before and
+ * after say how many prompt tokens were fed (the prompt once, plus the one
+ * token each forked row feeds itself) and how many rows shared the passes.
+ */
+async function nChoicesPhase(options: BatchingSmokeOptions): Promise<Json> {
+  const report: Json = { name: "n3" };
+  const client = createClient({ models: [chatRecord(options.modelId)], cache: "indexeddb", batching: { maxRows: 4, ...(options.forward ? { forward: options.forward } : {}) } });
+  try {
+    const t0 = performance.now();
+    await client.models.load(options.modelId);
+    report.loadMs = Math.round(performance.now() - t0);
+    const before = await client.stats();
+    const t1 = performance.now();
+    const completion = await client.chat.completions.create({
+      model: options.modelId,
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Name a color" },
+      ],
+      n: 3,
+      max_tokens: Math.min(options.maxTokens, 4),
+      temperature: 0,
+    });
+    report.ms = Math.round(performance.now() - t1);
+    const after = await client.stats();
+    report.usage = completion.usage;
+    report.batch = (completion as unknown as { x_webgpu?: { batch?: unknown } }).x_webgpu?.batch ?? null;
+    report.choices = completion.choices.map((choice) => ({ index: choice.index, finish: choice.finish_reason, text: choice.message.content }));
+    report.counters = { before, after };
+    report.prefilled = after.prefill_tokens - before.prefill_tokens;
+    report.passes = after.forward_passes - before.forward_passes;
+    console.info(`[batching] n3: ${JSON.stringify(report)}`);
+  } catch (error) {
+    report.error = errorOf(error);
+  } finally {
+    await client.terminate?.();
+  }
+  return report;
+}
+
 export function defineBatchingSmoke(): void {
   window.smokeBatching = async (options) => {
     const report: Json = { maxTokens: options.maxTokens, phases: [] };
@@ -131,6 +174,7 @@ export function defineBatchingSmoke(): void {
       if (options.only && !options.only.includes(name)) continue;
       (report.phases as Json[]).push(await phase(options, name));
     }
+    if (!options.only || options.only.includes("n3")) (report.phases as Json[]).push(await nChoicesPhase(options));
     report.done = true;
     return report;
   };

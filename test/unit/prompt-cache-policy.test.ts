@@ -143,3 +143,39 @@ describe("prompt-cache policy: continuations (a source of speculative drafts)", 
     expect(p.continuations(prompt)).toEqual([]);
   });
 });
+
+/** Token ids of a text, one per character. */
+const ids = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
+
+describe("prompt-cache policy: a batching row's KV comes in (adopt)", () => {
+  it("takes the row's prompt and reply under its key, replacing the earlier turn it covers, and the next turn reuses it", () => {
+    const policy = new PromptCachePolicy({ budgetTokens: 64 });
+    const turn1 = ids("system question-one");
+    const first = policy.begin({ tokens: turn1, key: "chat" });
+    policy.record(first.seq, turn1);
+    const other = policy.begin({ tokens: ids("another key"), key: "other" });
+    policy.record(other.seq, ids("another key"));
+    // the row ran turn 1 + reply + turn 2 + its reply
+    const rowTokens = ids("system question-one answer question-two answer2");
+    const placed = policy.adopt(rowTokens, "chat");
+    expect(placed?.evict).toEqual([first.seq]);
+    expect(policy.sequences().map((s) => [s.key, s.tokens.length])).toEqual([
+      ["chat", rowTokens.length],
+      ["other", ids("another key").length],
+    ]);
+    // turn 3 starts from all of it
+    const next = policy.begin({ tokens: ids("system question-one answer question-two answer2 question-three"), key: "chat" });
+    expect(next.reused).toBe(rowTokens.length);
+    expect(policy.usedTokens()).toBeLessThanOrEqual(policy.budgetTokens);
+  });
+
+  it("evicts least recently used sequences to fit, and refuses what exceeds the whole budget", () => {
+    const policy = new PromptCachePolicy({ budgetTokens: 30 });
+    const a = policy.begin({ tokens: ids("aaaaaaaaaaaaaaaaaaaa") });
+    policy.record(a.seq, ids("aaaaaaaaaaaaaaaaaaaa"));
+    expect(policy.adopt(ids("bbbbbbbbbbbbbbbbbbbb"), undefined)?.evict).toEqual([a.seq]);
+    expect(policy.usedTokens()).toBeLessThanOrEqual(30);
+    expect(policy.adopt(ids("c".repeat(31)), undefined)).toBeNull();
+    expect(policy.sequences()).toHaveLength(1);
+  });
+});

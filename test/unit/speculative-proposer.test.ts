@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DraftProposer, type DraftSources, type ProposerOptions } from "../../src/engine/speculative/proposer.js";
+import { DraftProposer, ENGINE_PROPOSER_OPTIONS, type DraftSources, type ProposerOptions } from "../../src/engine/speculative/proposer.js";
 import { acceptGreedy, seededRandom } from "../../src/engine/speculative/acceptance.js";
 
 /** Greedy decoding of `model` (the tokens the model chooses) with drafts from `proposer`: passes after the prefill, drafted, accepted. */
@@ -161,6 +161,35 @@ describe("speculative proposer: adaptive length and pausing", () => {
     p.record(2, 0);
     expect(p.propose(out)).toEqual([]);
     expect(p.propose(out).length, "an accepted token reset the pause to one step").toBeGreaterThan(0);
+  });
+});
+
+describe("speculative proposer: a pause holds back the kinds of lookup that miss", () => {
+  // 10 and 60 occur once in the prompt (rare: an anchor, like a number a quote starts with); 5 three times (common).
+  const prompt = [10, 11, 12, 13, 14, 15, 16, 17, 18, 5, 40, 5, 41, 5, 42, 60, 61, 62, 63, 64, 65, 66, 67, 68];
+  const quoted = [10, 11, 12, 13, 99];
+  /** Two drafts after the common token 5, both rejected: the pause starts. */
+  function missTwiceOnCommonToken(p: DraftProposer) {
+    p.record(p.propose([...quoted, 5]).length, 0);
+    p.record(p.propose([...quoted, 5, 98, 5]).length, 0);
+  }
+
+  it("a rare token's lookup, accepted earlier in this generation, drafts through a pause that common-token misses started", () => {
+    const p = new DraftProposer({ prompt }, ENGINE_PROPOSER_OPTIONS);
+    expect(p.propose([10]).slice(0, 3)).toEqual([11, 12, 13]);
+    p.record(8, 3);
+    missTwiceOnCommonToken(p);
+    // As plain prompt lookup would: `"about 60` → `,000 vehicles per day on six lanes"`.
+    expect(p.propose([...quoted, 5, 98, 5, 97, 60])).toEqual([61, 62, 63, 64, 65, 66, 67, 68]);
+    expect(p.lastSource).toBe("context");
+  });
+
+  it("the same lookup stays paused when its kind has not had a draft accepted (open chat)", () => {
+    const p = new DraftProposer({ prompt }, ENGINE_PROPOSER_OPTIONS);
+    // The anchor's draft rejected, then a common token's: the pause starts.
+    p.record(p.propose([10]).length, 0);
+    p.record(p.propose([...quoted, 5]).length, 0);
+    expect(p.propose([...quoted, 5, 98, 5, 97, 60])).toEqual([]);
   });
 });
 

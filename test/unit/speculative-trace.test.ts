@@ -8,7 +8,7 @@
  * are held to plain prompt lookup on the same tokens (issue 34).
  */
 import { describe, expect, it } from "vitest";
-import { SPECULATIVE_GOALS, benchSpeculative, type SpeculativeTask } from "../../bench/speculative.js";
+import { SPECULATIVE_GOALS, benchAgainstPlainLookup, benchSpeculative, type SpeculativeTask } from "../../bench/speculative.js";
 
 describe("speculative trace (scripted engine)", () => {
   let tasks: SpeculativeTask[] = [];
@@ -39,6 +39,12 @@ describe("speculative trace (scripted engine)", () => {
     const together = grounded.reduce((n, t) => n + t.passes, 0) / grounded.reduce((n, t) => n + t.tokens, 0);
     expect(together).toBeLessThanOrEqual(0.5);
   });
+
+  it("every recorded grounded task, the short copies too (renamed keys, short quotes), within 0.03 passes per token of plain prompt lookup or better", async () => {
+    const rows = await benchAgainstPlainLookup();
+    expect(rows.map((r) => r.task)).toContain("answer quoting short phrases");
+    for (const r of rows) expect(r.ours, `${r.task}: ours against plain lookup's ${r.plain}`).toBeLessThanOrEqual(r.plain + 0.03);
+  }, 60_000);
 
   it("reports the prediction's tokens for the edit", () => {
     const edit = tasks.find((t) => t.kind === "edit+prediction")!;

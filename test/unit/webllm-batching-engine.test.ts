@@ -189,6 +189,24 @@ describe("continuous batching at the web-llm engine seam", () => {
     expect((await alone).done?.usage.batch).toBeUndefined();
   });
 
+  it("a request with a prediction runs alone (its drafts verify as today), after the rows in flight", async () => {
+    const { module } = standIn();
+    const engine = createWebLlmEngine({ webllm: module, batching: { maxRows: 4 }, promptCache: false });
+    await engine.load(record, {});
+    const order: string[] = [];
+    const row = run(engine, request("thecat")).then(() => order.push("row"));
+    const predicted = run(engine, request("hello", { prediction: "hello world", speculative: undefined })).then((r) => {
+      order.push("alone");
+      return r;
+    });
+    await Promise.all([row, predicted]);
+    expect(order).toEqual(["row", "alone"]);
+    expect((await predicted).done?.usage.batch).toBeUndefined();
+    // speculation off: the same request is a row like any other
+    const plain = await run(engine, request("hello", { prediction: "hello world", speculative: false }));
+    expect(plain.done?.usage.batch?.passes).toBeGreaterThan(0);
+  });
+
   it("without batching, or with it on a model whose rows cannot run, stats say why", async () => {
     const off = await engineWith();
     expect(off.engine.batchRows).toBeUndefined();

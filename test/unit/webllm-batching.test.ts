@@ -17,6 +17,7 @@ import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
 import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
+import { FAKE_KV_BYTES_PER_TOKEN } from "./support/fake-webllm-pipeline.js";
 
 interface Outcome {
   tokens: number[];
@@ -31,8 +32,13 @@ type Job = { prompt: string; config: GenConfig; abortAfter?: number };
 
 /** The request alone on a fresh pipeline, as web-llm runs it today. */
 async function alone(job: Job): Promise<Outcome> {
+  return aloneOn(encodeText(job.prompt), job.config);
+}
+
+/** Prompt token ids alone on a fresh pipeline. */
+async function aloneOn(tokens: number[], config: GenConfig): Promise<Outcome> {
   const pipe = new FakeBatchingPipeline();
-  await pipe.generateRequest(encodeText(job.prompt), job.config);
+  await pipe.generateRequest(tokens, config);
   return outcomeOf(pipe, pipe.held(0) as number[]);
 }
 
@@ -262,10 +268,36 @@ describe("continuous batching on web-llm's pipeline: forward \"batched\" and the
     );
     expect(Math.max(...pipe.forwards.batched)).toBe(2);
     expect(results[1]).toEqual((await alone({ prompt: "abcxyz", config: { max_tokens: 6 } })).tokens);
+    // The rows' KV room, measured from the device memory the runtime counted when the cache was re-created.
+    expect(rows.counters().kv_bytes_per_row).toBe((WebLlmRows.kvReservation(pipe, { maxRows: 4 }).tokens / 4) * FAKE_KV_BYTES_PER_TOKEN);
     const times = rows.counters().step_ms;
     // The first forward of each kind is a warm-up (not recorded); the batched ones after it are, by row count.
     expect(times?.batch_decode).toHaveProperty("2");
     expect(times?.batch_decode["2"]).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: the measured cost is the device's work", () => {
+  it("a forward is timed until the device has done it, so where a 4-row batch_decode costs less than four decodes, four rows batch", async () => {
+    // As on WebGPU, a forward only enqueues its work: a decode costs 10, a batch of n rows 6 + 2n, paid when waited for.
+    const pipe = new FakeBatchingPipeline({ decode: 10, batch: (n) => 6 + 2 * n });
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, clock: () => pipe.clock });
+    rows.ensureKvRoom({ maxRows: 4 });
+    const prompts = ["thecatsat", "abcxyz", "hello", "qrstuv"];
+    const outputs = await Promise.all(
+      prompts.map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 16 });
+        row.leave();
+        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
+      }),
+    );
+    const times = rows.counters().step_ms;
+    expect(times?.decode).toBe(10);
+    expect(times?.batch_decode["4"]).toBe(14);
+    // After one probe of each kind, the steps where all four decode run as one batch_decode.
+    expect(pipe.forwards.batched.filter((n) => n === 4).length).toBeGreaterThanOrEqual(10);
+    for (const [i, prompt] of prompts.entries()) expect(outputs[i], prompt).toEqual((await alone({ prompt, config: { max_tokens: 16 } })).tokens);
   });
 });
 
@@ -283,7 +315,12 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
   /** A pipeline with rows and a managed prompt cache (hooked after the rows took their snapshot, as the engine does). */
   function setupWithCache() {
     const pipe = new FakeBatchingPipeline();
-    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE }, (child, full, key) => cache.forkInto(child, full, key));
+    const rows = new WebLlmRows(
+      pipe as unknown as RowsPipeline,
+      { maxRows: 4, cost: GPU_LIKE },
+      (child, full, key) => cache.forkInto(child, full, key),
+      (from, tokens, key) => cache.keep(from, tokens, key),
+    );
     const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
     return { pipe, rows, cache };
   }
@@ -312,6 +349,35 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
     }
     expect(outcomes.map((o) => o.cached)).toEqual([12, 12, 0]);
     // the cache's own sequence is untouched: it still holds the earlier request
+    for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
+  it("a row that ends cleanly leaves its prompt and reply in the cache: the next turn, as a row or alone, starts from them", async () => {
+    const { pipe, rows, cache } = setupWithCache();
+    const first = await rows.open({ id: "t1", owner: "chat", key: "chat" }, new AbortController().signal);
+    const view = first.view as unknown as FakeBatchingPipeline;
+    await view.generateRequest(encodeText("systemprompthello"), { max_tokens: 6 });
+    const fed = [...encodeText("systemprompthello"), ...view.outputIds.slice(0, -1)];
+    first.leave({ keep: true });
+    const kept = cache.policy!.sequences();
+    expect(kept.map((s) => [s.key, s.tokens])).toEqual([["chat", fed]]);
+    // the runtime's copy holds exactly what the record says
+    expect(pipe.held(kept[0].id)).toEqual(fed);
+    // the next turn (prompt + reply + more) as a row forks all of it
+    const nextPrompt = [...fed, ...encodeText("more")];
+    const second = await rows.open({ id: "t2", owner: "chat", key: "chat" }, new AbortController().signal);
+    await (second.view as unknown as FakeBatchingPipeline).generateRequest(nextPrompt, { max_tokens: 4 });
+    // (a reader forks up to one token short of the cached sequence's end, which it leaves able to grow)
+    expect(second.cachedTokens).toBe(fed.length - 1);
+    expect((second.view as unknown as FakeBatchingPipeline).outputIds).toEqual((await aloneOn(nextPrompt, { max_tokens: 4 })).tokens);
+    // an abort-free leave without keep (an error) leaves the cache as it was
+    second.leave();
+    expect(cache.policy!.sequences().map((s) => s.tokens.length)).toEqual([fed.length]);
+    // another key never sees it
+    const stranger = await rows.open({ id: "x", owner: "x", key: "other" }, new AbortController().signal);
+    await (stranger.view as unknown as FakeBatchingPipeline).generateRequest(nextPrompt, { max_tokens: 2 });
+    expect(stranger.cachedTokens).toBe(0);
+    stranger.leave({ keep: true });
     for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
   });
 

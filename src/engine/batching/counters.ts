@@ -20,6 +20,12 @@ export interface BatchCounters {
    * where nothing measures it (the scripted engine).
    */
   step_ms?: StepTimes;
+  /**
+   * Device memory one row's KV room takes (bytes): its share of the KV tokens
+   * reserved for rows, at the bytes per token measured when the cache was
+   * re-created. Absent where not measured.
+   */
+  kv_bytes_per_row?: number;
 }
 
 export interface StepTimes {

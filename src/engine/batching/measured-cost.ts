@@ -17,16 +17,20 @@ const FORGET = 0.2;
 const REPROBE_AFTER = 64;
 
 /**
- * The first forward of each kind is not recorded: it pays the compilation of
- * its kernels (on SwiftShader a first `batch_decode` can take minutes), and
- * would make the kind look far dearer than it is. A batch size never measured
+ * The first forward of each kind, and of each batch size, is not recorded:
+ * the first `batch_decode` pays the compilation of its kernels (minutes on
+ * SwiftShader), and the first of each new row count still costs 1.2–1.6×
+ * the next ones (real engine, SwiftShader: 3 rows 105 s then 67 s, 4 rows
+ * 89 s then 74 s), which would make that size look dearer than it is. A batch size never measured
  * (or measured long ago) is estimated as the prior says, in units of a
  * measured decode, so the scheduler tries it: a measurement then decides.
  */
 export class MeasuredStepCost implements StepCostModel {
   private singleMs: number | null = null;
   private readonly batchMs = new Map<number, { ms: number; at: number }>();
-  private readonly warmed = { single: false, batch: false };
+  /** Whether a single decode, and a batch of each row count, ran once (its first run is not recorded). */
+  private warmedSingle = false;
+  private readonly warmedBatches = new Set<number>();
   private records = 0;
 
   constructor(private readonly prior: StepCostModel = WEIGHT_BOUND_COST) {}
@@ -34,8 +38,9 @@ export class MeasuredStepCost implements StepCostModel {
   /** A decode forward ran: `rows` rows as one batch, or one single-sequence decode (`rows` 1), in `ms`. */
   record(mode: "batch" | "single", rows: number, ms: number): void {
     if (!(ms >= 0) || !Number.isFinite(ms)) return;
-    if (!this.warmed[mode]) {
-      this.warmed[mode] = true;
+    if (mode === "single" ? !this.warmedSingle : !this.warmedBatches.has(rows)) {
+      if (mode === "single") this.warmedSingle = true;
+      else this.warmedBatches.add(rows);
       return;
     }
     this.records++;

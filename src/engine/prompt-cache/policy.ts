@@ -238,6 +238,26 @@ export class PromptCachePolicy {
     return { seq: best.seq.id, reused: best.reused, length: best.seq.tokens.length };
   }
 
+  /**
+   * A sequence filled elsewhere comes into the cache (a batching row's prompt
+   * and reply, which its runtime sequence holds): `tokens` under `key`, as
+   * the most recently used. Idle sequences of the same key that it covers
+   * (the conversation's earlier turn: a prefix of `tokens`) go, since it holds
+   * all they held; then least recently used ones, until it fits. Returns the
+   * sequence to copy it into and those to remove first, or null where it
+   * cannot fit the budget at all.
+   */
+  adopt(tokens: readonly number[], key: string | undefined): { seq: number; evict: number[] } | null {
+    if (tokens.length < 2 || tokens.length > this.budgetTokens) return null;
+    const covered = [...this.seqs.values()].filter((s) => !s.busy && s.key === key && s.reusableUpTo === Infinity && commonPrefix(s.tokens, tokens) === s.tokens.length);
+    const request = { tokens, ...(key !== undefined ? { key } : {}) };
+    const plan = this.fit({ seq: -1, from: "new", popn: 0, reused: 0, prefill: tokens.length, evict: covered.map((s) => s.id) }, request);
+    this.apply(plan, request);
+    const seq = this.seqs.get(plan.seq) as Sequence;
+    seq.busy = false;
+    return { seq: plan.seq, evict: plan.evict };
+  }
+
   /** A snapshot of the sequences, most recently used first. */
   sequences(): CachedSequence[] {
     return [...this.seqs.values()].sort((a, b) => b.lastUse - a.lastUse).map((s) => ({ ...s, tokens: [...s.tokens] }));

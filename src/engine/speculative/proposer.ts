@@ -32,8 +32,9 @@
  * does not pay: after a run of drafts with nothing accepted it pauses for a
  * number of steps that doubles with each further miss (open chat must not
  * get slower), and any accepted token ends the pause. A reply the output
- * still agrees with, and a 3-gram match (a copy more often than not), are
- * drafted from even during a pause. A draft found but not proposed is
+ * still agrees with, a 3-gram match (a copy more often than not), and a kind
+ * of lookup this generation keeps accepting (the misses that paused were
+ * another kind's) are drafted from even during a pause. A draft found but not proposed is
  * checked against the output as it grows (a "shadow"): its source's
  * acceptance keeps being measured, and two agreeing tokens end a pause.
  *
@@ -174,6 +175,8 @@ export class DraftProposer implements Proposer {
   private lastKey: string | null = null;
   /** Measured acceptance per key (Found.key). */
   private readonly acceptance = new Map<string, AcceptanceEstimate>();
+  /** Keys whose drafts had a token accepted in this generation (measured, not the prior). */
+  private readonly acceptedKinds = new Set<string>();
   /** A draft found but not proposed, until the output settles how far it agreed. */
   private shadowed: { tokens: number[]; at: number; key: string } | null = null;
   /** Sizes drafts by cost (draft-sizing.ts); absent: the adaptive length alone. */
@@ -236,8 +239,9 @@ export class DraftProposer implements Proposer {
       if (this.pause > 0) this.pause--;
       return [];
     }
-    // A pause holds back lookups; a grammar's or an agreeing reply's draft, or a 3-gram copy, is a good bet even then.
-    if (this.pause > 0 && !found.aligned && found.key !== STRONG_KEY) {
+    // A pause holds back lookups; a grammar's or an agreeing reply's draft, a 3-gram copy, or a kind of lookup this
+    // generation keeps accepting (the misses that paused were another kind's) is a good bet even then.
+    if (this.pause > 0 && !found.aligned && found.key !== STRONG_KEY && !this.provenKind(found.key)) {
       this.pause--;
       this.shadow(found);
       return [];
@@ -300,6 +304,7 @@ export class DraftProposer implements Proposer {
       else this.outputCursor = end;
     }
     if (this.lastKey) this.acceptanceOf(this.lastKey).record(drafted, accepted);
+    if (this.lastKey && accepted > 0) this.acceptedKinds.add(this.lastKey);
     const source = this.lastSource ?? "context";
     const k = this.lengths[source];
     // From the longer of the source's length and the draft (a strong match drafts past a length that misses shrank).
@@ -326,6 +331,16 @@ export class DraftProposer implements Proposer {
   /** The longest draft from a reply: the adaptive length, or with costs known, as long as the cost model finds worth it. */
   private lengthFor(kind: DraftSource): number {
     return this.sizing ? this.maxDraft : this.lengths[kind];
+  }
+
+  /**
+   * A kind of lookup this generation has had drafts accepted from, at least
+   * half its tokens: a rare token's match in a text the reply quotes from
+   * (`"about 60` → `,000 vehicles per day`). Open chat never gets here: none of
+   * its drafts is accepted. A common token's match is chance, never proven.
+   */
+  private provenKind(key: string): boolean {
+    return key !== COMMON_TOKEN_KEY && this.acceptedKinds.has(key) && this.acceptanceOf(key).rate >= STRONG_MATCH_ACCEPTANCE;
   }
 
   private acceptanceOf(key: string): AcceptanceEstimate {

@@ -44,7 +44,7 @@ import { countWebLlmPromptTokens } from "./webllm-count.js";
 import { loadedModelOf, type WebLlmEngineLike, type WebLlmModule } from "./webllm-shapes.js";
 import { WebLlmResidency } from "./webllm-residency.js";
 import { continuesReply, generateWithWebLlm, type WebLlmGenerationContext } from "./webllm-generate.js";
-import { WebLlmRows, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
+import { WebLlmRows, type KvKeeper, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
 
 export type { WebLlmChunk, WebLlmEngineLike, WebLlmModule } from "./webllm-shapes.js";
 
@@ -123,7 +123,9 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     if (!options.batching) return cache.attach(loaded, promptCache);
     // A row starts from the prompt cache's longest cached prefix of its key (read only: the row's KV goes when it ends).
     const prefix: PrefixSource = (child, full, key) => cache.current?.forkInto(child, full, key) ?? 0;
-    const candidate = loaded ? new WebLlmRows(loaded as ConstructorParameters<typeof WebLlmRows>[0], options.batching, prefix) : null;
+    // A row that ended cleanly hands its prompt and reply to the cache, as a request run alone leaves them there.
+    const keeper: KvKeeper = (from, tokens, key) => cache.current?.keep(from, tokens, key) ?? false;
+    const candidate = loaded ? new WebLlmRows(loaded as ConstructorParameters<typeof WebLlmRows>[0], options.batching, prefix, keeper) : null;
     rowsReason = candidate ? candidate.unsupported : "the web-llm pipeline is not reachable";
     const usable = candidate && !candidate.unsupported ? candidate : null;
     cache.attach(loaded, promptCache, usable ? WebLlmRows.kvReservation(loaded as { contextWindowSize?: number }, options.batching) : undefined);

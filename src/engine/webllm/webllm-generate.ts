@@ -228,7 +228,14 @@ async function* generateAlone(ctx: WebLlmGenerationContext, request: EngineReque
 }
 
 /** Whether a row can take `request`: everything but what needs the request's logit processor (one per model). */
+/**
+ * Whether a row can run `request`. Not one that needs the logit processor,
+ * nor one that brings a `prediction` with speculation on: a row decodes one
+ * token per step, and such a request's accepted drafts (often most of its
+ * reply) save more passes alone than sharing them would.
+ */
 function rowsTake(request: EngineRequest): boolean {
+  if (request.prediction && request.speculative !== false) return false;
   return !needsLogitProcessor(request);
 }
 
@@ -252,7 +259,9 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
     iterator = (await enterWithView(live, request.model, row.view, () => openStream(ctx, live, request)))[Symbol.asyncIterator]();
     const ended = yield* readChunks(iterator, request, null, loadedModelOf(ctx.engine, request.model), () => undefined);
     finished = true;
-    report = row.leave();
+    // Ended cleanly (its reply, a stop, max_tokens, or an abort between steps): the sequence holds exactly
+    // what was fed, and the prompt cache keeps it for the next turn.
+    report = row.leave({ keep: true });
     let finish = ended.finish;
     const usage = ended.usage;
     if (finish === "abort" && !signal.aborted) finish = "stop";

@@ -33,9 +33,23 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
   readonly forwards = { single: 0, batched: [] as number[] };
   private readonly box = { pending: [] as number[], forwardSeq: -1 };
 
-  constructor() {
+  /** Device work enqueued and not yet waited for (ms of the simulated clock). */
+  private queued = 0;
+
+  /**
+   * `device`: what a `decode` and a `batch_decode` of n rows cost on the
+   * simulated device. As on WebGPU, a forward only enqueues its work: the
+   * clock advances by it when someone waits for the device (`device.sync`).
+   */
+  constructor(private readonly deviceWork: { decode: number; batch(rows: number): number } = { decode: 0, batch: () => 0 }) {
     super({ batchPrefill: false });
     const self = this as unknown as Record<string, unknown>;
+    self.device = {
+      sync: async () => {
+        this.clock += this.queued;
+        this.queued = 0;
+      },
+    };
     // Fields of the base classes that a view would otherwise shadow with its own copy.
     delete self.pending;
     delete self.forwardSeq;
@@ -93,6 +107,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     seqs.forEach((seq, i) => out.set(logitsAfter(cache.seqs.get(seq) as number[]), i * VOCAB));
     if (batched) this.forwards.batched.push(seqs.length);
     else this.forwards.single++;
+    this.queued += batched ? this.deviceWork.batch(seqs.length) : this.deviceWork.decode;
     this.log.push(`decode ${seqs.join(",")}`);
     this.batchSeqs = [];
     return { get: () => new FakeTensor([seqs.length, 1, VOCAB], "float32", "gpu", out) };

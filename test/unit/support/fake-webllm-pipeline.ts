@@ -15,6 +15,9 @@
 type Scalar = { value: number; dtype: string };
 type Shape = { shape: number[] };
 
+/** Device bytes one KV token takes in the fake runtime (Qwen2-0.5B's: 24 layers × 2 × 2 KV heads × 64 × 4 bytes). */
+export const FAKE_KV_BYTES_PER_TOKEN = 24 * 2 * 2 * 64 * 4;
+
 export class SimKvCache {
   readonly seqs = new Map<number, number[]>([[0, []]]);
   /** Sequences a child was forked from at their end (TVM: their last block is referenced). */
@@ -62,6 +65,8 @@ export class FakePipeline {
   }
 
   readonly tvm = {
+    /** tvmjs's count of device memory held: a KV cache takes FAKE_KV_BYTES_PER_TOKEN per token of room when made. */
+    lib: { webGPUContext: { currAllocatedBytes: 0 } },
     beginScope: () => void this.scopes++,
     endScope: () => void this.scopes--,
     detachFromCurrentScope: <T>(v: T) => v,
@@ -85,6 +90,7 @@ export class FakePipeline {
       return (maxSeq: Shape, total: Shape, chunk: Shape, page: Shape, sliding: Shape) => {
         this.log.push(`create_kv_cache seqs=${maxSeq.shape[0]} total=${total.shape[0]} chunk=${chunk.shape[0]} page=${page.shape[0]} sliding=${sliding.shape[0]}`);
         const cache = new SimKvCache(maxSeq.shape[0], total.shape[0]);
+        this.tvm.lib.webGPUContext.currAllocatedBytes += total.shape[0] * FAKE_KV_BYTES_PER_TOKEN;
         cache.seqs.clear();
         return cache;
       };

@@ -25,8 +25,9 @@
  * prefill and forwards share the pipeline's buffers and TVM scopes, so they
  * run one at a time (`exclusive`); only waiting is concurrent.
  *
- * What a row does not do yet: reuse a cached prefix (a row prefills its whole
- * prompt on a fresh sequence, and its KV is dropped at its end), speculate
+ * A row starts from the prompt cache's longest prefix of its key (or another
+ * row's prompt), and hands its prompt and reply back when it ends cleanly.
+ * What a row does not do yet: speculate
  * (a row decodes one token per step; greedy output is the same), or take a
  * request that needs the logit processor (top_k, min_p, reasoning budgets,
  * more than 5 top logprobs): such a request runs alone (`alone()`), after
@@ -41,10 +42,12 @@ import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
 import { StepRunner, type BatchRow } from "../../batching/step-runner.js";
 import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
-import { kvOpsOf, recreateKvCache, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
+import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
+import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
+export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
 
 export interface WebLlmRowsOptions {
   /** Rows in flight at most (the KV cache gets a sequence for each). */
@@ -61,18 +64,12 @@ export interface WebLlmRowsOptions {
   forward?: "measured" | "batched";
   /** What a step's forward costs, used as given instead (tests); the device's times are still measured. */
   cost?: StepCostModel;
+  /** The clock forwards are timed with (ms); default `performance.now` (tests: a simulated device's). */
+  clock?: () => number;
 }
 
 /** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
 export const DEFAULT_PREFILL_CHUNK = 256;
-
-/**
- * Where a row's prompt can start from: forks the cached sequence that shares
- * the longest prefix with `full` (getInputData's whole prompt) into `child`
- * (which does not exist) and returns how many tokens it holds, or 0 (the
- * prompt cache's `forkInto`).
- */
-export type PrefixSource = (child: number, full: InputData, key: string | undefined) => number;
 
 export interface RowOpen {
   id: string;
@@ -89,12 +86,14 @@ export interface RowHandle {
   readonly sequence: number;
   /** Prompt tokens the row took from a cached prefix instead of prefilling them (0 before its prefill). */
   readonly cachedTokens: number;
-  /** The row's generation ended (any way): it leaves the steps and its KV sequence goes. Returns how many rows shared its passes. */
-  leave(): RowBatchReport;
+  /**
+   * The row's generation ended (any way): it leaves the steps and its KV
+   * sequence goes. `keep`: it ended cleanly, and what its sequence holds
+   * goes to the prompt cache first (the next turn starts from it). Returns
+   * how many rows shared its passes.
+   */
+  leave(options?: { keep?: boolean }): RowBatchReport;
 }
-
-/** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
-const ROW_SEQUENCE_BASE = 4096;
 
 interface Row {
   id: string;
@@ -130,14 +129,16 @@ export class WebLlmRows {
   readonly maxRows: number;
   private readonly prefillChunk: number;
   private readonly pristine: Record<(typeof PRISTINE)[number], Fn>;
-  private readonly ops: KvOps | null;
+  private readonly sequences: RowSequences | null;
   private readonly forward: StepForward | null;
   /** The forwards' times on this device, measured as they run. */
   private readonly measured = new MeasuredStepCost();
+  private readonly clock: () => number;
+  /** KV tokens reserved for all rows together. */
+  private readonly kvRowTokens: number;
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
   private readonly rows = new Map<string, Row>();
-  private readonly freeSequences: number[] = [];
   /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
   private readonly work = new Serial();
   /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
@@ -154,15 +155,18 @@ export class WebLlmRows {
   constructor(
     private readonly pipe: RowsPipeline,
     options: WebLlmRowsOptions,
-    private readonly prefix: PrefixSource | null = null,
+    prefix: PrefixSource | null = null,
+    keeper: KvKeeper | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
+    this.clock = options.clock ?? (() => performance.now());
+    this.kvRowTokens = WebLlmRows.kvReservation(pipe, options).tokens;
     const cost = options.cost ?? (options.forward === "batched" ? WEIGHT_BOUND_COST : this.measured);
     this.pristine = Object.fromEntries(PRISTINE.map((name) => [name, pipe[name] as Fn])) as Record<(typeof PRISTINE)[number], Fn>;
     let reason = rowsUnsupportedReason(pipe);
-    this.ops = reason ? null : kvOpsOf(pipe);
-    if (!reason && !this.ops) reason = "model library without KV sequence functions";
+    const ops = reason ? null : kvOpsOf(pipe);
+    if (!reason && !ops) reason = "model library without KV sequence functions";
     let forward: StepForward | null = null;
     if (!reason) {
       try {
@@ -175,7 +179,7 @@ export class WebLlmRows {
     if (!reason && !(pipe.tvm.rng && typeof pipe.tvm.rng.setSeed === "function")) reason = "runtime without a seedable sampler (tvm.rng)";
     this.unsupported = reason;
     this.forward = reason ? null : forward;
-    for (let i = 0; i < this.maxRows; i++) this.freeSequences.push(ROW_SEQUENCE_BASE + i);
+    this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
     this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost, prefillApart: true });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
   }
@@ -198,7 +202,9 @@ export class WebLlmRows {
 
   /** Engine-wide counts of the rows' steps. */
   counters(): BatchCounters {
-    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes() };
+    const perToken = kvBytesPerToken(this.pipe);
+    const perRow = perToken === null ? null : Math.round((perToken * this.kvRowTokens) / this.maxRows);
+    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes(), ...(perRow !== null ? { kv_bytes_per_row: perRow } : {}) };
   }
 
   /**
@@ -210,14 +216,13 @@ export class WebLlmRows {
     if (this.unsupported) throw new Error(`Rows are not available: ${this.unsupported}.`);
     // A row waits while a request runs alone (or waits to), and for a free sequence (more rows than
     // maxRows: several generations of one request, such as n choices, beside other requests).
-    while (this.turns.blocking || this.freeSequences.length === 0) {
+    const sequences = this.sequences as RowSequences;
+    while (this.turns.blocking || !sequences.available) {
       if (signal.aborted) break;
       await this.turns.change(signal);
     }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
-    const seq = this.freeSequences.shift() as number;
-    const ops = this.ops as KvOps;
-    ops.add(seq);
+    const seq = sequences.take();
     const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
@@ -227,7 +232,7 @@ export class WebLlmRows {
       get cachedTokens() {
         return row.reused;
       },
-      leave: () => this.leave(row),
+      leave: (options) => this.leave(row, options?.keep === true),
     };
   }
 
@@ -240,20 +245,17 @@ export class WebLlmRows {
     return this.turns.alone(work, signal);
   }
 
-  private leave(row: Row): RowBatchReport {
+  private leave(row: Row, keep: boolean): RowBatchReport {
     const report = row.batch?.leave() ?? { max_rows: 0, mean_rows: 0, passes: 0 };
     if (row.left) return report;
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
+    if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
     // Removed between forwards: a step's forward is synchronous up to its read-back, and a leaving row is not in it.
-    try {
-      this.ops?.remove(row.seq);
-    } finally {
-      this.freeSequences.push(row.seq);
-    }
+    this.sequences?.release(row.seq);
     this.turns.rowLeft();
     return report;
   }
@@ -277,12 +279,12 @@ export class WebLlmRows {
     if (decoding.length === 0) return;
     const mode = plan.mode === "batch" && decoding.length > 1 ? "batch" : "single";
     await this.exclusive(async () => {
-      const started = performance.now();
+      const started = this.clock();
       const logits = await (this.forward as StepForward).run(
         decoding.map((row) => ({ seq: row.seq, token: row.input as number })),
         mode,
       );
-      const ms = performance.now() - started;
+      const ms = this.clock() - started;
       if (mode === "batch") this.measured.record("batch", decoding.length, ms);
       else this.measured.record("single", 1, ms / decoding.length);
       decoding.forEach((row, i) => {
@@ -306,19 +308,7 @@ export class WebLlmRows {
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
     const { donor, shared } = longestRowPrefix(this.rows.values(), row, tokens, bound);
-    const ops = this.ops as KvOps;
-    ops.remove(row.seq);
-    let reused = 0;
-    try {
-      const fromCache = this.prefix ? this.prefix(row.seq, full, row.key) : 0;
-      if (donor && shared > fromCache) {
-        if (fromCache > 0) ops.remove(row.seq);
-        ops.fork(donor.seq, row.seq, shared);
-        reused = shared;
-      } else reused = fromCache;
-    } finally {
-      if (reused === 0) ops.add(row.seq);
-    }
+    const reused = (this.sequences as RowSequences).startFrom(row.seq, full, row.key, donor ? { seq: donor.seq, shared } : null);
     if (reused === 0) return this.joinSteps(row, full, firstImage !== undefined);
     row.reused = reused;
     view.filledKVCacheLength = reused;
@@ -386,12 +376,11 @@ export class WebLlmRows {
     const pristine = this.pristine;
     for (const name of PRISTINE) (view as Record<string, unknown>)[name] = pristine[name];
     giveOwnRequestState(view, base);
-    const ops = this.ops as KvOps;
+    const sequences = this.sequences as RowSequences;
     const tvm = base.tvm;
     view.fKVCacheBeginForward = (kv: unknown, _seqs: unknown, ...rest: unknown[]) => pristine.fKVCacheBeginForward(kv, tvm.makeShapeTuple([row.seq]), ...rest);
     view.resetKVCache = () => {
-      ops.remove(row.seq);
-      ops.add(row.seq);
+      sequences.reset(row.seq);
       view.filledKVCacheLength = 0;
     };
     view.setSeed = (seed: number) => {

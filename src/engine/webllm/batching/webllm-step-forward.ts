@@ -57,6 +57,11 @@ export interface StepForward {
   run(rows: readonly StepForwardRow[], mode: "batch" | "single"): Promise<StepArray[]>;
 }
 
+/** Waits until the device has done the work enqueued so far. */
+async function sync(pipe: StepPipeline): Promise<void> {
+  await (pipe.device as { sync?: () => Promise<void> }).sync?.();
+}
+
 /** The library's functions, fetched once (inside a scope, as tvmjs requires, and kept). */
 function fetchFunctions(pipe: StepPipeline, beginForward: Fn): { embed: Fn; decode: Fn; batchDecode: Fn | null; beginForward: Fn } {
   const tvm = pipe.tvm;
@@ -113,6 +118,9 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
             tvm.endScope();
           }
         }
+        // A forward only enqueues its work: waiting for the device here makes the step's time what the device
+        // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
+        await sync(pipe);
         return out;
       }
       tvm.beginScope();
@@ -121,7 +129,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
         const [, , vocab] = logits.shape;
         const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
         host.copyFrom(logits);
-        await (pipe.device as { sync?: () => Promise<void> }).sync?.();
+        await sync(pipe);
         const all = host.toArray() as Float32Array;
         return rows.map((_, i) => {
           const own = tvm.empty([1, 1, vocab], logits.dtype, pipe.device);

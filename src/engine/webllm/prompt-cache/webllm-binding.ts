@@ -225,6 +225,25 @@ export class WebLlmPromptCache {
     return reused;
   }
 
+  /**
+   * Continuous batching's rows hand their KV back: the row's sequence `from`
+   * holds exactly `tokens` (its prompt and reply); they are copied (forked
+   * whole) into a cache sequence of `key`, so the conversation's next turn
+   * starts from them as it would after a request run alone. Returns whether
+   * the cache took them (not while a request of its own runs, nor past the
+   * budget).
+   */
+  keep(from: number, tokens: readonly number[], key: string | undefined): boolean {
+    if (!this.policy || !this.ops || this.active) return false;
+    const placed = this.policy.adopt(tokens, key);
+    if (!placed) return false;
+    for (const id of placed.evict) this.removeSequence(id);
+    if (this.present.has(placed.seq)) this.removeSequence(placed.seq);
+    this.ops.fork(from, placed.seq, tokens.length);
+    this.present.add(placed.seq);
+    return true;
+  }
+
   /** Empties the cache: every sequence goes (context overflow, device trouble). */
   clear(): void {
     this.armed = null;

@@ -74,6 +74,7 @@ export function kvOpsOf(host: KvCacheHost): KvOps | null {
  */
 export function recreateKvCache(host: KvCacheHost, totalTokens: number, maxSequences: number): void {
   const tvm = host.tvm;
+  const allocatedBefore = gpuAllocatedBytes(host);
   const name = host.artifact?.program?.exports?.create_kv_cache ?? "create_tir_paged_kv_cache";
   const shape = (n: number) => tvm.makeShapeTuple([n]);
   // The function and the shapes are TVM objects: they exist only inside a scope.
@@ -88,7 +89,31 @@ export function recreateKvCache(host: KvCacheHost, totalTokens: number, maxSeque
   } finally {
     tvm.endScope();
   }
+  // The new cache's pages are allocated when it is made, before the old one goes: what it holds per token.
+  const allocatedAfter = gpuAllocatedBytes(host);
+  if (allocatedBefore !== null && allocatedAfter !== null && allocatedAfter > allocatedBefore && totalTokens > 0) {
+    measuredBytesPerToken.set(host, (allocatedAfter - allocatedBefore) / totalTokens);
+  }
   const old = host.kvCache as { dispose?: () => void } | undefined;
   host.kvCache = made;
   old?.dispose?.();
+}
+
+/** Device bytes per KV token of the cache recreateKvCache last made on each pipeline, as the runtime counted them. */
+const measuredBytesPerToken = new WeakMap<object, number>();
+
+/**
+ * Device bytes one KV token takes in `host`'s re-created cache (every layer's
+ * keys and values, with the cache's own tables), measured from the WebGPU
+ * runtime's allocation count when the cache was made; null where nothing was
+ * measured (no re-creation yet, a runtime that does not count).
+ */
+export function kvBytesPerToken(host: object): number | null {
+  return measuredBytesPerToken.get(host) ?? null;
+}
+
+/** tvmjs's count of the device memory it holds (`webGPUContext.currAllocatedBytes`), or null. */
+function gpuAllocatedBytes(host: KvCacheHost): number | null {
+  const bytes = (host.tvm as { lib?: { webGPUContext?: { currAllocatedBytes?: unknown } } }).lib?.webGPUContext?.currAllocatedBytes;
+  return typeof bytes === "number" ? bytes : null;
 }
