@@ -8,7 +8,7 @@
  *   node /tmp/grammar-compile.mjs <name>     # one fixture
  */
 import { execFileSync } from "node:child_process";
-import { appGrammarEbnf, type AppGrammar } from "../src/grammar/app-grammar.js";
+import { appGrammarEbnf, type AppGrammar } from "../src/protocol/app-grammar.js";
 
 export function nestedRegex(n: number): string {
   let s = "a?";

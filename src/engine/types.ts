@@ -1,9 +1,10 @@
 /**
  * The engine seam: everything above it is OpenAI logic and is tested without a
- * GPU; below it sit web-llm (engine/webllm/) and the scripted engine
- * (engine/scripted.ts). An engine takes prompt messages already shaped for the
+ * GPU; below it sit the engine kinds of the registry (engine/registry.ts):
+ * web-llm (engine/webllm/), the scripted engine (engine/scripted.ts), and any
+ * other registered. An engine takes prompt messages already shaped for the
  * model's family (or a raw prompt, `rawPrompt`) and yields raw text deltas,
- * then one `done` event.
+ * then one `done` event; its kind says what it can do (`EngineCapabilities`).
  */
 import type { AudioFormat, ImagePart, PcmAudio, TextPart, TokenLogprob } from "../protocol/types.js";
 import type { EngineResponseFormat } from "../protocol/normalized.js";

@@ -12,7 +12,7 @@
 import { ApiError } from "../protocol/api-error.js";
 import type { EngineCapabilities, EngineResponseFormat } from "../engine/types.js";
 import { jsonSchemaToEbnf, structuralTagToEbnf } from "../grammar/structural-tag-ebnf.js";
-import { withGrammarParam } from "../grammar/refusal.js";
+import { withGrammarParam } from "../protocol/grammar-refusal.js";
 
 export function responseFormatFor(format: EngineResponseFormat | undefined, capabilities: EngineCapabilities, modelId: string): EngineResponseFormat | undefined {
   if (!format || capabilities.responseFormats.includes(format.type)) return format;

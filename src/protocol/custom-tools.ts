@@ -15,7 +15,7 @@
 import { invalidParam } from "./api-error.js";
 import { isAbsent, isObject, TOOL_NAME } from "./params.js";
 import type { FunctionTool } from "./types.js";
-import { appGrammarEbnfs, readAppGrammar, type AppGrammar } from "../grammar/app-grammar.js";
+import { appGrammarEbnfs, readAppGrammar, type AppGrammar } from "./app-grammar.js";
 
 /** A custom tool's input format as the app declared it. */
 export type CustomToolFormat = { type: "text" } | ({ type: "grammar" } & AppGrammar);

@@ -7,7 +7,7 @@
  * images).
  */
 import { ApiError, invalidParam } from "./api-error.js";
-import { checkSchemaGrammar } from "../grammar/refusal.js";
+import { checkSchemaGrammar } from "./grammar-refusal.js";
 import type { ReasoningEffort } from "./types.js";
 
 export type Body = Record<string, unknown>;

@@ -23,8 +23,8 @@ import type {
 import type { EngineResponseFormat } from "./normalized.js";
 import { customCallArguments, validateCustomTool, type CustomTools } from "./custom-tools.js";
 import { checkToolPairing } from "./tool-pairing.js";
-import { checkSchemaGrammar } from "../grammar/refusal.js";
-import { appGrammarEbnf, readAppGrammar } from "../grammar/app-grammar.js";
+import { checkSchemaGrammar } from "./grammar-refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "./app-grammar.js";
 
 export const MAX_TOP_LOGPROBS = 30;
 /** Deepest nesting accepted in a JSON Schema (tool parameters, response_format): deeper ones overflow the stack when serialized. */

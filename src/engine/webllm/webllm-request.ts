@@ -18,7 +18,7 @@
  */
 import type { EngineMessage, EngineRequest, EngineResponseFormat } from "../types.js";
 import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "../../grammar/structural-tag-ebnf.js";
-import { withGrammarParam } from "../../grammar/refusal.js";
+import { withGrammarParam } from "../../protocol/grammar-refusal.js";
 
 /** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */
 export const WEBLLM_THINKING_OFF = "<think>\n\n</think>\n\n";

@@ -19,8 +19,8 @@ import {
 } from "../params.js";
 import type { FunctionTool, ReasoningEffort, ToolChoice } from "../types.js";
 import type { EngineResponseFormat } from "../normalized.js";
-import { checkSchemaGrammar } from "../../grammar/refusal.js";
-import { appGrammarEbnf, readAppGrammar } from "../../grammar/app-grammar.js";
+import { checkSchemaGrammar } from "../grammar-refusal.js";
+import { appGrammarEbnf, readAppGrammar } from "../app-grammar.js";
 import { validateCustomTool, type CustomTools } from "../custom-tools.js";
 import { hosted } from "./hosted.js";
 import { checkOutputsAnswerCalls, validateInput, type ResponsesLookup } from "./input-items.js";

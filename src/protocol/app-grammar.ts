@@ -4,14 +4,14 @@
  * tool's `format`, the Prompt API's `RegExp` constraint) validated and
  * compiled to EBNF, or a 400 naming the param and what was refused.
  */
-import { invalidParam } from "../protocol/api-error.js";
-import { isObject } from "../protocol/params.js";
-import { toEbnf, type EmitOptions } from "./emit.js";
-import type { Grammar } from "./ir.js";
-import { larkToGrammar } from "./lark.js";
-import { MAX_DEFINITION_CHARS } from "./limits.js";
-import { regexToGrammar } from "./regex.js";
-import { withGrammarParam } from "./refusal.js";
+import { invalidParam } from "./api-error.js";
+import { isObject } from "./params.js";
+import { toEbnf, type EmitOptions } from "../grammar/emit.js";
+import type { Grammar } from "../grammar/ir.js";
+import { larkToGrammar } from "../grammar/lark.js";
+import { MAX_DEFINITION_CHARS } from "../grammar/limits.js";
+import { regexToGrammar } from "../grammar/regex.js";
+import { withGrammarParam } from "./grammar-refusal.js";
 
 export type GrammarSyntax = "regex" | "lark";
 

@@ -2,9 +2,9 @@
  * Grammar failures as the 400s the faces send: the param that carried the
  * schema or grammar, and what was refused (the construct, or the bound).
  */
-import { ApiError } from "../protocol/api-error.js";
-import { GrammarError } from "./ir.js";
-import { checkSchemaGrammarSize } from "./structural-tag-ebnf.js";
+import { ApiError } from "./api-error.js";
+import { GrammarError } from "../grammar/ir.js";
+import { checkSchemaGrammarSize } from "../grammar/structural-tag-ebnf.js";
 
 const CODES = { unsupported: "unsupported_grammar", too_large: "grammar_too_large", invalid: "invalid_grammar" } as const;
 
