@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { playwright } from "@vitest/browser-playwright";
+import { wllamaOutsideRepo, wllamaPackageDir } from "./test/support/wllama-package.js";
 
 /** Chromium flags: WebGPU on SwiftShader, and no attempts to reach the network. */
 export const chromiumArgs = [
@@ -12,9 +13,15 @@ export const chromiumArgs = [
   "--disable-sync",
 ];
 
+// Until @wllama/wllama is in package.json: the copy outside the repository, for the wllama engine's tests (remove then).
+const wllamaAlias = wllamaOutsideRepo()
+  ? { resolve: { alias: { "@wllama/wllama": `${wllamaPackageDir()}/esm/index.js` } }, server: { fs: { allow: [".", wllamaPackageDir()!] } } }
+  : {};
+
 export default defineConfig({
   // The package is built by scripts/build.mjs (tsc + esbuild for the worker entries), not by Vite.
   worker: { format: "es" },
+  ...wllamaAlias,
   test: {
     projects: [
       {
@@ -32,7 +39,8 @@ export default defineConfig({
           include: ["test/browser/**/*.test.ts"],
           // A local server of generated MLC-layout models for the cache tests (URL via inject("artifactServer")),
           // and MCP servers with and without CORS for the MCP tests (inject("mcpCors"), inject("mcpNoCors")).
-          globalSetup: ["test/support/artifact-server-setup.ts", "test/support/mcp-server-setup.ts"],
+          // The GGUF server: a tiny generated GGUF and wllama's wasm for the wllama engine's tests (inject("ggufServer")).
+          globalSetup: ["test/support/artifact-server-setup.ts", "test/support/mcp-server-setup.ts", "test/support/gguf-server-setup.ts"],
           testTimeout: 60_000,
           browser: {
             enabled: true,

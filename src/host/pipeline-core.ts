@@ -310,6 +310,17 @@ export class Pipeline implements PipelineCore {
 
   /** A record that names the scripted engine gets its own; every other record shares the host's engine. */
   async engineFor(record: ModelRecord): Promise<Engine> {
+    // ── wllama hook (issue 37, first slice): a GGUF record gets its own llama.cpp engine. Move into the engine registry at merge.
+    if (record.engine?.kind === "wllama") {
+      let engine = this.recordEngines.get(record.model_id);
+      if (!engine) {
+        const { createWllamaEngine } = await import("../engine/wllama/wllama-engine.js");
+        engine = this.recordEngines.get(record.model_id) ?? createWllamaEngine(record.engine);
+        this.recordEngines.set(record.model_id, engine);
+      }
+      return engine;
+    }
+    // ── end wllama hook
     if (record.engine?.kind !== "scripted") return this.getEngine();
     let engine = this.recordEngines.get(record.model_id);
     if (!engine) {

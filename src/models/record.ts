@@ -40,7 +40,7 @@ export interface ModelRecord {
    * downloaded and no GPU is needed. For an app's UI tests and demos; plain
    * JSON, so a catalog loaded from a URL can carry it.
    */
-  engine?: ScriptedRecordEngine;
+  engine?: ScriptedRecordEngine | WllamaRecordEngine;
   /** Embedding records (model_type 1): the vector size, when the id does not tell (arctic-embed-s 384, -m 768). */
   embedding_dimensions?: number;
   /** Embedding records: inputs per pass of the compiled library, when neither `batchN` in model_lib nor `-bN` in the id tells. */
@@ -58,6 +58,16 @@ export interface ScriptedRecordEngine {
   loadDelayMs?: number;
   /** Embedding records (model_type 1): simulated time per batch (ms). They need no replies. */
   embedDelayMs?: number;
+}
+
+/**
+ * A GGUF model on llama.cpp (`@wllama/wllama`, engine/wllama/): the record's
+ * `model` is the URL of its .gguf file; `model_lib` is unused (write "").
+ */
+export interface WllamaRecordEngine {
+  kind: "wllama";
+  /** URL of wllama's `wllama.wasm` (`@wllama/wllama/esm/wasm/wllama.wasm`, served by the app). */
+  wasm: string;
 }
 
 /** web-llm's `ModelType.VLM`. */
