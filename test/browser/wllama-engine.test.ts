@@ -128,6 +128,20 @@ describe("wllama engine through the dedicated worker", () => {
     expect(stats.generated_tokens - before.generated_tokens).toBeLessThan(100);
   });
 
+  it("a second turn reuses llama.cpp's cached prefix: cached_tokens as llama.cpp counts them", async () => {
+    const first = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0 });
+    const turn2 = [...messages, { role: "assistant" as const, content: first.choices[0].message.content ?? "" }, { role: "user" as const, content: "the water" }];
+    const r = await client.chat.completions.create({ model, messages: turn2, max_tokens: 8, temperature: 0 });
+    // The same two turns on wllama directly (its slot holds the first turn as ours does).
+    const call = (direct as unknown as { createChatCompletion(o: unknown): Promise<{ choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } } }> }).createChatCompletion.bind(direct);
+    await call({ messages, max_tokens: 12, temperature: 0 });
+    const want = await call({ messages: turn2, max_tokens: 8, temperature: 0 });
+    expect(r.usage.prompt_tokens).toBe(want.usage.prompt_tokens);
+    expect(want.usage.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+    expect(r.usage.prompt_tokens_details?.cached_tokens).toBe(want.usage.prompt_tokens_details?.cached_tokens);
+    expect(r.choices[0].message.content).toBe(want.choices[0].message.content);
+  });
+
   it("a raw completion takes the prompt as is", async () => {
     const r = await client.completions.create({ model, prompt: "hello world the", max_tokens: 8, temperature: 0 });
     const want = await (direct as unknown as { createCompletion(o: unknown): Promise<{ choices: Array<{ text: string }>; usage: { prompt_tokens: number; completion_tokens: number } }> }).createCompletion({ prompt: "hello world the", max_tokens: 8, temperature: 0 });
@@ -138,5 +152,20 @@ describe("wllama engine through the dedicated worker", () => {
   it("refuses what this first slice does not do, naming the parameter", async () => {
     const error = await client.chat.completions.create({ model, messages, max_tokens: 4, logprobs: true }).catch((e) => e);
     expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "logprobs" });
+  });
+});
+
+describe("wllama engine in the shared worker", () => {
+  // wllama runs llama.cpp in a Worker of its own, and Chromium gives a SharedWorker no Worker constructor.
+  it("refuses with a 503 that says to use a dedicated worker", async () => {
+    const shared = createClient({ worker: "shared", models: [record] });
+    try {
+      expect((await shared.workerInfo()).worker).toBe("shared");
+      const error = await shared.chat.completions.create({ model, messages, max_tokens: 4 }).catch((e) => e);
+      expect(error).toMatchObject({ status: 503, code: "wllama_needs_worker", param: "model" });
+      expect(error.message).toMatch(/worker: true/);
+    } finally {
+      shared.terminate();
+    }
   });
 });

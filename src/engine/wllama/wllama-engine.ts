@@ -57,6 +57,15 @@ export function createWllamaEngine(spec: WllamaRecordEngine): WllamaEngine {
   async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
     if (loaded === record.model_id && wllama) return;
     await unload();
+    // wllama runs llama.cpp in a Worker of its own; Chromium gives a SharedWorker no Worker constructor.
+    if (typeof Worker === "undefined") {
+      throw new ApiError({
+        status: 503,
+        code: "wllama_needs_worker",
+        param: "model",
+        message: `${record.model_id} is a GGUF model: @wllama/wllama runs llama.cpp in a Worker of its own, and this context (a SharedWorker in Chromium) cannot start one. Use createClient({ worker: true }) (a dedicated worker) or worker: false for GGUF models.`,
+      });
+    }
     const { Wllama } = await importWllama();
     const blob = await fetchGguf(record.model, options);
     if (options.signal?.aborted) throw abortError();
