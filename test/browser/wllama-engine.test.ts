@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 // @ts-ignore -- until @wllama/wllama is in package.json (vite.config.ts aliases a copy outside the repository).
 import { Wllama } from "@wllama/wllama";
-import { createClient, type ChatCompletionChunk, type Client, type ModelRecord } from "../../src/index.js";
+import { createClient, type ChatCompletionChunk, type Client, type LoadProgress, type ModelRecord } from "../../src/index.js";
 import type { WllamaInstance, WllamaModule } from "../../src/engine/wllama/wllama-api.js";
 
 const server = inject("ggufServer");
@@ -22,6 +22,7 @@ const messages = [{ role: "user" as const, content: "hello world" }];
 
 let client: Client;
 let direct: WllamaInstance;
+let ggufBytes = 0;
 
 /** llama.cpp's own answer for the same messages and sampling (non-streamed). */
 async function oracle(params: { max_tokens: number; temperature?: number; seed?: number; stop?: string[] }) {
@@ -32,7 +33,9 @@ async function oracle(params: { max_tokens: number; temperature?: number; seed?:
 beforeAll(async () => {
   client = createClient({ models: [record] });
   direct = new (Wllama as WllamaModule["Wllama"])({ default: wasm }, { suppressNativeLog: true, logger: { debug: () => {}, log: () => {}, warn: console.warn, error: console.error } });
-  await direct.loadModel([await (await fetch(`${server}/tiny.gguf`)).blob()], { n_ctx: 2048 });
+  const gguf = await (await fetch(`${server}/tiny.gguf`)).blob();
+  ggufBytes = gguf.size;
+  await direct.loadModel([gguf], { n_ctx: 2048 });
 });
 afterAll(async () => {
   client?.terminate();
@@ -152,6 +155,27 @@ describe("wllama engine through the dedicated worker", () => {
   it("refuses what this first slice does not do, naming the parameter", async () => {
     const error = await client.chat.completions.create({ model, messages, max_tokens: 4, logprobs: true }).catch((e) => e);
     expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "logprobs" });
+  });
+});
+
+describe("loading a GGUF record", () => {
+  it("models.load reports the file's bytes, then the load, never going back; models.list shows the record", async () => {
+    const fresh = createClient({ models: [record] });
+    try {
+      const progress: LoadProgress[] = [];
+      await fresh.models.load(model, { onProgress: (p) => progress.push(p) });
+      const download = progress.filter((p) => p.phase === "download");
+      expect(download.at(-1)).toMatchObject({ loadedBytes: ggufBytes, totalBytes: ggufBytes, file: record.model });
+      expect(progress.at(-1)).toMatchObject({ phase: "load", fraction: 1 });
+      const fractions = progress.map((p) => p.fraction);
+      expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+      expect((await fresh.models.list()).data.map((m) => m.id)).toContain(model);
+      // Loaded: the first request needs no second load (and gets llama.cpp's reply).
+      const r = await fresh.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+      expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 24 })).content);
+    } finally {
+      fresh.terminate();
+    }
   });
 });
 
