@@ -20,11 +20,6 @@ import { importWllama } from "./import-wllama.js";
 import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 import { fetchGguf } from "./fetch-gguf.js";
 
-export interface WllamaEngine extends Engine {
-  /** Whether wllama runs multi-threaded (the page is cross-origin isolated), and on how many threads; null until loaded. */
-  threads(): { multiThread: boolean; threads: number } | null;
-}
-
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
   const base = (globalThis as { location?: { href?: string } }).location?.href;
@@ -50,7 +45,7 @@ function finishOf(reason: WllamaFinish): "stop" | "length" {
   return reason === "length" ? "length" : "stop";
 }
 
-export function createWllamaEngine(spec: WllamaRecordEngine): WllamaEngine {
+export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
   let wllama: WllamaInstance | null = null;
   let loaded: string | null = null;
 
@@ -135,6 +130,5 @@ export function createWllamaEngine(spec: WllamaRecordEngine): WllamaEngine {
     },
     requiresGpu: false,
     oneAtATime: "wllama engine: one sequence at a time (llama.cpp's parallel slots are not used yet)",
-    threads: () => (wllama ? { multiThread: wllama.isMultithread(), threads: wllama.getNumThreads() } : null),
   };
 }
