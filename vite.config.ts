@@ -32,7 +32,8 @@ export default defineConfig({
           include: ["test/browser/**/*.test.ts"],
           // A local server of generated MLC-layout models for the cache tests (URL via inject("artifactServer")),
           // and MCP servers with and without CORS for the MCP tests (inject("mcpCors"), inject("mcpNoCors")).
-          globalSetup: ["test/support/artifact-server-setup.ts", "test/support/mcp-server-setup.ts"],
+          // The GGUF server: a tiny generated GGUF and wllama's wasm for the wllama engine's tests (inject("ggufServer")).
+          globalSetup: ["test/support/artifact-server-setup.ts", "test/support/mcp-server-setup.ts", "test/support/gguf-server-setup.ts"],
           testTimeout: 60_000,
           browser: {
             enabled: true,

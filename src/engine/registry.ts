@@ -15,6 +15,7 @@ import type { ModelRecord } from "../models/record.js";
 import { ALL_RESPONSE_FORMATS, type Engine, type EngineCapabilities, type EngineKind } from "./types.js";
 import { WEBLLM_ENGINE_KIND } from "./webllm/kind.js";
 import { SCRIPTED_ENGINE_KIND } from "./scripted-record.js";
+import { WLLAMA_ENGINE_KIND } from "./wllama/kind.js";
 
 /** Records without `engine` are web-llm's. */
 export const DEFAULT_ENGINE_KIND = WEBLLM_ENGINE_KIND.kind;
@@ -22,6 +23,7 @@ export const DEFAULT_ENGINE_KIND = WEBLLM_ENGINE_KIND.kind;
 const kinds = new Map<string, EngineKind>([
   [WEBLLM_ENGINE_KIND.kind, WEBLLM_ENGINE_KIND],
   [SCRIPTED_ENGINE_KIND.kind, SCRIPTED_ENGINE_KIND],
+  [WLLAMA_ENGINE_KIND.kind, WLLAMA_ENGINE_KIND],
 ]);
 
 /** Registers an engine kind (replacing one of the same name); returns what undoes it. */

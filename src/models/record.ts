@@ -71,6 +71,16 @@ export interface ScriptedRecordEngine extends RecordEngineSpec {
   embedDelayMs?: number;
 }
 
+/**
+ * A GGUF model on llama.cpp (`@wllama/wllama`, engine/wllama/): the record's
+ * `model` is the URL of its .gguf file; `model_lib` is unused (write "").
+ */
+export interface WllamaRecordEngine extends RecordEngineSpec {
+  kind: "wllama";
+  /** URL of wllama's `wllama.wasm` (`@wllama/wllama/esm/wasm/wllama.wasm`, served by the app). */
+  wasm: string;
+}
+
 /** web-llm's `ModelType.VLM`. */
 export const MODEL_TYPE_VLM = 2;
 /** web-llm's `ModelType.embedding`. */

@@ -1,0 +1,134 @@
+/**
+ * The wllama engine: GGUF models on llama.cpp compiled to WebAssembly
+ * (`@wllama/wllama` 3.8.1), behind the same Engine seam as web-llm. It runs
+ * where WebGPU is missing (CPU, SIMD; threads when the page is cross-origin
+ * isolated), so it does not require a GPU and the host skips its adapter and
+ * fit checks for it.
+ *
+ * A record selects it with `engine: { kind: "wllama", wasm }` and names its
+ * GGUF file by URL in `model`. In this first slice the engine fetches the
+ * GGUF itself (not yet through our downloader and cache) and hands it to
+ * wllama as a Blob; prompts are rendered by llama.cpp from the GGUF's own
+ * `tokenizer.chat_template`; usage comes from llama-server's own counts
+ * (`timings`: prompt tokens prefilled and reused, tokens generated).
+ */
+import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
+import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../../models/record.js";
+import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
+import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
+import { importWllama } from "./import-wllama.js";
+import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { fetchGguf } from "./fetch-gguf.js";
+
+/** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
+function absolute(url: string): string {
+  const base = (globalThis as { location?: { href?: string } }).location?.href;
+  return base ? new URL(url, base).href : url;
+}
+
+/** wllama logs its progress and the model's metadata to the console: only its warnings and errors reach the app's. */
+const noop = () => undefined;
+const QUIET = { debug: noop, log: noop, warn: (...args: unknown[]) => console.warn(...args), error: (...args: unknown[]) => console.error(...args) };
+
+function usageOf(timings: WllamaTimings | undefined, emitted: number): EngineUsage {
+  if (!timings) return { promptTokens: 0, cachedTokens: 0, completionTokens: emitted, prefillTokensPerS: 0, decodeTokensPerS: 0 };
+  return {
+    promptTokens: timings.prompt_n + timings.cache_n,
+    cachedTokens: timings.cache_n,
+    completionTokens: timings.predicted_n,
+    prefillTokensPerS: timings.prompt_per_second,
+    decodeTokensPerS: timings.predicted_per_second,
+  };
+}
+
+function finishOf(reason: WllamaFinish): "stop" | "length" {
+  return reason === "length" ? "length" : "stop";
+}
+
+export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
+  let wllama: WllamaInstance | null = null;
+  let loaded: string | null = null;
+
+  async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
+    if (loaded === record.model_id && wllama) return;
+    await unload();
+    // wllama runs llama.cpp in a Worker of its own; Chromium gives a SharedWorker no Worker constructor.
+    if (typeof Worker === "undefined") {
+      throw new ApiError({
+        status: 503,
+        code: "wllama_needs_worker",
+        param: "model",
+        message: `${record.model_id} is a GGUF model: @wllama/wllama runs llama.cpp in a Worker of its own, and this context (a SharedWorker in Chromium) cannot start one. Use createClient({ worker: true }) (a dedicated worker) or worker: false for GGUF models.`,
+      });
+    }
+    const { Wllama } = await importWllama();
+    const blob = await fetchGguf(record.model, options);
+    if (options.signal?.aborted) throw abortError();
+    const instance = new Wllama({ default: absolute(spec.wasm) }, { suppressNativeLog: true, logger: QUIET });
+    try {
+      await instance.loadModel([blob], { n_ctx: contextWindowOf(record) });
+    } catch (error) {
+      await instance.exit().catch(() => undefined);
+      throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
+    }
+    wllama = instance;
+    loaded = record.model_id;
+    options.onProgress?.({ phase: "load", loadedBytes: blob.size, totalBytes: blob.size, fraction: 1, etaS: null, file: null });
+  }
+
+  async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    if (!wllama || loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
+    checkWllamaRequest(request);
+    const sampling = wllamaSampling(request, signal);
+    let emitted = 0;
+    let last: WllamaChatChunk | WllamaRawChunk | null = null;
+    try {
+      if (request.rawPrompt !== undefined) {
+        for await (const chunk of await wllama.createCompletion({ ...sampling, prompt: request.rawPrompt, stream: true })) {
+          last = chunk;
+          const text = chunk.choices[0]?.text ?? "";
+          if (text) {
+            emitted++;
+            yield { type: "text", text };
+          }
+        }
+      } else {
+        for await (const chunk of await wllama.createChatCompletion({ ...sampling, messages: wllamaMessages(request), stream: true })) {
+          last = chunk;
+          const text = chunk.choices[0]?.delta.content ?? "";
+          if (text) {
+            emitted++;
+            yield { type: "text", text };
+          }
+        }
+      }
+    } catch (error) {
+      // Aborted: llama.cpp stopped the slot. Its counts are not reported then; what streamed is counted.
+      if (signal.aborted || isAbortError(error) || (error as { name?: string })?.name === "AbortError") {
+        yield { type: "done", finish: "abort", usage: usageOf(undefined, emitted) };
+        return;
+      }
+      throw error;
+    }
+    // The last chunk carries the finish reason and llama-server's timings (its exact token counts).
+    yield { type: "done", finish: finishOf(last?.choices[0]?.finish_reason ?? "stop"), usage: usageOf(last?.timings, emitted) };
+  }
+
+  async function unload(): Promise<void> {
+    const instance = wllama;
+    wllama = null;
+    loaded = null;
+    await instance?.exit().catch(() => undefined);
+  }
+
+  return {
+    load,
+    generate,
+    unload,
+    get loadedModel() {
+      return loaded;
+    },
+    requiresGpu: false,
+    oneAtATime: "wllama engine: one sequence at a time (llama.cpp's parallel slots are not used yet)",
+  };
+}

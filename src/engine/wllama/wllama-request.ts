@@ -1,0 +1,64 @@
+/**
+ * An EngineRequest as wllama's (llama-server's) OpenAI-compatible calls take
+ * it: chat messages rendered by the GGUF's own chat template inside llama.cpp
+ * (its Jinja engine), or a raw prompt as is; sampling mapped field by field.
+ *
+ * What this first slice of the engine does not do yet is refused here with a
+ * 400 naming the parameter, before anything runs, instead of being ignored:
+ * constrained decoding (`response_format`, forced tool calls), logprobs, `logit_bias`,
+ * image/audio parts, tool-result messages, and continuing a final message.
+ */
+import { ApiError } from "../../protocol/api-error.js";
+import type { EngineMessage, EngineRequest } from "../types.js";
+import type { WllamaMessage, WllamaSampling } from "./wllama-api.js";
+
+function notYet(param: string, what: string): ApiError {
+  return new ApiError({
+    status: 400,
+    code: "unsupported_on_engine",
+    param,
+    message: `${what} is not supported yet on GGUF models (the wllama engine); use a web-llm model for it.`,
+  });
+}
+
+/** Refuses (400) what the wllama engine does not do yet; see the file's opening comment. */
+export function checkWllamaRequest(request: EngineRequest): void {
+  if (request.responseFormat) throw notYet(request.responseFormat.type === "structural_tag" ? "tool_choice" : "response_format", "Constrained decoding (response_format, a forced tool call)");
+  if (request.topLogprobs !== undefined) throw notYet("logprobs", "logprobs");
+  if (request.sampling.logit_bias && Object.keys(request.sampling.logit_bias).length > 0) throw notYet("logit_bias", "logit_bias");
+  if (request.continueFinalMessage) throw notYet("messages", "Continuing a final assistant message");
+  for (const [i, m] of request.messages.entries()) {
+    if (typeof m.content !== "string" && m.content.some((part) => part.type !== "text")) throw notYet(`messages[${i}].content`, "Image and audio input");
+    if (m.role === "tool") throw notYet(`messages[${i}].role`, "A tool message");
+  }
+}
+
+function textOf(content: EngineMessage["content"]): string {
+  return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** The messages for `createChatCompletion` (roles checked by checkWllamaRequest). */
+export function wllamaMessages(request: EngineRequest): WllamaMessage[] {
+  return request.messages.map((m) => ({ role: m.role as WllamaMessage["role"], content: textOf(m.content) }));
+}
+
+/**
+ * Sampling as llama-server reads it. `repetition_penalty` is its
+ * `repeat_penalty`; `stop` ends generation inside llama.cpp (the host's stop
+ * guard still cuts what reaches the app). The slot keeps its prompt cache on,
+ * so `cache_n` reports the prefix it reused.
+ */
+export function wllamaSampling(request: EngineRequest, signal: AbortSignal): WllamaSampling {
+  const s = request.sampling;
+  const out: WllamaSampling = { max_tokens: s.max_tokens, abortSignal: signal, cache_prompt: true };
+  if (s.temperature !== undefined) out.temperature = s.temperature;
+  if (s.top_p !== undefined) out.top_p = s.top_p;
+  if (s.top_k !== undefined) out.top_k = s.top_k;
+  if (s.min_p !== undefined) out.min_p = s.min_p;
+  if (s.seed !== undefined) out.seed = s.seed;
+  if (s.presence_penalty !== undefined) out.presence_penalty = s.presence_penalty;
+  if (s.frequency_penalty !== undefined) out.frequency_penalty = s.frequency_penalty;
+  if (s.repetition_penalty !== undefined) out.repeat_penalty = s.repetition_penalty;
+  if (s.stop.length > 0) out.stop = [...s.stop];
+  return out;
+}

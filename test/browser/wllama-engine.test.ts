@@ -1,0 +1,195 @@
+/**
+ * The wllama engine (GGUF on llama.cpp, @wllama/wllama 3.8.1) through
+ * createClient's dedicated worker, in real headless Chromium, on a tiny
+ * random-weight GGUF our own writer makes (test/support/gguf-writer.ts),
+ * served from 127.0.0.1 (test/support/gguf-server.ts).
+ *
+ * The oracle is wllama itself, run directly in this page on the same file:
+ * greedy decoding of a random model is deterministic, so the library's reply,
+ * finish reason and usage must equal llama.cpp's own for the same messages.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+// @ts-ignore -- until @wllama/wllama is in package.json (vite.config.ts aliases a copy outside the repository).
+import { Wllama } from "@wllama/wllama";
+import { createClient, type ChatCompletionChunk, type Client, type LoadProgress, type ModelRecord } from "../../src/index.js";
+import type { WllamaInstance, WllamaModule } from "../../src/engine/wllama/wllama-api.js";
+
+const server = inject("ggufServer");
+const wasm = `${server}/wllama/esm/wasm/wllama.wasm`;
+const model = "tiny-gguf";
+const record: ModelRecord = { model: `${server}/tiny.gguf`, model_id: model, model_lib: "", overrides: { context_window_size: 2048 }, engine: { kind: "wllama", wasm } };
+const messages = [{ role: "user" as const, content: "hello world" }];
+
+let client: Client;
+let direct: WllamaInstance;
+let ggufBytes = 0;
+
+/** llama.cpp's own answer for the same messages and sampling (non-streamed). */
+async function oracle(params: { max_tokens: number; temperature?: number; seed?: number; stop?: string[] }) {
+  const r = await (direct as unknown as { createChatCompletion(o: unknown): Promise<{ choices: Array<{ message: { content: string }; finish_reason: string }>; usage: { prompt_tokens: number; completion_tokens: number } }> }).createChatCompletion({ messages, temperature: 0, ...params });
+  return { content: r.choices[0].message.content, finish: r.choices[0].finish_reason, prompt: r.usage.prompt_tokens, completion: r.usage.completion_tokens };
+}
+
+beforeAll(async () => {
+  client = createClient({ models: [record] });
+  direct = new (Wllama as WllamaModule["Wllama"])({ default: wasm }, { suppressNativeLog: true, logger: { debug: () => {}, log: () => {}, warn: console.warn, error: console.error } });
+  const gguf = await (await fetch(`${server}/tiny.gguf`)).blob();
+  ggufBytes = gguf.size;
+  await direct.loadModel([gguf], { n_ctx: 2048 });
+});
+afterAll(async () => {
+  client?.terminate();
+  await direct?.exit();
+});
+
+describe("wllama engine through the dedicated worker", () => {
+  it("a non-streamed chat completion: llama.cpp's reply and exact usage", async () => {
+    expect((await client.workerInfo()).worker).toBe("dedicated");
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+    const want = await oracle({ max_tokens: 24 });
+    expect(want.prompt).toBeGreaterThan(5);
+    expect(r.choices[0].message.content).toBe(want.content);
+    expect(r.choices[0].finish_reason).toBe(want.finish);
+    expect(r.usage.prompt_tokens).toBe(want.prompt);
+    expect(r.usage.completion_tokens).toBe(want.completion);
+    expect(r.usage.total_tokens).toBe(want.prompt + want.completion);
+  });
+
+  it("streamed: the deltas make the same reply, usage in the last chunk", async () => {
+    const stream = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0, stream: true, stream_options: { include_usage: true } });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const want = await oracle({ max_tokens: 24 });
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(want.content);
+    expect(chunks.filter((c) => (c.choices[0]?.delta.content ?? "") !== "").length).toBeGreaterThan(1);
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe(want.finish);
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+  });
+
+  it("max_tokens cuts the reply: finish length, completion_tokens = max_tokens", async () => {
+    const full = await oracle({ max_tokens: 24 });
+    // The greedy reply of this model runs past 5 tokens (else this test would prove nothing).
+    expect(full.completion).toBeGreaterThan(5);
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 5, temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe("length");
+    expect(r.usage.completion_tokens).toBe(5);
+    expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 5 })).content);
+    expect(full.content.startsWith(r.choices[0].message.content ?? "")).toBe(true);
+  });
+
+  it("stop: the reply ends before the stop string, finish stop, llama.cpp's token count", async () => {
+    const full = await oracle({ max_tokens: 24 });
+    // A stop string from the middle of the greedy reply: its first word after the start.
+    const word = /\s\w{2,}/.exec(full.content.slice(1));
+    expect(word).not.toBeNull();
+    const stop = word![0];
+    const at = full.content.indexOf(stop);
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0, stop: [stop] });
+    expect(r.choices[0].message.content).toBe(full.content.slice(0, at));
+    expect(r.choices[0].finish_reason).toBe("stop");
+    expect(r.usage.completion_tokens).toBe((await oracle({ max_tokens: 24, stop: [stop] })).completion);
+    expect(r.usage.completion_tokens).toBeLessThan(full.completion);
+  });
+
+  it("temperature and seed reach llama.cpp's sampler: the same seed gives llama.cpp's own reply", async () => {
+    const a = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 1, seed: 11 });
+    const b = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 1, seed: 11 });
+    const greedy = await oracle({ max_tokens: 16 });
+    const sampled = await oracle({ max_tokens: 16, temperature: 1, seed: 11 });
+    expect(a.choices[0].message.content).toBe(sampled.content);
+    expect(b.choices[0].message.content).toBe(sampled.content);
+    // Sampling at temperature 1 on a random model leaves the greedy path (else temperature was dropped).
+    expect(sampled.content).not.toBe(greedy.content);
+  });
+
+  it("abort stops a running stream; the engine then serves the next request exactly", async () => {
+    // This sampled reply runs far past the abort point without the engine's abort (else the test proves nothing).
+    expect((await oracle({ max_tokens: 300, temperature: 1, seed: 3 })).completion).toBeGreaterThan(100);
+    const before = await client.stats();
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create({ model, messages, max_tokens: 1500, temperature: 1, seed: 3, stream: true }, { signal: controller.signal });
+    let deltas = 0;
+    const ended = await (async () => {
+      try {
+        for await (const chunk of stream) {
+          if (chunk.choices[0]?.delta.content) deltas++;
+          if (deltas === 3) controller.abort();
+        }
+        return "ended";
+      } catch (error) {
+        return (error as Error).name;
+      }
+    })();
+    expect(["AbortError", "ended"]).toContain(ended);
+    expect(deltas).toBeLessThan(50);
+    const stats = await client.stats();
+    // The aborted generation stopped inside llama.cpp, far short of its 1500 tokens (counted below).
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+    const want = await oracle({ max_tokens: 24 });
+    expect(r.choices[0].message.content).toBe(want.content);
+    expect(r.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+    expect(stats.generated_tokens - before.generated_tokens).toBeLessThan(100);
+  });
+
+  it("a second turn reuses llama.cpp's cached prefix: cached_tokens as llama.cpp counts them", async () => {
+    const first = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0 });
+    const turn2 = [...messages, { role: "assistant" as const, content: first.choices[0].message.content ?? "" }, { role: "user" as const, content: "the water" }];
+    const r = await client.chat.completions.create({ model, messages: turn2, max_tokens: 8, temperature: 0 });
+    // The same two turns on wllama directly (its slot holds the first turn as ours does).
+    const call = (direct as unknown as { createChatCompletion(o: unknown): Promise<{ choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } } }> }).createChatCompletion.bind(direct);
+    await call({ messages, max_tokens: 12, temperature: 0 });
+    const want = await call({ messages: turn2, max_tokens: 8, temperature: 0 });
+    expect(r.usage.prompt_tokens).toBe(want.usage.prompt_tokens);
+    expect(want.usage.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+    expect(r.usage.prompt_tokens_details?.cached_tokens).toBe(want.usage.prompt_tokens_details?.cached_tokens);
+    expect(r.choices[0].message.content).toBe(want.choices[0].message.content);
+  });
+
+  it("a raw completion takes the prompt as is", async () => {
+    const r = await client.completions.create({ model, prompt: "hello world the", max_tokens: 8, temperature: 0 });
+    const want = await (direct as unknown as { createCompletion(o: unknown): Promise<{ choices: Array<{ text: string }>; usage: { prompt_tokens: number; completion_tokens: number } }> }).createCompletion({ prompt: "hello world the", max_tokens: 8, temperature: 0 });
+    expect(r.choices[0].text).toBe(want.choices[0].text);
+    expect(r.usage).toMatchObject({ prompt_tokens: want.usage.prompt_tokens, completion_tokens: want.usage.completion_tokens });
+  });
+
+  it("refuses what this first slice does not do, naming the parameter", async () => {
+    const error = await client.chat.completions.create({ model, messages, max_tokens: 4, logprobs: true }).catch((e) => e);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "logprobs" });
+  });
+});
+
+describe("loading a GGUF record", () => {
+  it("models.load reports the file's bytes, then the load, never going back; models.list shows the record", async () => {
+    const fresh = createClient({ models: [record] });
+    try {
+      const progress: LoadProgress[] = [];
+      await fresh.models.load(model, { onProgress: (p) => progress.push(p) });
+      const download = progress.filter((p) => p.phase === "download");
+      expect(download.at(-1)).toMatchObject({ loadedBytes: ggufBytes, totalBytes: ggufBytes, file: record.model });
+      expect(progress.at(-1)).toMatchObject({ phase: "load", fraction: 1 });
+      const fractions = progress.map((p) => p.fraction);
+      expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+      expect((await fresh.models.list()).data.map((m) => m.id)).toContain(model);
+      // Loaded: the first request needs no second load (and gets llama.cpp's reply).
+      const r = await fresh.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+      expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 24 })).content);
+    } finally {
+      fresh.terminate();
+    }
+  });
+});
+
+describe("wllama engine in the shared worker", () => {
+  // wllama runs llama.cpp in a Worker of its own, and Chromium gives a SharedWorker no Worker constructor.
+  it("refuses with a 503 that says to use a dedicated worker", async () => {
+    const shared = createClient({ worker: "shared", models: [record] });
+    try {
+      expect((await shared.workerInfo()).worker).toBe("shared");
+      const error = await shared.chat.completions.create({ model, messages, max_tokens: 4 }).catch((e) => e);
+      expect(error).toMatchObject({ status: 503, code: "wllama_needs_worker", param: "model" });
+      expect(error.message).toMatch(/worker: true/);
+    } finally {
+      shared.terminate();
+    }
+  });
+});
