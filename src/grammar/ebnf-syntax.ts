@@ -28,7 +28,11 @@ export function ebnfString(text: string): string {
   return out + '"';
 }
 
-function classChar(cp: number): string {
+/**
+ * A code point inside `[...]`, the one escaper for character classes (the
+ * regex and Lark classes here, structural-tag-ebnf.ts's avoid-the-marker classes).
+ */
+export function classChar(cp: number): string {
   switch (cp) {
     case 0x5c:
       return "\\\\";

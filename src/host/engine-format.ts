@@ -11,7 +11,8 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import type { EngineCapabilities, EngineResponseFormat } from "../engine/types.js";
-import { jsonSchemaToEbnf, structuralTagToEbnf } from "../grammar/structural-tag-ebnf.js";
+import { jsonSchemaToEbnf } from "../grammar/json-schema-ebnf.js";
+import { structuralTagToEbnf } from "../grammar/structural-tag-ebnf.js";
 import { withGrammarParam } from "../protocol/grammar-refusal.js";
 
 export function responseFormatFor(format: EngineResponseFormat | undefined, capabilities: EngineCapabilities, modelId: string): EngineResponseFormat | undefined {

@@ -4,7 +4,7 @@
  */
 import { ApiError } from "./api-error.js";
 import { GrammarError } from "../grammar/ir.js";
-import { checkSchemaGrammarSize } from "../grammar/structural-tag-ebnf.js";
+import { checkSchemaGrammarSize } from "../grammar/json-schema-ebnf.js";
 
 const CODES = { unsupported: "unsupported_grammar", too_large: "grammar_too_large", invalid: "invalid_grammar" } as const;
 

@@ -17,7 +17,8 @@
  *   form; on other templates it would inject junk.
  */
 import type { EngineMessage, EngineRequest, EngineResponseFormat } from "../types.js";
-import { jsonSchemaToEbnf, structuralTagToEbnf, withCanonicalJson } from "../../grammar/structural-tag-ebnf.js";
+import { jsonSchemaToEbnf } from "../../grammar/json-schema-ebnf.js";
+import { structuralTagToEbnf, withCanonicalJson } from "../../grammar/structural-tag-ebnf.js";
 import { withGrammarParam } from "../../protocol/grammar-refusal.js";
 
 /** What web-llm 0.2.86 writes into the reply it streams and stores when a Qwen3-style request turns thinking off (the template's empty block). */

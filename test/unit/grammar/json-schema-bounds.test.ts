@@ -6,7 +6,7 @@
  * Grammars that compile are checked with web-llm 0.2.79's xgrammar.
  */
 import { describe, expect, it } from "vitest";
-import { jsonSchemaToEbnf } from "../../../src/grammar/structural-tag-ebnf.js";
+import { jsonSchemaToEbnf } from "../../../src/grammar/json-schema-ebnf.js";
 import { GrammarError } from "../../../src/grammar/ir.js";
 import { MAX_CHAIN, MAX_GRAMMAR_CHARS } from "../../../src/grammar/limits.js";
 import { createClient } from "../../../src/index.js";

@@ -4,7 +4,7 @@
  * builder takes that EBNF instead of compiling the schema again.
  */
 import { describe, expect, it } from "vitest";
-import { jsonSchemaCompilations } from "../../../src/grammar/structural-tag-ebnf.js";
+import { jsonSchemaCompilations } from "../../../src/grammar/json-schema-ebnf.js";
 import { validateRequest } from "../../../src/protocol/validate.js";
 import { validateResponsesRequest } from "../../../src/protocol/responses/validate.js";
 import { responseFormatFor } from "../../../src/engine/webllm/webllm-request.js";
