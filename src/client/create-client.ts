@@ -6,6 +6,7 @@ import type { EngineHostOptions } from "../host/engine-host.js";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams } from "../protocol/types.js";
 import { requestPersistence } from "../cache/quota.js";
 import type { ScriptedEngine } from "../engine/scripted.js";
+import type { EngineSpec } from "../worker/protocol.js";
 import { promptCacheSettings } from "../engine/prompt-cache/config.js";
 import { batchingSettings } from "../engine/batching/options.js";
 import { ApiError } from "../protocol/api-error.js";
@@ -144,8 +145,9 @@ function chooseBackend(options: ClientOptions): Backend {
   if (!useWorker) return inProcessBackend(hostOptions);
   const link = chooseWorkerLink(useWorker);
   const customWorker = typeof useWorker === "object" ? useWorker : undefined;
-  let engine: { kind: "webllm" } | NonNullable<ScriptedEngine["spec"]> = { kind: "webllm" };
-  if (options.engine) {
+  let engine: EngineSpec = { kind: "webllm" };
+  if (typeof options.engine === "string") engine = { kind: options.engine };
+  else if (options.engine) {
     const spec = (options.engine as Partial<ScriptedEngine>).spec;
     if (!spec && !customWorker) {
       throw new ApiError({

@@ -39,8 +39,13 @@ export interface ClientOptions {
    * in `workerInfo()`). A SharedWorker: one that runs `exposeSharedEngineHost`.
    */
   worker?: boolean | Worker | "shared" | SharedWorker;
-  /** Default: the web-llm engine. `createScriptedEngine()` for tests. */
-  engine?: Engine;
+  /**
+   * What serves the models whose record names no engine kind. Default: the
+   * web-llm engine. `createScriptedEngine()` for tests. A string: a kind
+   * registered with `registerEngineKind` where the host runs (this page with
+   * `worker: false`; with a worker, the worker's module, before `exposeEngineHost`).
+   */
+  engine?: Engine | string;
   /** Extra or replacement model records (custom URLs, local artifacts). */
   models?: ModelRecord[];
   /** Weight cache backend. */

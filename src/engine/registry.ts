@@ -43,9 +43,25 @@ export async function kindCatalogs(): Promise<ModelRecord[]> {
   return lists.flat();
 }
 
-/** The kind that serves `record`; a record naming no registered kind is a catalog error (500 naming the record). */
-export function engineKindOf(record: ModelRecord): EngineKind {
-  const name = record.engine?.kind ?? DEFAULT_ENGINE_KIND;
+/**
+ * A registered kind by name, for a host told to serve the records that name
+ * no kind with it (`engine: "<kind>"`); an unregistered name is a 400 that
+ * says where to register it.
+ */
+export function registeredEngineKind(name: string): EngineKind {
+  const kind = kinds.get(name);
+  if (kind) return kind;
+  throw new ApiError({
+    status: 400,
+    code: "unknown_engine_kind",
+    param: "engine",
+    message: `The engine kind ${JSON.stringify(name)} is not registered where the host runs (known kinds: ${[...kinds.keys()].join(", ")}): call registerEngineKind before creating the client, or with a worker, in the worker's module before exposeEngineHost.`,
+  });
+}
+
+/** The kind that serves `record` (`defaultKind` where it names none); a record naming no registered kind is a catalog error (500 naming the record). */
+export function engineKindOf(record: ModelRecord, defaultKind = DEFAULT_ENGINE_KIND): EngineKind {
+  const name = record.engine?.kind ?? defaultKind;
   const kind = kinds.get(name);
   if (kind) return kind;
   throw new ApiError({

@@ -14,7 +14,7 @@ import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { NormalizedMessage, NormalizedRequest } from "../protocol/normalized.js";
 import type { ChatCompletionChunk, ToolChoice } from "../protocol/types.js";
 import type { Engine, EngineCapabilities, EngineKind, EngineSettings, LoadProgress } from "../engine/types.js";
-import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, kindCatalogs, prefetchesFor } from "../engine/registry.js";
+import { DEFAULT_ENGINE_KIND, declaredCapabilities, engineKindOf, fetchesWeights, kindCatalogs, prefetchesFor, registeredEngineKind } from "../engine/registry.js";
 import { createCatalog, type Catalog } from "../models/catalog.js";
 import type { ModelRecord } from "../models/record.js";
 import { hasPackageManifest, modelInputs, type ModelInputs } from "../models/inputs.js";
@@ -42,8 +42,12 @@ export type { Prepared } from "./prepare-request.js";
 
 /** The options the core reads (EngineHostOptions adds those of single faces). */
 export interface PipelineOptions {
-  /** The engine of the records that name no engine kind; default: web-llm's (engine/registry.ts, loaded on first use). */
-  engine?: Engine;
+  /**
+   * The engine of the records that name no engine kind: the app's own Engine,
+   * or the name of a kind registered with registerEngineKind (engine/registry.ts)
+   * in the realm that runs the host. Default: web-llm's, loaded on first use.
+   */
+  engine?: Engine | string;
   /** Extra or replacement model records; replace prebuilt ones with the same id. */
   models?: ModelRecord[];
   /** Waiting requests beyond this → 429. Default 16. */
@@ -159,11 +163,17 @@ export class Pipeline implements PipelineCore {
   private gpuPromise: Promise<GpuProbe> | null = null;
   private recentHoldMs = 1000;
   private readonly settings: EngineSettings;
+  /** The kind of the records that name none: web-llm, or the registered kind `engine` names. */
+  private readonly defaultKind: string;
+  /** The app's own engine (`engine` as an Engine), serving the default kind. */
+  private readonly ownEngine: Engine | undefined;
 
   constructor(private readonly options: PipelineOptions = {}) {
-    if (options.engine) {
-      this.made.set(DEFAULT_ENGINE_KIND, { engine: Promise.resolve(options.engine), capabilities: declaredCapabilities(options.engine) });
-      this.started.push(options.engine);
+    this.defaultKind = typeof options.engine === "string" ? registeredEngineKind(options.engine).kind : DEFAULT_ENGINE_KIND;
+    this.ownEngine = typeof options.engine === "object" ? options.engine : undefined;
+    if (this.ownEngine) {
+      this.made.set(DEFAULT_ENGINE_KIND, { engine: Promise.resolve(this.ownEngine), capabilities: declaredCapabilities(this.ownEngine) });
+      this.started.push(this.ownEngine);
     }
     const batching = batchingSettings(options.batching);
     this.settings = { promptCache: promptCacheSettings(options.promptCache, options.deviceMemoryGb ?? deviceMemoryGb()), ...(batching ? { batching } : {}) };
@@ -335,12 +345,12 @@ export class Pipeline implements PipelineCore {
 
   /** The registered kind of `record`, or null where the app's own engine serves it (the default kind). */
   private kindOf(record: ModelRecord): EngineKind | null {
-    const kind = engineKindOf(record);
-    return kind.kind === DEFAULT_ENGINE_KIND && this.options.engine ? null : kind;
+    const kind = engineKindOf(record, this.defaultKind);
+    return kind.kind === DEFAULT_ENGINE_KIND && this.ownEngine ? null : kind;
   }
 
   private keyOf(record: ModelRecord): string {
-    const kind = engineKindOf(record);
+    const kind = engineKindOf(record, this.defaultKind);
     return kind.scope === "record" ? `${kind.kind}\u0000${record.model_id}` : kind.kind;
   }
 
@@ -348,14 +358,14 @@ export class Pipeline implements PipelineCore {
     const key = this.keyOf(record);
     const existing = this.made.get(key);
     if (existing) return existing;
-    const kind = engineKindOf(record);
+    const kind = engineKindOf(record, this.defaultKind);
     // Made synchronously into the map: concurrent first requests share one engine.
     const engine = (async () => kind.create(record, this.settings))();
     engine.catch(() => this.made.delete(key));
     const made = { engine, capabilities: kind.capabilities };
     this.made.set(key, made);
     // The default kind's engine is listed first (client.stats()).
-    void engine.then((e) => (key === DEFAULT_ENGINE_KIND ? this.started.unshift(e) : this.started.push(e)), () => undefined);
+    void engine.then((e) => (key === this.defaultKind ? this.started.unshift(e) : this.started.push(e)), () => undefined);
     return made;
   }
 

@@ -10,7 +10,7 @@ import * as Comlink from "comlink";
 import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { ConfigureResult, PortCommand, StoreErrorListener, TabHello, WorkerApi, WorkerHostConfig, WorkerInfo } from "./protocol.js";
+import { isScriptedSpec, type ConfigureResult, type PortCommand, type StoreErrorListener, type TabHello, type WorkerApi, type WorkerHostConfig, type WorkerInfo } from "./protocol.js";
 import { portSinkFor } from "./port-sink.js";
 import { endpointEntries, leading, type EndpointName, type EndpointSpec } from "../host/endpoints.js";
 import { installErrorTransfer, serializeError } from "./transfer.js";
@@ -31,7 +31,8 @@ export interface HostAccess {
 /** The host built from the page's `configure` (or the worker's own `initial` host, which wins). */
 export function hostFromConfig(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, onStoreError?: StoreErrorListener): EngineHost {
   return new EngineHost({
-    engine: config.engine.kind === "scripted" ? createScriptedEngine(config.engine) : undefined,
+    // web-llm is the host's own default; another name is a kind registered in this worker (a 400 naming it where none is).
+    engine: isScriptedSpec(config.engine) ? createScriptedEngine(config.engine) : config.engine.kind === "webllm" ? undefined : config.engine.kind,
     ...pickOptions(config, WORKER_HOST_OPTIONS),
     onProgress,
     // To the page as plain fields (an ApiError's own fields do not survive structured clone); a gone page's proxy never answers, and that is fine.

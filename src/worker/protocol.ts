@@ -25,10 +25,21 @@ export type PortMessage =
 /** Page → worker, on a request's port. */
 export type PortCommand = { type: "abort" };
 
-/** Serializable engine choice for the default worker. */
-export type EngineSpec =
-  | { kind: "webllm" }
-  | { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number } };
+/** A scripted engine as data (`createScriptedEngine`'s options): rebuilt in the worker. */
+export type ScriptedEngineSpec = { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number } };
+
+/**
+ * Serializable engine choice for the worker: what serves the records that
+ * name no engine kind. `{ kind: "webllm" }` (the default), a scripted engine,
+ * or any kind registered with registerEngineKind in the worker's module (an
+ * app's own worker, which calls it before exposeEngineHost).
+ */
+export type EngineSpec = ScriptedEngineSpec | { kind: string };
+
+/** Whether `spec` carries a scripted engine's replies (any other kind is a registered kind's name). */
+export function isScriptedSpec(spec: EngineSpec): spec is ScriptedEngineSpec {
+  return spec.kind === "scripted" && Array.isArray((spec as Partial<ScriptedEngineSpec>).replies);
+}
 
 /** What the page's `configure` sends: the host's plain-data options (host/host-options.ts lists them) and the engine as data. */
 export type WorkerHostConfig = Pick<EngineHostOptions, WorkerHostOption> & { engine: EngineSpec };

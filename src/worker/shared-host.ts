@@ -27,7 +27,7 @@
 import type { EngineHost } from "../host/engine-host.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
-import type { ConfigureResult, StoreErrorListener, TabHello, WorkerHostConfig } from "./protocol.js";
+import { isScriptedSpec, type ConfigureResult, type StoreErrorListener, type TabHello, type WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 import { webLocks } from "../cache/locks.js";
 import { WORKER_HOST_OPTIONS } from "../host/host-options.js";
@@ -46,7 +46,7 @@ function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string
 }
 
 function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostConfig["engine"]): string {
-  const name = engine.kind === "webllm" ? "web-llm" : "a scripted engine";
+  const name = engine.kind === "webllm" ? "web-llm" : isScriptedSpec(engine) ? "a scripted engine" : `the registered engine kind ${JSON.stringify(engine.kind)}`;
   return other && other.kind === engine.kind ? `${name} with other settings` : name;
 }
 

@@ -3,6 +3,9 @@ import { createClient, ApiError, type Engine, type EngineRequest, type ModelReco
 import { registerEngineKind } from "../../src/engine/registry.js";
 import type { EngineCapabilities, LoadOptions } from "../../src/engine/types.js";
 import { FAMILIES } from "../../src/families/families.js";
+import { registerEngineKind as registerFromPackage } from "../../src/index.js";
+import { registerEngineKind as registerFromWorkerEntry } from "../../src/worker.js";
+import { hostFromConfig } from "../../src/worker/expose.js";
 
 /**
  * A second engine behind the seam, neither web-llm nor scripted: a stand-in for a llama.cpp/wasm
@@ -155,5 +158,46 @@ describe("an engine kind registered through the registry (neither web-llm nor sc
     const error = await client.chat.completions.create({ model: "nobody-gguf", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 500, code: "invalid_model_record" });
     expect((error as ApiError).message).toMatch(/llama-cpp.*not registered/);
+  });
+});
+
+/**
+ * An app's own engine for the records that name no kind, by the name of a kind
+ * it registered: `createClient({ engine: "<kind>" })` in the page, or
+ * `{ kind: "<kind>" }` as the worker's EngineSpec (a worker cannot be sent an
+ * Engine object; the app's worker module registers the kind and the page names it).
+ */
+describe("a registered kind named as the engine of records that name none", { timeout: 30_000 }, () => {
+  /** An MLC-style record: no `engine` field, so web-llm's unless the host is told otherwise. */
+  const plainRecord: ModelRecord = { model: "https://models.invalid/plain", model_id: "plain-model", family: "llama-3.1" };
+  let undo: () => void = () => undefined;
+  beforeAll(() => {
+    undo = registerFromPackage({ kind: "test-default", capabilities: GGUF_CAPABILITIES, scope: "host", create: () => createGgufEngine({ kind: "test-gguf", answer: "Hello from the app's kind." }) });
+  });
+  afterAll(() => undo());
+  const ask = { model: "plain-model", messages: [{ role: "user" as const, content: "hi" }] };
+
+  it("is exported by both entries that run a host (the package's and webgpu-openai/worker)", () => {
+    expect(registerFromPackage).toBe(registerFromWorkerEntry);
+  });
+
+  it("serves them in this page (worker: false)", async () => {
+    const client = createClient({ worker: false, engine: "test-default", models: [plainRecord] });
+    const completion = await client.chat.completions.create(ask);
+    expect(completion.choices[0].message.content).toBe("Hello from the app's kind.");
+  });
+
+  it("serves them in a worker whose EngineSpec names the kind", async () => {
+    const host = hostFromConfig({ engine: { kind: "test-default" }, models: [plainRecord] });
+    const completion = await host.createChatCompletion(ask);
+    expect(completion.choices[0].message.content).toBe("Hello from the app's kind.");
+  });
+
+  it("says where to register a kind nobody registered (400 naming it)", async () => {
+    const client = createClient({ worker: false, engine: "nobody-registered", models: [plainRecord] });
+    const error = await client.chat.completions.create(ask).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 400, code: "unknown_engine_kind", param: "engine" });
+    expect((error as ApiError).message).toMatch(/"nobody-registered".*registerEngineKind/);
   });
 });
