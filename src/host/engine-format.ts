@@ -15,7 +15,8 @@ import { jsonSchemaToEbnf } from "../grammar/json-schema-ebnf.js";
 import { structuralTagToEbnf } from "../grammar/structural-tag-ebnf.js";
 import { withGrammarParam } from "../protocol/grammar-refusal.js";
 
-export function responseFormatFor(format: EngineResponseFormat | undefined, capabilities: EngineCapabilities, modelId: string): EngineResponseFormat | undefined {
+/** `param`: the request's name for its format, for the 400 (`response_format` in chat, `text.format` in Responses). */
+export function responseFormatFor(format: EngineResponseFormat | undefined, capabilities: EngineCapabilities, modelId: string, param = "response_format"): EngineResponseFormat | undefined {
   if (!format || capabilities.responseFormats.includes(format.type)) return format;
   if (capabilities.responseFormats.includes("grammar")) {
     if (format.type === "structural_tag") {
@@ -23,14 +24,14 @@ export function responseFormatFor(format: EngineResponseFormat | undefined, capa
       return grammar === undefined ? undefined : { type: "grammar", grammar };
     }
     if (format.type === "json_object") {
-      const grammar = withGrammarParam("response_format", () => jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>, format.schema));
+      const grammar = withGrammarParam(param, () => jsonSchemaToEbnf(JSON.parse(format.schema) as Record<string, unknown>, format.schema));
       if (grammar !== undefined) return { type: "grammar", grammar };
     }
   }
   throw new ApiError({
     status: 400,
     code: "unsupported_response_format",
-    param: "response_format",
-    message: `${modelId}'s engine cannot constrain its output with ${format.type === "json_object" ? "this JSON schema" : `a ${format.type} form`} (it takes ${capabilities.responseFormats.join(", ") || "none"}): leave out response_format, tool_choice or custom tools' grammars, or choose another model.`,
+    param,
+    message: `${modelId}'s engine cannot constrain its output with ${format.type === "json_object" ? "this JSON schema" : `a ${format.type} form`} (it takes ${capabilities.responseFormats.join(", ") || "none"}): leave out ${param}, tool_choice or custom tools' grammars, or choose another model.`,
   });
 }

@@ -274,7 +274,7 @@ export class Pipeline implements PipelineCore {
   /** The request's response format in a form its engine takes (EBNF where it takes only that), or a 400 before generating (host/engine-format.ts). */
   private fitResponseFormat(prepared: Prepared): void {
     const format = prepared.engineRequest.responseFormat;
-    const fitted = responseFormatFor(format, this.madeFor(prepared.record).capabilities, prepared.record.model_id);
+    const fitted = responseFormatFor(format, this.madeFor(prepared.record).capabilities, prepared.record.model_id, prepared.request.responseFormatParam);
     if (fitted === format) return;
     if (fitted) prepared.engineRequest.responseFormat = fitted;
     else delete prepared.engineRequest.responseFormat;

@@ -47,6 +47,8 @@ export interface NormalizedRequest {
   toolChoice: ToolChoice;
   parallelToolCalls: boolean;
   responseFormat: EngineResponseFormat | undefined;
+  /** The parameter errors about `responseFormat` name: `text.format` for a Responses request; absent: `response_format` (chat). */
+  responseFormatParam?: "text.format";
   /** undefined: the model's default. */
   reasoningEffort: ReasoningEffort | undefined;
   cacheKey: string | undefined;

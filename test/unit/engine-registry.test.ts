@@ -141,6 +141,19 @@ describe("an engine kind registered through the registry (neither web-llm nor sc
     expect(seen.requests.length).toBe(generated);
   });
 
+  it("names the Responses parameter, text.format, when a Responses request's format has no form the engine takes", async () => {
+    const record: ModelRecord = { ...ggufRecord("ebnf-responses-gguf"), engine: { kind: "test-ebnf", answer: "{}" } };
+    const client = createClient({ worker: false, models: [record] });
+    const generated = seen.requests.length;
+    const loose = { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]{3}$" } } };
+    const error = await client.responses.create({ model: "ebnf-responses-gguf", input: "hi", text: { format: { type: "json_schema", name: "b", schema: loose } } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_response_format", param: "text.format" });
+    expect((error as ApiError).message).toContain("leave out text.format");
+    expect((error as ApiError).message).not.toContain("response_format");
+    expect(seen.requests.length).toBe(generated);
+  });
+
   it("asks the URL policy and its own cache, the gates of an engine that fetches for itself", async () => {
     const client = createClient({ worker: false, models: [ggufRecord("fresh-gguf"), ggufRecord("file-gguf", "file:///etc/model.gguf")] });
     // Its own cache does not hold it yet: downloadable, and no GPU check stands in the way.

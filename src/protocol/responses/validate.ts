@@ -153,6 +153,7 @@ function validateFields(raw: unknown, lookup: ResponsesLookup): ResponsesRequest
     toolChoice: choice,
     parallelToolCalls: parallelToolCalls && maxToolCalls !== 1,
     responseFormat,
+    ...(responseFormat ? { responseFormatParam: "text.format" as const } : {}),
     reasoningEffort: effort,
     cacheKey: promptCacheKey ?? safetyIdentifier ?? user ?? undefined,
     provider: undefined,
