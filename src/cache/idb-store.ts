@@ -67,6 +67,11 @@ export class IdbArtifactStore implements ArtifactStore {
     return { kind: "json", data: record.data };
   }
 
+  async readBlob(scope: Scope, url: string): Promise<Blob | undefined> {
+    const value = await this.read(scope, url);
+    return value?.kind === "bytes" ? new Blob([value.data]) : undefined;
+  }
+
   async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
     await (await this.submit(scope, url, bytes, storeType)).committed;
   }

@@ -20,10 +20,23 @@ export const MAX_FILE_BYTES: Record<Exclude<ArtifactKind, "shard">, number> = {
   "tensor-index": 64 * MiB,
   tokenizer: 64 * MiB,
   wasm: 512 * MiB,
+  // wllama's own limit per GGUF file (an ArrayBuffer's); larger models come split (`-00001-of-0000N.gguf`).
+  gguf: 2048 * MiB,
 };
 
 /** A buffer grows by at most this much at a time (the first allocation included). */
 export const GROWTH_STEP = 8 * MiB;
+
+/**
+ * How much a buffer of `kind` may grow by now. A GGUF file (up to 2 GiB, of
+ * no declared size) buffered for IndexedDB grows by an eighth of what it
+ * holds once past GROWTH_STEP: fixed 8 MiB steps would copy a 2 GiB file 256
+ * times (about 256 GiB moved); an eighth copies it about 8 times in all,
+ * and the buffer is never more than an eighth larger than the bytes that came.
+ */
+export function growthStep(kind: ArtifactKind, held: number): number {
+  return kind === "gguf" ? Math.max(GROWTH_STEP, Math.floor(held / 8)) : GROWTH_STEP;
+}
 
 /** Default for `stallTimeoutMs`: a read that brings no byte for this long is abandoned. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;

@@ -33,6 +33,12 @@ export interface ArtifactStore {
   /** Whether a record exists under `url` (without reading its data). */
   has(scope: Scope, url: string): Promise<boolean>;
   read(scope: Scope, url: string): Promise<StoredValue | undefined>;
+  /**
+   * A stored file as a Blob, for an engine that takes one (wllama): OPFS's
+   * File and the Cache API's body are backed by the disk, so no copy is made
+   * in memory; IndexedDB's record is one ArrayBuffer, wrapped.
+   */
+  readBlob?(scope: Scope, url: string): Promise<Blob | undefined>;
   /** Stores `bytes` the way web-llm stores this kind of file; resolves once committed. */
   write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void>;
   /**
