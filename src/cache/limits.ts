@@ -30,9 +30,10 @@ export const GROWTH_STEP = 8 * MiB;
 /**
  * How much a buffer of `kind` may grow by now. A GGUF file (up to 2 GiB, of
  * no declared size) buffered for IndexedDB grows by an eighth of what it
- * holds once past GROWTH_STEP: fixed 8 MiB steps would copy a 2 GiB file 256
- * times (about 256 GiB moved); an eighth copies it about 8 times in all,
- * and the buffer is never more than an eighth larger than the bytes that came.
+ * holds once past GROWTH_STEP: filling 2 GiB then moves about 8.4 times the
+ * file's bytes in copies (45 growths), where fixed 8 MiB steps move about 128
+ * times them (263 growths, ~256 GiB); the buffer is never more than an eighth
+ * (or 8 MiB) larger than what it held.
  */
 export function growthStep(kind: ArtifactKind, held: number): number {
   return kind === "gguf" ? Math.max(GROWTH_STEP, Math.floor(held / 8)) : GROWTH_STEP;
