@@ -6,7 +6,8 @@
  * written so that the next file downloads while the previous one commits.
  *
  * Two ways bytes reach the store:
- * - streamed (Cache API, OPFS: `store.openWrite`): each chunk goes to the
+ * - streamed (Cache API, OPFS, and IndexedDB for GGUF files, which it keeps
+ *   as Blobs: `store.openWrite`): each chunk goes to the
  *   store as it arrives; the entry becomes visible only when the checks pass.
  *   A shard is never whole in memory.
  * - buffered (IndexedDB: one `{url, data: ArrayBuffer}` record per file): the
@@ -218,7 +219,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   };
 
   const downloadOne = async (artifact: Artifact) => {
-    if (store.openWrite) {
+    if (store.openWrite && (store.streamsInto?.(artifact.scope) ?? true)) {
       const { size, committed } = await streamWithRetries(artifact, ctx, store, onBytes(artifact), record.model_id);
       await committing(artifact, size, committed, performance.now());
       return;

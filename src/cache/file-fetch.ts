@@ -7,7 +7,7 @@
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { Artifact } from "./artifacts.js";
 import { FileCheck } from "./hashing.js";
-import { growthStep, maxBytesOf } from "./limits.js";
+import { GROWTH_STEP, maxBytesOf } from "./limits.js";
 import { insufficientStorage, storageReport } from "./quota.js";
 import type { ArtifactStore, StreamingWrite } from "./store.js";
 
@@ -70,7 +70,7 @@ export interface FetchContext {
   gauge: BufferGauge;
   pool: BufferPool | null;
   onFetched(n: number): void;
-  /** A response declared the length of a file of undeclared size (a GGUF's `content-length`): the progress total takes it early, for an ETA. */
+  /** A response declared the length of a file of undeclared size (a GGUF's `content-length`): the quota is checked and the progress total takes it early, for an ETA. */
   onLength?(artifact: Artifact, bytes: number): Promise<void> | void;
 }
 
@@ -246,8 +246,8 @@ function tooLarge(artifact: Artifact, cap: number): PermanentFetchError {
 /**
  * One attempt into one buffer. The buffer starts small (or is a pooled
  * buffer of the declared size, which an earlier verified file filled) and
- * grows as bytes arrive, doubling but by at most GROWTH_STEP at a time (a
- * GGUF: limits.ts growthStep), never past the declared size or the kind's cap. `content-length` only decides
+ * grows as bytes arrive, doubling but by at most GROWTH_STEP at a time, never
+ * past the declared size or the kind's cap. `content-length` only decides
  * where a growth stops when the body is that long, never what is allocated
  * ahead of the bytes. The returned bytes stay counted in `gauge` until the
  * caller releases them.
@@ -265,7 +265,7 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
   const room = () => {
     if (length < buffer.byteLength) return;
     if (length >= cap) throw tooLarge(artifact, cap);
-    let size = Math.min(cap, buffer.byteLength + Math.max(FIRST_BUFFER, Math.min(buffer.byteLength, growthStep(artifact.kind, buffer.byteLength))));
+    let size = Math.min(cap, buffer.byteLength + Math.max(FIRST_BUFFER, Math.min(buffer.byteLength, GROWTH_STEP)));
     if (hint > length && hint < size) size = hint;
     const grown = new ArrayBuffer(size);
     new Uint8Array(grown).set(new Uint8Array(buffer, 0, length));

@@ -27,18 +27,6 @@ export const MAX_FILE_BYTES: Record<Exclude<ArtifactKind, "shard">, number> = {
 /** A buffer grows by at most this much at a time (the first allocation included). */
 export const GROWTH_STEP = 8 * MiB;
 
-/**
- * How much a buffer of `kind` may grow by now. A GGUF file (up to 2 GiB, of
- * no declared size) buffered for IndexedDB grows by an eighth of what it
- * holds once past GROWTH_STEP: filling 2 GiB then moves about 8.4 times the
- * file's bytes in copies (45 growths), where fixed 8 MiB steps move about 128
- * times them (263 growths, ~256 GiB); the buffer is never more than an eighth
- * (or 8 MiB) larger than what it held.
- */
-export function growthStep(kind: ArtifactKind, held: number): number {
-  return kind === "gguf" ? Math.max(GROWTH_STEP, Math.floor(held / 8)) : GROWTH_STEP;
-}
-
 /** Default for `stallTimeoutMs`: a read that brings no byte for this long is abandoned. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 

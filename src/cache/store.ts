@@ -54,6 +54,8 @@ export interface ArtifactStore {
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
    */
   openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null): Promise<StreamingWrite>;
+  /** Whether files of `scope` go through `openWrite` (absent: every scope does, where it exists). IndexedDB: only GGUFs, stored as Blobs. */
+  streamsInto?(scope: Scope): boolean;
   /** Gets ready to write into `scope` (IndexedDB starts the worker its large puts run in); nothing waits for it. */
   prepare?(scope: Scope): void;
   remove(scope: Scope, url: string): Promise<void>;

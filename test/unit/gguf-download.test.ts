@@ -14,7 +14,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { downloadModel } from "../../src/cache/downloader.js";
 import { ggufFileNames, ggufPlan } from "../../src/cache/gguf-artifacts.js";
-import { GROWTH_STEP, growthStep, MAX_FILE_BYTES } from "../../src/cache/limits.js";
+import { MAX_FILE_BYTES } from "../../src/cache/limits.js";
 import type { ArtifactStore, StoredValue } from "../../src/cache/store.js";
 import type { Scope } from "../../src/cache/layout.js";
 import type { LoadProgress } from "../../src/engine/types.js";
@@ -185,21 +185,5 @@ describe("downloading a GGUF into the store", () => {
     expect(error).toMatchObject({ status: 503, code: "download_failed" });
     expect(error.message).toMatch(/no data arrived/);
     expect(store.files.size).toBe(0);
-  });
-});
-
-describe("a GGUF's buffer growth (IndexedDB keeps a file as one buffer)", () => {
-  it("grows by an eighth of what it holds past 8 MiB: filling 2 GiB copies under 10x the file, not 128x", () => {
-    expect(growthStep("shard", 1024 * GROWTH_STEP)).toBe(GROWTH_STEP);
-    expect(growthStep("gguf", GROWTH_STEP)).toBe(GROWTH_STEP);
-    let held = 0;
-    let copied = 0;
-    const target = MAX_FILE_BYTES.gguf;
-    while (held < target) {
-      copied += held;
-      held = Math.min(target, held + Math.max(64 * 1024, Math.min(held, growthStep("gguf", held))));
-      // Never more than an eighth (or one step) beyond what it held before.
-    }
-    expect(copied / target).toBeLessThan(10);
   });
 });
