@@ -1,8 +1,8 @@
 /**
  * Fills the cache with a model: for MLC's layout, reads (or fetches) the
  * config and the tensor index; for a GGUF (gguf-artifacts.ts), takes its
- * file list from its URL. Then it checks the quota, then fetches only the files the cache lacks,
- * several at a time, each verified as its bytes stream in (hashing.ts) and
+ * file list from its URL. Then it checks the quota, then fetches only the
+ * files the cache lacks, several at a time, each verified as its bytes stream in (hashing.ts) and
  * written so that the next file downloads while the previous one commits.
  *
  * Two ways bytes reach the store:

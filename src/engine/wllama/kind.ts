@@ -4,8 +4,8 @@
  * gets its own engine (its settings live in the record). It needs no GPU,
  * loads its GGUF from our cache, which the host's downloader fills first
  * (prefetch "gguf": cache/gguf-artifacts.ts; the record's URLs pass the URL
- * policy, `client.cache` lists and deletes it), decodes one sequence at a time, and
- * takes no constrained response format yet (issue 37: GBNF from our grammar
+ * policy, `client.cache` lists and deletes it), decodes one sequence at a
+ * time, and takes no constrained response format yet (issue 37: GBNF from our grammar
  * IR is not built). The engine module loads on first use.
  */
 import type { EngineKind } from "../types.js";
