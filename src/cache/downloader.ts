@@ -180,16 +180,25 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const commits: Array<Promise<void>> = [];
 
   const stored = async (artifact: Artifact, bytes: number) => {
+    const known = learned.get(artifact);
+    if (known && known.unstored) {
+      unstoredBytes -= known.declared;
+      known.unstored = false;
+    }
     sizes.set(artifact.url, bytes);
     progress.add(0, artifact.name, true);
     await options.onStored?.(artifact, bytes);
   };
-  // A GGUF's size is known once its response says: the quota is checked for it then, and the total takes it (an ETA from the start).
-  const learned = new Map<Artifact, { declared: number; counted: number; arrived: number }>();
+  // A GGUF's size is known once its response says: the quota is checked for it then, together with the
+  // parts of a split GGUF declared and not yet stored (they download at once), and the total takes it (an ETA from the start).
+  const learned = new Map<Artifact, { declared: number; counted: number; arrived: number; unstored: boolean }>();
+  let unstoredBytes = 0;
   ctx.onLength = async (artifact, bytes) => {
     if (artifact.kind !== "gguf" || learned.has(artifact)) return;
-    await ensureRoom(bytes, record.model_id);
-    learned.set(artifact, { declared: bytes, counted: bytes, arrived: 0 });
+    await ensureRoom(unstoredBytes + bytes, record.model_id);
+    if (learned.has(artifact)) return;
+    learned.set(artifact, { declared: bytes, counted: bytes, arrived: 0, unstored: true });
+    unstoredBytes += bytes;
     progress.grow(bytes);
   };
   const onBytes = (artifact: Artifact) => (n: number) => {

@@ -173,6 +173,17 @@ describe("downloading a GGUF into the store", () => {
     expect(store.files.size).toBe(0);
   });
 
+  it("the quota counts the parts of a split GGUF that download at once: each fits alone, both do not", async () => {
+    const store = new MemoryStore();
+    // The browser's usage: what the store holds (so a part stored counts once it is stored).
+    const usage = () => [...store.files.values()].reduce((sum, bytes) => sum + bytes.length, 0);
+    vi.stubGlobal("navigator", { storage: { estimate: async () => ({ usage: usage(), quota: FILE.length + FILE.length / 2 }) } });
+    // Both parts arrive slowly (four quarters 80 ms apart), so both are declared before either is stored.
+    const error = await downloadModel(gguf(`${base}/slow/big-00001-of-00002.gguf`), { store, layout: "gguf", retries: 0, concurrency: 2 }).catch((e) => e);
+    expect(error).toMatchObject({ status: 507, code: "insufficient_storage" });
+    expect(hits.filter((path) => path.startsWith("/slow/")).length).toBe(2);
+  });
+
   it("refuses a file that declares more than 2 GiB (wllama's limit per file) without reading it", async () => {
     const error = await downloadModel(gguf(`${base}/huge/tiny.gguf`), { store: new MemoryStore(), layout: "gguf", retries: 0 }).catch((e) => e);
     expect(error).toMatchObject({ status: 503, code: "download_failed" });
