@@ -10,7 +10,7 @@ import { fileInFolder, fileInFolderOrNull } from "./url-policy.js";
 /** How web-llm reads a record back from IndexedDB: bytes, or a parsed object (`tensor-cache.json`). */
 export type StoreType = "arraybuffer" | "json";
 
-export type ArtifactKind = "package" | "config" | "tensor-index" | "shard" | "tokenizer" | "wasm";
+export type ArtifactKind = "package" | "config" | "tensor-index" | "shard" | "tokenizer" | "wasm" | "gguf";
 
 /**
  * Where a model package manifest (`ModelRecord.model_manifest`, e.g. gemma-4)

@@ -20,6 +20,10 @@ export class CacheApiArtifactStore implements ArtifactStore {
     return response ? { kind: "bytes", data: await response.arrayBuffer() } : undefined;
   }
 
+  async readBlob(scope: Scope, url: string): Promise<Blob | undefined> {
+    return (await (await caches.open(scope)).match(url))?.blob();
+  }
+
   async write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void> {
     const response = new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { "content-type": contentTypeOf(storeType), "content-length": String(bytes.byteLength) } });
     await (await caches.open(scope)).put(url, response);

@@ -1,11 +1,13 @@
 /**
- * Fills web-llm's cache with a model: reads (or fetches) the config and the
- * tensor index, checks the quota, then fetches only the files the cache lacks,
- * several at a time, each verified as its bytes stream in (hashing.ts) and
+ * Fills the cache with a model: for MLC's layout, reads (or fetches) the
+ * config and the tensor index; for a GGUF (gguf-artifacts.ts), takes its
+ * file list from its URL. Then it checks the quota, then fetches only the
+ * files the cache lacks, several at a time, each verified as its bytes stream in (hashing.ts) and
  * written so that the next file downloads while the previous one commits.
  *
  * Two ways bytes reach the store:
- * - streamed (Cache API, OPFS: `store.openWrite`): each chunk goes to the
+ * - streamed (Cache API, OPFS, and IndexedDB for GGUF files, which it keeps
+ *   as Blobs: `store.openWrite`): each chunk goes to the
  *   store as it arrives; the entry becomes visible only when the checks pass.
  *   A shard is never whole in memory.
  * - buffered (IndexedDB: one `{url, data: ArrayBuffer}` record per file): the
@@ -21,9 +23,10 @@
  * no byte for `stallTimeoutMs` is abandoned.
  */
 import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
-import type { LoadProgress } from "../engine/types.js";
+import type { LoadProgress, PrefetchLayout } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
 import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, planArtifacts, type PackagePaths, type Artifact, type ArtifactPlan, type ChatConfigFiles, type TensorCacheIndex } from "./artifacts.js";
+import { ggufPlan } from "./gguf-artifacts.js";
 import { checkRecordUrls } from "./url-policy.js";
 import { BufferPool, fetchWithRetries, hold, streamWithRetries, submitArtifact, writeArtifact, type BufferGauge, type FetchContext } from "./file-fetch.js";
 import { DEFAULT_STALL_TIMEOUT_MS } from "./limits.js";
@@ -55,6 +58,8 @@ export interface DownloadOptions {
   stallTimeoutMs?: number;
   /** Sizes of already-cached files whose size the model does not declare (tokenizer, wasm). */
   knownSizes?: ReadonlyMap<string, number>;
+  /** Which layout the record's files follow (engine/types.ts `EngineCapabilities.prefetch`). Default "mlc". */
+  layout?: PrefetchLayout;
   /** Called once the quota check passed, before the first write. */
   onPlanned?: (plan: ArtifactPlan) => Promise<void> | void;
   /** Called after each file is committed. */
@@ -128,51 +133,8 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
     return bytes;
   };
 
-  // 1. Config and tensor index: from the cache when web-llm can read them there, else fetched into memory.
-  const pending: Array<{ artifact: Artifact; bytes: Uint8Array }> = [];
-  // A model package manifest (gemma-4) says where the config and the tensor index live.
-  const pkg = packageArtifact(record);
-  if (pkg) requireIntegrity(record, [pkg]);
-  let paths: PackagePaths = {};
-  let packageSize: number | undefined;
-  if (pkg) {
-    const stored = await store.read(pkg.scope, pkg.url);
-    let bytes: Uint8Array;
-    if (stored?.kind === "bytes") bytes = new Uint8Array(stored.data);
-    else {
-      bytes = await fetchSmall(pkg);
-      pending.push({ artifact: pkg, bytes });
-    }
-    paths = packagePathsOf(parseJson(bytes, pkg.url));
-    packageSize = bytes.byteLength;
-  }
-  const manifest = manifestArtifacts(record, paths);
-  requireIntegrity(record, [manifest.config, manifest.index]);
-  const configValue = await store.read(manifest.config.scope, manifest.config.url);
-  let configBytes: Uint8Array;
-  if (configValue?.kind === "bytes") configBytes = new Uint8Array(configValue.data);
-  else {
-    // web-llm ≤0.2.79 stored the config as a parsed object; 0.2.86 decodes bytes and fails on it.
-    if (configValue?.kind === "json") healed.push(manifest.config.url);
-    configBytes = await fetchSmall(manifest.config);
-    pending.push({ artifact: manifest.config, bytes: configBytes });
-  }
-  const config = parseJson(configBytes, manifest.config.url) as ChatConfigFiles;
-
-  const indexValue = await store.read(manifest.index.scope, manifest.index.url);
-  let index: TensorCacheIndex;
-  let indexSize: number;
-  if (indexValue) {
-    const parsed = indexValue.kind === "json" ? indexValue.data : parseJson(new Uint8Array(indexValue.data), manifest.index.url);
-    index = parseTensorIndex(parsed, manifest.index.url);
-    indexSize = indexValue.kind === "json" ? new TextEncoder().encode(JSON.stringify(parsed)).byteLength : indexValue.data.byteLength;
-  } else {
-    const bytes = await fetchSmall(manifest.index);
-    index = parseTensorIndex(parseJson(bytes, manifest.index.url), manifest.index.url);
-    indexSize = bytes.byteLength;
-    pending.push({ artifact: manifest.index, bytes });
-  }
-  const plan = planArtifacts(record, config, index, { config: configBytes.byteLength, index: indexSize, package: packageSize }, paths);
+  // 1. The file list: MLC's from its config and tensor index (fetched first), a GGUF's from its URL.
+  const { plan, pending } = options.layout === "gguf" ? { plan: ggufPlan(record), pending: [] } : await planMlc(record, store, fetchSmall, healed);
   requireIntegrity(record, plan.artifacts);
 
   // 2. What is missing, and does it fit. Sets throughout: an index may list tens of thousands of shards.
@@ -218,13 +180,39 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const commits: Array<Promise<void>> = [];
 
   const stored = async (artifact: Artifact, bytes: number) => {
+    const known = learned.get(artifact);
+    if (known && known.unstored) {
+      unstoredBytes -= known.declared;
+      known.unstored = false;
+    }
     sizes.set(artifact.url, bytes);
     progress.add(0, artifact.name, true);
     await options.onStored?.(artifact, bytes);
   };
+  // A GGUF's size is known once its response says: the quota is checked for it then, together with the
+  // parts of a split GGUF declared and not yet stored (they download at once), and the total takes it (an ETA from the start).
+  const learned = new Map<Artifact, { declared: number; counted: number; arrived: number; unstored: boolean }>();
+  let unstoredBytes = 0;
+  ctx.onLength = async (artifact, bytes) => {
+    if (artifact.kind !== "gguf" || learned.has(artifact)) return;
+    await ensureRoom(unstoredBytes + bytes, record.model_id);
+    if (learned.has(artifact)) return;
+    learned.set(artifact, { declared: bytes, counted: bytes, arrived: 0, unstored: true });
+    unstoredBytes += bytes;
+    progress.grow(bytes);
+  };
   const onBytes = (artifact: Artifact) => (n: number) => {
-    // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
-    if (artifact.bytes === null) progress.grow(n);
+    const known = learned.get(artifact);
+    if (known) {
+      // Counted: the declared length, or more if more came (the check then refuses the file).
+      known.arrived += n;
+      const counted = Math.max(known.declared, known.arrived);
+      progress.grow(counted - known.counted);
+      known.counted = counted;
+    } else if (artifact.bytes === null) {
+      // A file of undeclared size widens the total as it arrives (and narrows it when an attempt is discarded).
+      progress.grow(n);
+    }
     progress.add(n, artifact.name);
   };
 
@@ -240,7 +228,7 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   };
 
   const downloadOne = async (artifact: Artifact) => {
-    if (store.openWrite) {
+    if (store.openWrite && (store.streamsInto?.(artifact.scope) ?? true)) {
       const { size, committed } = await streamWithRetries(artifact, ctx, store, onBytes(artifact), record.model_id);
       await committing(artifact, size, committed, performance.now());
       return;
@@ -307,6 +295,54 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   let totalBytes = 0;
   for (const size of sizes.values()) totalBytes += size;
   return { plan, fetchedBytes, totalBytes, sizes, healed, peakBufferedBytes: gauge.peak, quotaChecked, peakConcurrency: governor.peak };
+}
+
+/** MLC's file list: the config and tensor index read from the cache when web-llm can read them there, else fetched into memory (`pending`: to be written first). */
+async function planMlc(record: ModelRecord, store: ArtifactStore, fetchSmall: (artifact: Artifact) => Promise<Uint8Array>, healed: string[]): Promise<{ plan: ArtifactPlan; pending: Array<{ artifact: Artifact; bytes: Uint8Array }> }> {
+  const pending: Array<{ artifact: Artifact; bytes: Uint8Array }> = [];
+  // A model package manifest (gemma-4) says where the config and the tensor index live.
+  const pkg = packageArtifact(record);
+  if (pkg) requireIntegrity(record, [pkg]);
+  let paths: PackagePaths = {};
+  let packageSize: number | undefined;
+  if (pkg) {
+    const stored = await store.read(pkg.scope, pkg.url);
+    let bytes: Uint8Array;
+    if (stored?.kind === "bytes") bytes = new Uint8Array(stored.data);
+    else {
+      bytes = await fetchSmall(pkg);
+      pending.push({ artifact: pkg, bytes });
+    }
+    paths = packagePathsOf(parseJson(bytes, pkg.url));
+    packageSize = bytes.byteLength;
+  }
+  const manifest = manifestArtifacts(record, paths);
+  requireIntegrity(record, [manifest.config, manifest.index]);
+  const configValue = await store.read(manifest.config.scope, manifest.config.url);
+  let configBytes: Uint8Array;
+  if (configValue?.kind === "bytes") configBytes = new Uint8Array(configValue.data);
+  else {
+    // web-llm ≤0.2.79 stored the config as a parsed object; 0.2.86 decodes bytes and fails on it.
+    if (configValue?.kind === "json") healed.push(manifest.config.url);
+    configBytes = await fetchSmall(manifest.config);
+    pending.push({ artifact: manifest.config, bytes: configBytes });
+  }
+  const config = parseJson(configBytes, manifest.config.url) as ChatConfigFiles;
+
+  const indexValue = await store.read(manifest.index.scope, manifest.index.url);
+  let index: TensorCacheIndex;
+  let indexSize: number;
+  if (indexValue) {
+    const parsed = indexValue.kind === "json" ? indexValue.data : parseJson(new Uint8Array(indexValue.data), manifest.index.url);
+    index = parseTensorIndex(parsed, manifest.index.url);
+    indexSize = indexValue.kind === "json" ? new TextEncoder().encode(JSON.stringify(parsed)).byteLength : indexValue.data.byteLength;
+  } else {
+    const bytes = await fetchSmall(manifest.index);
+    index = parseTensorIndex(parseJson(bytes, manifest.index.url), manifest.index.url);
+    indexSize = bytes.byteLength;
+    pending.push({ artifact: manifest.index, bytes });
+  }
+  return { plan: planArtifacts(record, config, index, { config: configBytes.byteLength, index: indexSize, package: packageSize }, paths), pending };
 }
 
 /**

@@ -70,6 +70,8 @@ export interface FetchContext {
   gauge: BufferGauge;
   pool: BufferPool | null;
   onFetched(n: number): void;
+  /** A response declared the length of a file of undeclared size (a GGUF's `content-length`): the quota is checked and the progress total takes it early, for an ETA. */
+  onLength?(artifact: Artifact, bytes: number): Promise<void> | void;
 }
 
 function quotaError(error: unknown): boolean {
@@ -215,6 +217,14 @@ class WatchedResponse {
       if (this.artifact.bytes === null && declared > cap) {
         await response.body?.cancel().catch(() => undefined);
         throw tooLarge(this.artifact, cap);
+      }
+      if (this.artifact.bytes === null && declared > 0 && this.ctx.onLength) {
+        try {
+          await this.ctx.onLength(this.artifact, declared);
+        } catch (error) {
+          await response.body?.cancel().catch(() => undefined);
+          throw error;
+        }
       }
       return response;
     } catch (error) {

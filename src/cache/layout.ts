@@ -8,10 +8,14 @@
 /** The weight cache backends this library can fill (web-llm's `appConfig.cacheBackend`). */
 export type CacheBackend = "indexeddb" | "cache" | "opfs";
 
-/** web-llm's cache scopes: an IndexedDB database / Cache API cache / OPFS folder each. */
-export type Scope = "webllm/config" | "webllm/wasm" | "webllm/model";
+/**
+ * Cache scopes: an IndexedDB database / Cache API cache / OPFS folder each.
+ * web-llm's three, and `wllama/gguf` for GGUF files (the wllama engine reads
+ * them from there; web-llm never looks in it).
+ */
+export type Scope = "webllm/config" | "webllm/wasm" | "webllm/model" | "wllama/gguf";
 
-export const SCOPES: readonly Scope[] = ["webllm/config", "webllm/wasm", "webllm/model"];
+export const SCOPES: readonly Scope[] = ["webllm/config", "webllm/wasm", "webllm/model", "wllama/gguf"];
 
 /**
  * web-llm's `cleanModelUrl` (bundle L11280): a trailing `/`, then

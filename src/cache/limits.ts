@@ -20,6 +20,8 @@ export const MAX_FILE_BYTES: Record<Exclude<ArtifactKind, "shard">, number> = {
   "tensor-index": 64 * MiB,
   tokenizer: 64 * MiB,
   wasm: 512 * MiB,
+  // wllama's own limit per GGUF file (an ArrayBuffer's); larger models come split (`-00001-of-0000N.gguf`).
+  gguf: 2048 * MiB,
 };
 
 /** A buffer grows by at most this much at a time (the first allocation included). */

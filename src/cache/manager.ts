@@ -3,8 +3,10 @@
  * ensure a model is cached (one download across tabs), list, delete, clear,
  * and report usage, for one backend.
  */
-import type { LoadProgress } from "../engine/types.js";
+import type { LoadProgress, PrefetchLayout } from "../engine/types.js";
+import { ggufPlan, ggufUrls, ownsGgufUrl } from "./gguf-artifacts.js";
 import type { ModelRecord } from "../models/record.js";
+import { ApiError } from "../protocol/api-error.js";
 import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, possibleUrls, type PackagePaths, type TensorCacheIndex } from "./artifacts.js";
 import { downloadModel, type DownloadResult } from "./downloader.js";
 import { SCOPES, cleanModelUrl, type CacheBackend } from "./layout.js";
@@ -41,6 +43,8 @@ export interface EnsureOptions {
   maxBufferedBytes?: number;
   /** See DownloadOptions.stallTimeoutMs (default 30 s). */
   stallTimeoutMs?: number;
+  /** The record's file layout (default "mlc"; "gguf" for the wllama engine's records). */
+  layout?: PrefetchLayout;
 }
 
 /** Shortest gap between two metadata saves while files are stored (the first, the last and a failure always save). */
@@ -97,6 +101,7 @@ export class CacheManager {
             concurrency: options.concurrency,
             maxBufferedBytes: options.maxBufferedBytes,
             stallTimeoutMs: options.stallTimeoutMs,
+            layout: options.layout,
             knownSizes,
             onProgress: (progress) => {
               options.onProgress?.(progress);
@@ -140,19 +145,21 @@ export class CacheManager {
 
   /**
    * Removes every file of the model (config, tensor index, shards, tokenizer,
-   * wasm) and its metadata. `record` lets it find files of a model cached by
-   * web-llm itself; without it, the files we recorded are removed.
+   * wasm; a GGUF's files) and its metadata. `record` lets it find files of a
+   * model cached by web-llm itself; without it, the files we recorded are
+   * removed. `layout` says which files a record has (default "mlc").
    * Resolves to whether anything was found.
    */
-  async delete(id: string, record?: ModelRecord): Promise<boolean> {
+  async delete(id: string, record?: ModelRecord, layout: PrefetchLayout = "mlc"): Promise<boolean> {
     const store = await this.store();
     return withModelLock(`${this.backend}:${id}`, async () => {
       const metadata = await readMetadata(this.backend, id);
       const targets = new Map<string, (typeof metadata & {})["files"][number]["scope"]>();
       // With the record known, only files under its folder (and its own library) are its to remove.
-      const own = record ? ownsUrl(record) : () => true;
+      const own = !record ? () => true : layout === "gguf" ? ownsGgufUrl(record) : ownsUrl(record);
       for (const file of metadata?.files ?? []) if (own(file.url)) targets.set(file.url, file.scope);
-      if (record) {
+      if (record && layout === "gguf") for (const url of ggufUrls(record)) targets.set(url, "wllama/gguf");
+      else if (record) {
         const paths = await this.readPackagePaths(store, record);
         for (const { url, scope } of possibleUrls(record, await this.readIndex(store, record, paths), paths)) targets.set(url, scope);
       }
@@ -182,6 +189,29 @@ export class CacheManager {
   async touch(id: string): Promise<void> {
     const metadata = await readMetadata(this.backend, id);
     if (metadata) await writeMetadata({ ...metadata, lastUsed: Date.now() });
+  }
+
+  /**
+   * The record's GGUF files as Blobs, in part order, for wllama's
+   * `loadModel`: read from the store the download filled (OPFS and the Cache
+   * API give disk-backed Blobs: no copy in memory). A 500 naming the file
+   * when one is missing: the host downloads before it loads.
+   */
+  async readGguf(record: ModelRecord): Promise<Blob[]> {
+    const store = await this.store();
+    const blobs: Blob[] = [];
+    for (const artifact of ggufPlan(record).artifacts) {
+      let blob = store.readBlob ? await store.readBlob(artifact.scope, artifact.url) : undefined;
+      if (!blob && !store.readBlob) {
+        const value = await store.read(artifact.scope, artifact.url);
+        if (value?.kind === "bytes") blob = new Blob([value.data]);
+      }
+      if (!blob) {
+        throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: ${artifact.url} is not in the ${this.backend} cache; load the model through the client, which downloads it first.` });
+      }
+      blobs.push(blob);
+    }
+    return blobs;
   }
 
   /** The record's model package manifest (parsed JSON) when it is cached, else null: what the model takes (models/inputs.ts). */

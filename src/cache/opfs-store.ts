@@ -64,6 +64,10 @@ export class OpfsArtifactStore implements ArtifactStore {
     return entry ? { kind: "bytes", data: await entry.payload.arrayBuffer() } : undefined;
   }
 
+  async readBlob(scope: Scope, url: string): Promise<Blob | undefined> {
+    return (await this.entry(scope, url))?.payload;
+  }
+
   /**
    * Record last, as web-llm does: a payload without a record is a miss. So a
    * write first removes the record (the old payload is then a miss while the

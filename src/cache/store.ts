@@ -33,6 +33,12 @@ export interface ArtifactStore {
   /** Whether a record exists under `url` (without reading its data). */
   has(scope: Scope, url: string): Promise<boolean>;
   read(scope: Scope, url: string): Promise<StoredValue | undefined>;
+  /**
+   * A stored file as a Blob, for an engine that takes one (wllama): OPFS's
+   * File and the Cache API's body are backed by the disk, so no copy is made
+   * in memory; IndexedDB's record is one ArrayBuffer, wrapped.
+   */
+  readBlob?(scope: Scope, url: string): Promise<Blob | undefined>;
   /** Stores `bytes` the way web-llm stores this kind of file; resolves once committed. */
   write(scope: Scope, url: string, bytes: Uint8Array, storeType: StoreType): Promise<void>;
   /**
@@ -48,6 +54,8 @@ export interface ArtifactStore {
    * `size` is the file's declared size when known. IndexedDB has none: a record is one ArrayBuffer.
    */
   openWrite?(scope: Scope, url: string, storeType: StoreType, size: number | null): Promise<StreamingWrite>;
+  /** Whether files of `scope` go through `openWrite` (absent: every scope does, where it exists). IndexedDB: only GGUFs, stored as Blobs. */
+  streamsInto?(scope: Scope): boolean;
   /** Gets ready to write into `scope` (IndexedDB starts the worker its large puts run in); nothing waits for it. */
   prepare?(scope: Scope): void;
   remove(scope: Scope, url: string): Promise<void>;

@@ -69,16 +69,20 @@ export interface SamplingParams {
  * policy and the download ask `prefetch`/`ownsCache`, the adapter and fit
  * checks ask `gpu`, the queue asks `batch`.
  */
+/** A cache layout the host's downloader fills: MLC's (web-llm) or a GGUF's (wllama; cache/gguf-artifacts.ts). */
+export type PrefetchLayout = "mlc" | "gguf";
+
 export interface EngineCapabilities {
   /** Runs on the user's GPU: the host probes the adapter (WebGPU, shader-f16, the fit in memory) before loading. */
   readonly gpu: boolean;
   /**
    * The cache layout the engine loads from that the host's downloader fills
-   * first (src/cache/: MLC's, with byte progress, resume, checks and quota);
+   * first (src/cache/: MLC's or a GGUF's, with byte progress, resume, checks
+   * and quota);
    * null: the host downloads nothing for it. An engine may still decline at
    * run time (`Engine.acceptsPrefetch`: web-llm ≤ 0.2.79 fetches for itself).
    */
-  readonly prefetch: "mlc" | null;
+  readonly prefetch: PrefetchLayout | null;
   /** The engine fetches and keeps the weights in a cache of its own: `Engine.holdsModel` says whether a model is there. */
   readonly ownsCache: boolean;
   /** The engine may decode several generations together (`Engine.batchRows`, `batchCounters`): the queue lets them share it. */
@@ -198,6 +202,12 @@ export interface LoadOptions {
    */
   convConfig?: Record<string, unknown>;
   cacheBackend?: "indexeddb" | "cache" | "opfs";
+  /**
+   * For a kind whose prefetch layout is "gguf": reads the files the host's
+   * downloader stored for the record, as Blobs in part order (disk-backed in
+   * OPFS and the Cache API), so the engine fetches nothing itself.
+   */
+  storedFiles?: () => Promise<Blob[]>;
   /**
    * Unload the resident model of the other kind (chat vs embedding) first:
    * the host found that both do not fit in GPU memory together.

@@ -15,7 +15,9 @@ export class CacheFace {
     const catalog = await this.core.catalog();
     const record = catalog.find(id) ?? (await this.core.features().then((features) => catalog.resolve(id, features)).catch(() => undefined));
     const modelId = record?.model_id ?? id;
-    return { id: modelId, deleted: await (await this.core.cacheManager()).delete(modelId, record) };
+    // Which files the record has follows the layout its engine loads (MLC's, or a GGUF's).
+    const layout = record ? ((await this.core.capabilitiesOf(record)).prefetch ?? undefined) : undefined;
+    return { id: modelId, deleted: await (await this.core.cacheManager()).delete(modelId, record, layout) };
   }
 
   /** Empties web-llm's cache for this backend. */

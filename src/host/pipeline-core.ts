@@ -306,13 +306,15 @@ export class Pipeline implements PipelineCore {
     if (fetchesWeights(capabilities)) checkRecordUrls(record);
     // Our downloader fills the cache layout the engine loads from first (byte progress, resume, checks, quota).
     const phases = (await prefetchesFor(engine, capabilities)) ? composeProgress(emit) : null;
-    if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal });
+    if (phases) await (await this.cacheManager()).ensure(record, { onProgress: phases.download, signal, layout: capabilities.prefetch ?? undefined });
     await engine.load(record, {
       signal,
       // What the family asks of this engine in particular (web-llm: a conv_config).
       ...(embedding ? {} : this.kindOf(record)?.loadHints?.(familyOf(record))),
       exclusive,
       cacheBackend: this.options.cache,
+      // A GGUF is handed over from our cache as Blobs (the engine fetches nothing).
+      ...(capabilities.prefetch === "gguf" ? { storedFiles: async () => (await this.cacheManager()).readGguf(record) } : {}),
       onProgress: phases ? phases.engine : emit,
       ...(embedding ? {} : { promptCache: this.settings.promptCache }),
     });

@@ -23,6 +23,8 @@ const messages = [{ role: "user" as const, content: "hello world" }];
 let client: Client;
 let direct: WllamaInstance;
 let ggufBytes = 0;
+/** The GGUF's SRI hash (`sha256-…`), for records that pin it. */
+let ggufSri = "";
 
 /** llama.cpp's own answer for the same messages and sampling (non-streamed). */
 async function oracle(params: { max_tokens: number; temperature?: number; seed?: number; stop?: string[] }) {
@@ -35,6 +37,8 @@ beforeAll(async () => {
   direct = new (Wllama as WllamaModule["Wllama"])({ default: wasm }, { suppressNativeLog: true, logger: { debug: () => {}, log: () => {}, warn: console.warn, error: console.error } });
   const gguf = await (await fetch(`${server}/tiny.gguf`)).blob();
   ggufBytes = gguf.size;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await gguf.arrayBuffer()));
+  ggufSri = `sha256-${btoa(String.fromCharCode(...digest))}`;
   await direct.loadModel([gguf], { n_ctx: 2048 });
 });
 afterAll(async () => {
@@ -165,7 +169,8 @@ describe("loading a GGUF record", () => {
       const progress: LoadProgress[] = [];
       await fresh.models.load(model, { onProgress: (p) => progress.push(p) });
       const download = progress.filter((p) => p.phase === "download");
-      expect(download.at(-1)).toMatchObject({ loadedBytes: ggufBytes, totalBytes: ggufBytes, file: record.model });
+      // Through our downloader (cache/gguf-artifacts.ts): its last report closes the download and names no file.
+      expect(download.at(-1)).toMatchObject({ loadedBytes: ggufBytes, totalBytes: ggufBytes });
       expect(progress.at(-1)).toMatchObject({ phase: "load", fraction: 1 });
       const fractions = progress.map((p) => p.fraction);
       expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
@@ -175,6 +180,77 @@ describe("loading a GGUF record", () => {
       expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 24 })).content);
     } finally {
       fresh.terminate();
+    }
+  });
+});
+
+/** Requests the GGUF server has answered, per path. */
+async function served(): Promise<Record<string, number>> {
+  return (await fetch(`${server}/__stats`)).json();
+}
+
+/** A GGUF record of its own folder on the server (so its requests are its own to count). */
+function folderRecord(id: string, extra: Partial<ModelRecord> = {}): ModelRecord {
+  return { ...record, model: `${server}/m/${id}/tiny.gguf`, model_id: id, ...extra };
+}
+
+describe("GGUF weights through our cache", () => {
+  it.each(["indexeddb", "opfs", "cache"] as const)("%s: downloads once with progress, client.cache lists and deletes it, a reload fetches nothing", async (backend) => {
+    const id = `gguf-cache-${backend}-${Date.now()}`;
+    const pinned = folderRecord(id, { integrity: { "tiny.gguf": ggufSri }, require_integrity: true });
+    const path = `/m/${id}/tiny.gguf`;
+    const first = createClient({ models: [pinned], cache: backend });
+    try {
+      const progress: LoadProgress[] = [];
+      await first.models.load(id, { onProgress: (p) => progress.push(p) });
+      const download = progress.filter((p) => p.phase === "download");
+      // Our downloader's reports: the file's size known as a total, the file named, the bytes counted to the end.
+      expect(download.length).toBeGreaterThan(0);
+      for (const p of download) expect(p.totalBytes).toBe(ggufBytes);
+      expect(download.some((p) => p.file === "tiny.gguf")).toBe(true);
+      expect(download.at(-1)).toMatchObject({ loadedBytes: ggufBytes });
+      expect((await served())[path]).toBe(1);
+      const listed = (await first.cache.list()).find((m) => m.id === id);
+      expect(listed).toMatchObject({ id, bytes: ggufBytes, complete: true });
+      expect((await first.chat.completions.create({ model: id, messages, max_tokens: 8, temperature: 0 })).choices[0].message.content).toBe((await oracle({ max_tokens: 8 })).content);
+    } finally {
+      first.terminate();
+    }
+    // A reload: a new client (a new worker) loads from the cache, with no request for the GGUF.
+    const reload = createClient({ models: [pinned], cache: backend });
+    try {
+      const r = await reload.chat.completions.create({ model: id, messages, max_tokens: 8, temperature: 0 });
+      expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 8 })).content);
+      expect((await served())[path]).toBe(1);
+      expect(await reload.cache.delete(id)).toEqual({ id, deleted: true });
+      expect((await reload.cache.list()).some((m) => m.id === id)).toBe(false);
+    } finally {
+      reload.terminate();
+    }
+    // Deleted: the next load downloads it again.
+    const after = createClient({ models: [pinned], cache: backend });
+    try {
+      await after.models.load(id);
+      expect((await served())[path]).toBe(2);
+    } finally {
+      after.terminate();
+    }
+  });
+
+  it("a GGUF URL whose name leaves its folder (encoded separators) is refused before any request", async () => {
+    const before = await served();
+    const escaping = folderRecord("escape", { model: `${server}/m/escape/..%2F..%2Ftiny.gguf` });
+    const refusing = createClient({ models: [escaping] });
+    try {
+      const error = await refusing.models.load("escape").catch((e) => e);
+      expect(error).toMatchObject({ status: 400, code: "model_url_refused", param: "model" });
+      expect(error.message).toContain("outside the model's folder");
+      const after = await served();
+      delete after["/__stats"];
+      delete before["/__stats"];
+      expect(after).toEqual(before);
+    } finally {
+      refusing.terminate();
     }
   });
 });

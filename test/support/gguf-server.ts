@@ -1,7 +1,8 @@
 /**
  * A local HTTP server (127.0.0.1 only) for the wllama engine's browser tests:
  * `/tiny.gguf`, the tiny random-weight model our GGUF writer makes
- * (gguf-writer.ts), and `/wllama/…`, files of the `@wllama/wllama` package
+ * (gguf-writer.ts), the same file at `/m/<folder>/<name>.gguf` (a folder per
+ * test, so each counts its own requests), and `/wllama/…`, files of the `@wllama/wllama` package
  * (its `esm/wasm/wllama.wasm`). CORS is open and resources are
  * cross-origin readable, so a worker of the page under test may fetch them.
  * `GET /__stats` counts requests per path.
@@ -30,7 +31,7 @@ export async function startGgufServer(): Promise<GgufServer> {
       res.writeHead(200, { ...headers, "content-type": "application/json" });
       return res.end(JSON.stringify(counts));
     }
-    if (path === "/tiny.gguf") {
+    if (path === "/tiny.gguf" || (path.startsWith("/m/") && path.endsWith(".gguf"))) {
       res.writeHead(200, { ...headers, "content-type": "application/octet-stream", "content-length": String(gguf.length) });
       return res.end(gguf);
     }

@@ -6,9 +6,10 @@
  * fit checks for it.
  *
  * A record selects it with `engine: { kind: "wllama", wasm }` and names its
- * GGUF file by URL in `model`. In this first slice the engine fetches the
- * GGUF itself (not yet through our downloader and cache) and hands it to
- * wllama as a Blob; prompts are rendered by llama.cpp from the GGUF's own
+ * GGUF file by URL in `model`. The host's downloader stores the GGUF in the
+ * app's cache backend first (cache/gguf-artifacts.ts: integrity, resume,
+ * quota, stall watchdog, progress); the engine hands wllama the stored
+ * files as Blobs (disk-backed in OPFS and the Cache API), fetching nothing; prompts are rendered by llama.cpp from the GGUF's own
  * `tokenizer.chat_template`; usage comes from llama-server's own counts
  * (`timings`: prompt tokens prefilled and reused, tokens generated).
  */
@@ -18,7 +19,6 @@ import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } fro
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "./wllama-request.js";
-import { fetchGguf } from "./fetch-gguf.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
@@ -62,18 +62,21 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
       });
     }
     const { Wllama } = await importWllama();
-    const blob = await fetchGguf(record.model, options);
+    // The host's downloader stored the GGUF (prefetch "gguf"); wllama reads the Blobs, nothing is fetched again.
+    if (!options.storedFiles) throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: the wllama engine loads its GGUF from the client's cache, and nothing was stored for it. Load it through the client (models.load or a request), which downloads it first.` });
+    const blobs = await options.storedFiles();
     if (options.signal?.aborted) throw abortError();
     const instance = new Wllama({ default: absolute(spec.wasm) }, { suppressNativeLog: true, logger: QUIET });
     try {
-      await instance.loadModel([blob], { n_ctx: contextWindowOf(record) });
+      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record) });
     } catch (error) {
       await instance.exit().catch(() => undefined);
       throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
     }
     wllama = instance;
     loaded = record.model_id;
-    options.onProgress?.({ phase: "load", loadedBytes: blob.size, totalBytes: blob.size, fraction: 1, etaS: null, file: null });
+    const bytes = blobs.reduce((sum, blob) => sum + blob.size, 0);
+    options.onProgress?.({ phase: "load", loadedBytes: bytes, totalBytes: bytes, fraction: 1, etaS: null, file: null });
   }
 
   async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
