@@ -162,6 +162,62 @@ describe("wllama engine through the dedicated worker", () => {
   });
 });
 
+/**
+ * Constrained output through llama.cpp's grammar engine (our EBNF as GBNF,
+ * src/engine/wllama/gbnf.ts). The model's weights are random, so what makes
+ * each reply valid is the grammar: each test also shows the same request
+ * unconstrained is not.
+ */
+describe("wllama engine: grammars as GBNF", () => {
+  /** A schema whose language is finite, so a greedy random model cannot run past max_tokens inside it. */
+  const schema = {
+    type: "object",
+    properties: { mode: { enum: ["fast", "slow"] }, on: { type: "boolean" }, size: { enum: [1, 2, 3] }, note: { type: "null" } },
+    required: ["mode", "on", "size"],
+    additionalProperties: false,
+  };
+  /** Valid for `schema`: exactly its keys (note optional), each value in its set. */
+  const validFor = (value: unknown) => {
+    const v = value as Record<string, unknown>;
+    expect(Object.keys(v).filter((k) => k !== "note")).toEqual(["mode", "on", "size"]);
+    expect(["fast", "slow"]).toContain(v.mode);
+    expect(typeof v.on).toBe("boolean");
+    expect([1, 2, 3]).toContain(v.size);
+    if ("note" in v) expect(v.note).toBeNull();
+  };
+
+  it("a json_schema reply parses and is valid for its schema", async () => {
+    const free = await client.chat.completions.create({ model, messages, max_tokens: 60, temperature: 0 });
+    expect(() => JSON.parse(free.choices[0].message.content ?? "")).toThrow();
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 60, temperature: 0, response_format: { type: "json_schema", json_schema: { name: "settings", schema, strict: true } } });
+    expect(r.choices[0].finish_reason).toBe("stop");
+    validFor(JSON.parse(r.choices[0].message.content ?? ""));
+  });
+
+  it.each([["a named function", { type: "function", function: { name: "set_mode" } }], ["required", "required"]] as const)("a forced tool call (%s) parses, its arguments valid for the function's schema", async (_, toolChoice) => {
+    const tools = [{ type: "function" as const, function: { name: "set_mode", description: "Sets the mode.", parameters: schema } }];
+    const free = await client.chat.completions.create({ model, messages, tools, max_tokens: 60, temperature: 0 });
+    expect(free.choices[0].message.tool_calls ?? []).toEqual([]);
+    // One call: with parallel calls allowed, a greedy random model repeats the call until max_tokens (each ASCII byte is a token).
+    const r = await client.chat.completions.create({ model, messages, tools, tool_choice: toolChoice, parallel_tool_calls: false, max_tokens: 200, temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe("tool_calls");
+    const calls = r.choices[0].message.tool_calls ?? [];
+    expect(calls.length).toBe(1);
+    expect(calls[0].type === "function" && calls[0].function.name).toBe("set_mode");
+    if (calls[0].type === "function") validFor(JSON.parse(calls[0].function.arguments));
+  });
+
+  it("a regex response_format: the reply matches the pattern whole", async () => {
+    const pattern = "\\d{4}-(0[1-9]|1[0-2])-[0-3]\\d( ok| no)?";
+    const whole = new RegExp(`^(?:${pattern})$`);
+    const free = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 0 });
+    expect(free.choices[0].message.content).not.toMatch(whole);
+    const r = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 0, response_format: { type: "grammar", syntax: "regex", definition: pattern } as never });
+    expect(r.choices[0].finish_reason).toBe("stop");
+    expect(r.choices[0].message.content).toMatch(whole);
+  });
+});
+
 describe("loading a GGUF record", () => {
   it("models.load reports the file's bytes, then the load, never going back; models.list shows the record", async () => {
     const fresh = createClient({ models: [record] });

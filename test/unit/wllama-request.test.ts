@@ -39,6 +39,14 @@ describe("wllama request", () => {
     expect(wllamaSampling(request(), signal)).toEqual({ max_tokens: 32, abortSignal: signal, cache_prompt: true });
   });
 
+  it("a grammar response format reaches llama.cpp as GBNF (wllama's `grammar`); one GBNF cannot say is a 400", () => {
+    const signal = new AbortController().signal;
+    const format = { type: "grammar" as const, grammar: 'root ::= j_digits\nj_digits ::= [0-9\\-]+' };
+    expect(() => checkWllamaRequest(request({ responseFormat: format }))).not.toThrow();
+    expect(wllamaSampling(request({ responseFormat: format }), signal).grammar).toBe('root ::= j-digits\nj-digits ::= [0-9\\x2d]+');
+    expect(() => wllamaSampling(request({ responseFormat: { type: "grammar", grammar: 'root ::= "a" (= "b")' } }), signal)).toThrow(expect.objectContaining({ status: 400, code: "unsupported_grammar", param: "response_format" }));
+  });
+
   it("joins text parts into the message text llama.cpp's template renders", () => {
     expect(wllamaMessages(request())).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "hello world" }]);
   });

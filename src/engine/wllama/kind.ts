@@ -5,15 +5,16 @@
  * loads its GGUF from our cache, which the host's downloader fills first
  * (prefetch "gguf": cache/gguf-artifacts.ts; the record's URLs pass the URL
  * policy, `client.cache` lists and deletes it), decodes one sequence at a
- * time, and takes no constrained response format yet (issue 37: GBNF from our grammar
- * IR is not built). The engine module loads on first use.
+ * time, and takes constrained output as a grammar only: the host compiles a
+ * JSON schema or a forced tool call's structural tag to our EBNF
+ * (host/engine-format.ts), and gbnf.ts writes it as llama.cpp's GBNF. The engine module loads on first use.
  */
 import type { EngineKind } from "../types.js";
 import type { WllamaRecordEngine } from "../../models/record.js";
 
 export const WLLAMA_ENGINE_KIND: EngineKind = {
   kind: "wllama",
-  capabilities: { gpu: false, prefetch: "gguf", ownsCache: false, batch: false, speculative: false, responseFormats: [] },
+  capabilities: { gpu: false, prefetch: "gguf", ownsCache: false, batch: false, speculative: false, responseFormats: ["grammar"] },
   scope: "record",
   create: async (record) => {
     const { createWllamaEngine } = await import("./wllama-engine.js");

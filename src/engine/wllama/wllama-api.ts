@@ -55,6 +55,8 @@ export interface WllamaSampling {
   stop?: string[];
   abortSignal?: AbortSignal;
   cache_prompt?: boolean;
+  /** A GBNF grammar (root rule `root`) that llama.cpp's sampler holds every generated token to. */
+  grammar?: string;
 }
 
 export interface WllamaInstance {

@@ -5,12 +5,24 @@
  *
  * What this first slice of the engine does not do yet is refused here with a
  * 400 naming the parameter, before anything runs, instead of being ignored:
- * constrained decoding (`response_format`, forced tool calls), logprobs, `logit_bias`,
+ * logprobs, `logit_bias`,
  * image/audio parts, tool-result messages, and continuing a final message.
  */
 import { ApiError } from "../../protocol/api-error.js";
 import type { EngineMessage, EngineRequest } from "../types.js";
 import type { WllamaMessage, WllamaSampling } from "./wllama-api.js";
+import { GrammarError } from "../../grammar/ir.js";
+import { ebnfToGbnf } from "./gbnf.js";
+
+/** The request's grammar as GBNF; what GBNF cannot say is a 400 naming the grammar. */
+function gbnfOf(ebnf: string): string {
+  try {
+    return ebnfToGbnf(ebnf);
+  } catch (error) {
+    if (!(error instanceof GrammarError)) throw error;
+    throw new ApiError({ status: 400, code: "unsupported_grammar", param: "response_format", message: `This grammar cannot be given to llama.cpp (the wllama engine): ${error.message}.` });
+  }
+}
 
 function notYet(param: string, what: string): ApiError {
   return new ApiError({
@@ -23,7 +35,9 @@ function notYet(param: string, what: string): ApiError {
 
 /** Refuses (400) what the wllama engine does not do yet; see the file's opening comment. */
 export function checkWllamaRequest(request: EngineRequest): void {
-  if (request.responseFormat) throw notYet(request.responseFormat.type === "structural_tag" ? "tool_choice" : "response_format", "Constrained decoding (response_format, a forced tool call)");
+  const format = request.responseFormat;
+  // The host gives this engine grammars only (its capabilities); anything else is a host bug, said plainly.
+  if (format && format.type !== "grammar") throw notYet(format.type === "structural_tag" ? "tool_choice" : "response_format", `A ${format.type} response format`);
   if (request.topLogprobs !== undefined) throw notYet("logprobs", "logprobs");
   if (request.sampling.logit_bias && Object.keys(request.sampling.logit_bias).length > 0) throw notYet("logit_bias", "logit_bias");
   if (request.continueFinalMessage) throw notYet("messages", "Continuing a final assistant message");
@@ -60,5 +74,6 @@ export function wllamaSampling(request: EngineRequest, signal: AbortSignal): Wll
   if (s.frequency_penalty !== undefined) out.frequency_penalty = s.frequency_penalty;
   if (s.repetition_penalty !== undefined) out.repeat_penalty = s.repetition_penalty;
   if (s.stop.length > 0) out.stop = [...s.stop];
+  if (request.responseFormat?.type === "grammar") out.grammar = gbnfOf(request.responseFormat.grammar);
   return out;
 }
