@@ -269,3 +269,54 @@ describe("wllama engine in the shared worker", () => {
     }
   });
 });
+
+describe("models.list: a GGUF's size and quantization from its header", () => {
+  it("not yet downloaded: Range requests for the header only; then from the stored file with no request", async () => {
+    const id = `gguf-list-${Date.now()}`;
+    const path = `/m/${id}/tiny.gguf`;
+    const listing = folderRecord(id);
+    const first = createClient({ models: [listing] });
+    try {
+      const listed = (await first.models.list()).data.find((m) => m.id === id);
+      // The generated GGUF is f32 and declares no general.file_type: the tensors' type names it.
+      expect(listed).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      expect(await first.models.retrieve(id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      const counts = await served();
+      // Every request for the file asked for a range (the header), none for the whole file; a second list asks nothing.
+      expect(counts[`${path} range`]).toBeGreaterThan(0);
+      expect(counts[path]).toBe(counts[`${path} range`]);
+      await first.models.load(id);
+    } finally {
+      first.terminate();
+    }
+    const requests = (await served())[path];
+    const second = createClient({ models: [listing] });
+    try {
+      expect((await second.models.list()).data.find((m) => m.id === id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      expect((await served())[path]).toBe(requests);
+    } finally {
+      second.terminate();
+    }
+  });
+
+  it("a server that ignores Range: the header is read off the start of the whole file's response", async () => {
+    const id = `gguf-norange-${Date.now()}`;
+    const first = createClient({ models: [{ ...record, model: `${server}/m/norange/${id}/tiny.gguf`, model_id: id }] });
+    try {
+      expect((await first.models.list()).data.find((m) => m.id === id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+    } finally {
+      first.terminate();
+    }
+  });
+
+  it("a file its server does not have lists with quantization and size null, and the list still answers", async () => {
+    const broken = createClient({ models: [{ ...record, model: `${server}/m/missing/none.bin`, model_id: "not-gguf" }, record] });
+    try {
+      const data = (await broken.models.list()).data;
+      expect(data.find((m) => m.id === "not-gguf")).toMatchObject({ quantization: null, size_bytes: null });
+      expect(data.find((m) => m.id === model)).toMatchObject({ quantization: "F32" });
+    } finally {
+      broken.terminate();
+    }
+  });
+});
