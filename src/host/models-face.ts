@@ -12,7 +12,11 @@ import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../
 import { familyOf } from "../families/registry.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { PipelineCore } from "./pipeline-core.js";
+import { engineMode, wllamaThreads, type EngineMode, type WllamaThreads } from "./engine-choice.js";
 import { ggufListing, type GgufListing } from "./gguf-listing.js";
+
+/** `client.gpu.info()` before the client adds `worker`. */
+export type GpuInfoReply = GpuProbe & { engine: EngineMode; wllama: WllamaThreads };
 
 export class ModelsFace {
   /** GGUF headers read so far, by file URL (a file's header does not change under its URL). */
@@ -48,8 +52,10 @@ export class ModelsFace {
     return listing;
   }
 
-  async gpuInfo(): Promise<GpuProbe> {
-    return this.core.gpu();
+  /** The adapter, what runs the GPU's records (`engine: "auto"`), and how wllama runs here (threads). */
+  async gpuInfo(): Promise<GpuInfoReply> {
+    const probe = await this.core.gpu();
+    return { ...probe, engine: engineMode(this.core.auto, probe), wllama: wllamaThreads() };
   }
 
   /** Loads a model ahead of the first request (downloads it if needed), with progress. */

@@ -320,3 +320,55 @@ describe("models.list: a GGUF's size and quantization from its header", () => {
     }
   });
 });
+
+describe('engine: "auto" without WebGPU', () => {
+  // A web-llm record (never fetched here) that names the GGUF record as its fallback.
+  const webllm: ModelRecord = {
+    model: "https://huggingface.co/mlc-ai/Qwen3-0.6B-q4f16_1-MLC",
+    model_id: "Qwen3-0.6B-q4f16_1-MLC",
+    model_lib: "https://example.invalid/Qwen3-0.6B-q4f16_1-webgpu.wasm",
+    fallback: model,
+  };
+  const gpu = Object.getOwnPropertyDescriptor(Navigator.prototype, "gpu");
+  beforeAll(() => {
+    // As in a browser without WebGPU: no navigator.gpu where the host runs (this page, worker: false).
+    Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
+  });
+  afterAll(() => {
+    if (gpu) Object.defineProperty(Navigator.prototype, "gpu", gpu);
+    else delete (Navigator.prototype as { gpu?: unknown }).gpu;
+  });
+
+  it("picks the record's GGUF fallback, and the chat runs on the real wllama; status and gpu.info say why", async () => {
+    const auto = createClient({ worker: false, engine: "auto", models: [webllm, record] });
+    try {
+      const info = await auto.gpu.info();
+      expect(info).toMatchObject({ available: false, engine: { auto: true, gpu_records: "fallback" }, wllama: { threads: "single", cross_origin_isolated: false } });
+      const status = await auto.models.status(webllm.model_id);
+      expect(status).toMatchObject({ id: webllm.model_id, status: "downloadable", engine: { kind: "wllama", model, threads: "single" } });
+      expect(status.engine?.reason).toMatch(/no WebGPU adapter/);
+      const r = await auto.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 24, temperature: 0 });
+      const want = await oracle({ max_tokens: 24 });
+      expect(r.choices[0].message.content).toBe(want.content);
+      expect(r.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+      expect((await auto.models.status(webllm.model_id)).status).toBe("available");
+    } finally {
+      auto.terminate();
+    }
+  });
+
+  it("without \"auto\" the web-llm record stays web-llm's: a 503 that says WebGPU is missing, and status says so; a GGUF record's status names wllama", async () => {
+    const fixed = createClient({ worker: false, models: [webllm, record] });
+    try {
+      expect(await fixed.gpu.info()).toMatchObject({ available: false, engine: { auto: false, gpu_records: "webllm" } });
+      const status = await fixed.models.status(webllm.model_id);
+      expect(status).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/WebGPU is not available/) });
+      // The GGUF record names its engine: status says which runs it, and how.
+      expect(await fixed.models.status(model)).toMatchObject({ engine: { kind: "wllama", model, threads: "single", reason: expect.stringMatching(/needs no GPU/) } });
+      const error = await fixed.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 4 }).catch((e) => e);
+      expect(error).toMatchObject({ status: 503, code: "webgpu_unavailable" });
+    } finally {
+      fixed.terminate();
+    }
+  });
+});
