@@ -322,12 +322,13 @@ describe("models.list: a GGUF's size and quantization from its header", () => {
 });
 
 describe('engine: "auto" without WebGPU', () => {
-  // A web-llm record (never fetched here) that names the GGUF record as its fallback.
+  // A GGUF record of its own folder (not yet in the cache), and a web-llm record (never fetched here) naming it as its fallback.
+  const gguf = folderRecord(`gguf-auto-${Date.now()}`);
   const webllm: ModelRecord = {
     model: "https://huggingface.co/mlc-ai/Qwen3-0.6B-q4f16_1-MLC",
     model_id: "Qwen3-0.6B-q4f16_1-MLC",
     model_lib: "https://example.invalid/Qwen3-0.6B-q4f16_1-webgpu.wasm",
-    fallback: model,
+    fallback: gguf.model_id,
   };
   const gpu = Object.getOwnPropertyDescriptor(Navigator.prototype, "gpu");
   beforeAll(() => {
@@ -340,12 +341,12 @@ describe('engine: "auto" without WebGPU', () => {
   });
 
   it("picks the record's GGUF fallback, and the chat runs on the real wllama; status and gpu.info say why", async () => {
-    const auto = createClient({ worker: false, engine: "auto", models: [webllm, record] });
+    const auto = createClient({ worker: false, engine: "auto", models: [webllm, gguf] });
     try {
       const info = await auto.gpu.info();
       expect(info).toMatchObject({ available: false, engine: { auto: true, gpu_records: "fallback" }, wllama: { threads: "single", cross_origin_isolated: false } });
       const status = await auto.models.status(webllm.model_id);
-      expect(status).toMatchObject({ id: webllm.model_id, status: "downloadable", engine: { kind: "wllama", model, threads: "single" } });
+      expect(status).toMatchObject({ id: webllm.model_id, status: "downloadable", engine: { kind: "wllama", model: gguf.model_id, threads: "single" } });
       expect(status.engine?.reason).toMatch(/no WebGPU adapter/);
       const r = await auto.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 24, temperature: 0 });
       const want = await oracle({ max_tokens: 24 });
@@ -358,13 +359,13 @@ describe('engine: "auto" without WebGPU', () => {
   });
 
   it("without \"auto\" the web-llm record stays web-llm's: a 503 that says WebGPU is missing, and status says so; a GGUF record's status names wllama", async () => {
-    const fixed = createClient({ worker: false, models: [webllm, record] });
+    const fixed = createClient({ worker: false, models: [webllm, gguf] });
     try {
       expect(await fixed.gpu.info()).toMatchObject({ available: false, engine: { auto: false, gpu_records: "webllm" } });
       const status = await fixed.models.status(webllm.model_id);
       expect(status).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/WebGPU is not available/) });
       // The GGUF record names its engine: status says which runs it, and how.
-      expect(await fixed.models.status(model)).toMatchObject({ engine: { kind: "wllama", model, threads: "single", reason: expect.stringMatching(/needs no GPU/) } });
+      expect(await fixed.models.status(gguf.model_id)).toMatchObject({ engine: { kind: "wllama", model: gguf.model_id, threads: "single", reason: expect.stringMatching(/needs no GPU/) } });
       const error = await fixed.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 4 }).catch((e) => e);
       expect(error).toMatchObject({ status: 503, code: "webgpu_unavailable" });
     } finally {
