@@ -358,6 +358,19 @@ describe('engine: "auto" without WebGPU', () => {
     }
   });
 
+  it("\"auto\" reaches the host in the default worker too (which has WebGPU here: web-llm records stay web-llm's), and a GGUF record runs there", async () => {
+    const worker = createClient({ engine: "auto", models: [webllm, gguf] });
+    try {
+      expect((await worker.workerInfo()).worker).toBe("dedicated");
+      expect(await worker.gpu.info()).toMatchObject({ available: true, engine: { auto: true, gpu_records: "webllm" }, wllama: { threads: "single" } });
+      expect((await worker.models.status(gguf.model_id)).engine).toMatchObject({ kind: "wllama", model: gguf.model_id });
+      const r = await worker.chat.completions.create({ model: gguf.model_id, messages, max_tokens: 8, temperature: 0 });
+      expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 8 })).content);
+    } finally {
+      worker.terminate();
+    }
+  });
+
   it("without \"auto\" the web-llm record stays web-llm's: a 503 that says WebGPU is missing, and status says so; a GGUF record's status names wllama", async () => {
     const fixed = createClient({ worker: false, models: [webllm, gguf] });
     try {
