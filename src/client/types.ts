@@ -6,7 +6,7 @@
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionTool, FunctionTool, ModelList, ModelObject, ToolCallDeltaFor, ToolCallFor } from "../protocol/types.js";
 import type { Engine, LoadProgress } from "../engine/types.js";
-import type { GpuProbe } from "../gpu/probe.js";
+import type { GpuInfoReply } from "../host/models-face.js";
 import type { ModelRecord } from "../models/record.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import type { PromptCacheOption } from "../engine/prompt-cache/config.js";
@@ -44,6 +44,9 @@ export interface ClientOptions {
    * web-llm engine. `createScriptedEngine()` for tests. A string: a kind
    * registered with `registerEngineKind` where the host runs (this page with
    * `worker: false`; with a worker, the worker's module, before `exposeEngineHost`).
+   * `"auto"`: web-llm where WebGPU has an adapter and the model fits it;
+   * otherwise a record's `fallback` (a GGUF record's model_id) runs on its
+   * engine instead (docs/models.md; `models.status(id).engine` says which and why).
    */
   engine?: Engine | string;
   /** Extra or replacement model records (custom URLs, local artifacts). */
@@ -185,7 +188,8 @@ export interface Client {
   };
   gpu: {
     /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */
-    info(): Promise<GpuProbe & { worker: WorkerKind }>;
+    /** The adapter; `engine`: what runs web-llm records here (with `engine: "auto"`, their fallback where WebGPU is missing); `wllama`: multi- or single-threaded (cross-origin isolation). */
+    info(): Promise<GpuInfoReply & { worker: WorkerKind }>;
   };
   /** Which worker serves this client (`"shared"`, `"dedicated"`, `"none"`) and how many tabs it serves. */
   workerInfo(): Promise<WorkerInfo>;

@@ -18,7 +18,7 @@ import type { CreateEmbeddingResponse } from "../protocol/embeddings-types.js";
 import type { Transcription, TranscriptionStreamEvent } from "../protocol/transcription-types.js";
 import type { LoadProgress } from "../engine/types.js";
 import type { ModelRecord } from "../models/record.js";
-import type { GpuProbe } from "../gpu/probe.js";
+import type { GpuInfoReply } from "./models-face.js";
 import type { CachedModel, CacheUsage } from "../cache/manager.js";
 import { Pipeline, type ChunkSink, type PipelineOptions, type Prepared, type RequestOptions } from "./pipeline-core.js";
 import { ChatCompletionsFace } from "./chat-face.js";
@@ -226,6 +226,8 @@ export class EngineHost {
     return {
       shaped: (request, signal, work) => core.withSlot(request, signal, async (prepared) => work(prepared.engineRequest, await core.engineFor(prepared.record))),
       resolve: (model) => core.resolve(model),
+      chooseEngine: (model) => core.chooseEngine(model),
+      auto: core.auto,
       engineFor: (record) => core.engineFor(record),
       capabilitiesOf: (record) => core.capabilitiesOf(record),
       checkDevice: (record) => core.checkDevice(record, undefined),
@@ -243,7 +245,7 @@ export class EngineHost {
     return this.models.retrieve(id);
   }
 
-  gpuInfo(): Promise<GpuProbe> {
+  gpuInfo(): Promise<GpuInfoReply> {
     return this.models.gpuInfo();
   }
 

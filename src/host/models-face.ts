@@ -12,22 +12,50 @@ import { embeddingDimensionsOf, embeddingWindowOf, isEmbeddingRecord } from "../
 import { familyOf } from "../families/registry.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { PipelineCore } from "./pipeline-core.js";
+import { engineMode, wllamaThreads, type EngineMode, type WllamaThreads } from "./engine-choice.js";
+import { ggufListing, type GgufListing } from "./gguf-listing.js";
+
+/** `client.gpu.info()` before the client adds `worker`. */
+export type GpuInfoReply = GpuProbe & { engine: EngineMode; wllama: WllamaThreads };
 
 export class ModelsFace {
+  /** GGUF headers read so far, by file URL (a file's header does not change under its URL). */
+  private readonly ggufListings = new Map<string, Promise<GgufListing>>();
+
   constructor(private readonly core: PipelineCore) {}
 
   async list(): Promise<ModelList> {
     const catalog = await this.core.catalog();
-    return { object: "list", data: await Promise.all(catalog.records.map(async (record) => modelObject(record, await this.core.inputsOf(record)))) };
+    return { object: "list", data: await Promise.all(catalog.records.map((record) => this.objectOf(record))) };
   }
 
   async retrieve(id: string): Promise<ModelObject> {
     const record = await this.core.resolve(id);
-    return { ...modelObject(record, await this.core.inputsOf(record)), id };
+    return { ...(await this.objectOf(record)), id };
   }
 
-  async gpuInfo(): Promise<GpuProbe> {
-    return this.core.gpu();
+  /** The model object; a GGUF record's size and quantization come from its file's header (host/gguf-listing.ts). */
+  private async objectOf(record: ModelRecord): Promise<ModelObject> {
+    const object = modelObject(record, await this.core.inputsOf(record));
+    if ((await this.core.capabilitiesOf(record)).prefetch !== "gguf") return object;
+    const listing = await this.ggufListingOf(record);
+    return { ...object, quantization: listing.quantization, size_bytes: listing.sizeBytes };
+  }
+
+  private ggufListingOf(record: ModelRecord): Promise<GgufListing> {
+    const known = this.ggufListings.get(record.model);
+    if (known) return known;
+    const listing = ggufListing(record, () => this.core.cacheManager());
+    // Only a header that was read is kept: a server down now may answer the next list.
+    void listing.then((l) => l.quantization === null && this.ggufListings.delete(record.model));
+    this.ggufListings.set(record.model, listing);
+    return listing;
+  }
+
+  /** The adapter, what runs the GPU's records (`engine: "auto"`), and how wllama runs here (threads). */
+  async gpuInfo(): Promise<GpuInfoReply> {
+    const probe = await this.core.gpu();
+    return { ...probe, engine: engineMode(this.core.auto, probe), wllama: wllamaThreads() };
   }
 
   /** Loads a model ahead of the first request (downloads it if needed), with progress. */

@@ -30,6 +30,7 @@ import type { GenerationOutput, GenerationResult } from "./generation-output.js"
 import { checkInputKinds } from "./input-kinds.js";
 import { checkAudioLimits, hasAudio, prepareAudio } from "./audio-input.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
+import { AUTO_ENGINE, chooseEngine, type EngineChoice } from "./engine-choice.js";
 import { loadModule } from "../lazy-imports.js";
 import { RequestQueue, type ShareSpec } from "./queue.js";
 import { ConversationMemory } from "./conversation-memory.js";
@@ -129,8 +130,12 @@ export interface PipelineCore {
   inSlot<T>(record: ModelRecord, signal: AbortSignal | undefined, work: (signal: AbortSignal, started: number) => Promise<T>, options?: SlotOptions): Promise<T>;
   /** The catalog; with `requested`, the app's own records suffice when they name it (web-llm not loaded). */
   catalog(requested?: string): Promise<Catalog>;
-  /** The record a request's `model` names, for this adapter (404 when none). */
+  /** The record a request's `model` names, for this adapter (404 when none); with `engine: "auto"`, its fallback where the GPU cannot serve it. */
   resolve(model: string): Promise<ModelRecord>;
+  /** Which record and engine serve `model`, and why (host/engine-choice.ts). */
+  chooseEngine(model: string): Promise<EngineChoice>;
+  /** `engine: "auto"` was asked for. */
+  readonly auto: boolean;
   /** The adapter's features (what model variants need). */
   features(): Promise<Set<string>>;
   gpu(): Promise<GpuProbe>;
@@ -165,11 +170,15 @@ export class Pipeline implements PipelineCore {
   private readonly settings: EngineSettings;
   /** The kind of the records that name none: web-llm, or the registered kind `engine` names. */
   private readonly defaultKind: string;
+  /** `engine: "auto"`: a record the GPU cannot serve runs its `fallback`. */
+  readonly auto: boolean;
   /** The app's own engine (`engine` as an Engine), serving the default kind. */
   private readonly ownEngine: Engine | undefined;
 
   constructor(private readonly options: PipelineOptions = {}) {
-    this.defaultKind = typeof options.engine === "string" ? registeredEngineKind(options.engine).kind : DEFAULT_ENGINE_KIND;
+    // "auto": records without a kind stay web-llm's, and a request may run a record's fallback instead (host/engine-choice.ts).
+    this.auto = options.engine === AUTO_ENGINE;
+    this.defaultKind = typeof options.engine === "string" && !this.auto ? registeredEngineKind(options.engine).kind : DEFAULT_ENGINE_KIND;
     this.ownEngine = typeof options.engine === "object" ? options.engine : undefined;
     if (this.ownEngine) {
       this.made.set(DEFAULT_ENGINE_KIND, { engine: Promise.resolve(this.ownEngine), capabilities: declaredCapabilities(this.ownEngine) });
@@ -386,8 +395,17 @@ export class Pipeline implements PipelineCore {
   }
 
   async resolve(model: string): Promise<ModelRecord> {
+    return (await this.chooseEngine(model)).record;
+  }
+
+  async chooseEngine(model: string): Promise<EngineChoice> {
     const catalog = await this.catalog(model);
-    return catalog.resolve(model, await this.features());
+    const requested = catalog.resolve(model, await this.features());
+    const gpu = await this.gpu();
+    // A fallback not among the app's own records is looked up in the whole catalog (loading the kinds' lists).
+    const fallback = this.auto ? requested.fallback : undefined;
+    const whole = typeof fallback === "string" && !catalog.find(fallback) ? await this.catalog() : catalog;
+    return chooseEngine(requested, { auto: this.auto, gpu, catalog: whole, kindOf: (record) => this.kindOf(record) ?? { ...engineKindOf(record, this.defaultKind), capabilities: declaredCapabilities(this.ownEngine!) } });
   }
 
   gpu(): Promise<GpuProbe> {

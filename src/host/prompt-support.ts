@@ -12,6 +12,7 @@ import { fetchesWeights } from "../engine/registry.js";
 import type { ModelRecord } from "../models/record.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
 import { countWebLlmPromptTokens } from "../engine/webllm/webllm-count.js";
+import { wllamaThreads, type EngineChoice } from "./engine-choice.js";
 
 /** `client.tokens.count(body)`: the prompt tokens of a chat request, without generating. */
 export interface TokenCount {
@@ -26,12 +27,23 @@ export interface ModelStatus {
   status: "available" | "downloadable" | "unavailable";
   /** Why `unavailable` (no WebGPU, does not fit, unknown model). */
   reason?: string;
+  /**
+   * Which engine runs the model and why (host/engine-choice.ts), given
+   * under `engine: "auto"` and for records that name their engine kind (a
+   * GGUF); absent for a web-llm record without "auto" (web-llm runs it).
+   * With "auto", `model` is the record's fallback where the GPU cannot
+   * serve it. `threads` for wllama: "multi" only where the page is cross-origin isolated.
+   */
+  engine?: { kind: string; model: string; reason: string; threads?: "multi" | "single" };
 }
 
 export interface PromptSupportContext {
   /** The chat pipeline up to the prompt shaped for the model, in a queue slot with the model loaded. */
   shaped<T>(request: NormalizedRequest, signal: AbortSignal | undefined, work: (engineRequest: EngineRequest, engine: Engine) => Promise<T>): Promise<T>;
   resolve(model: string): Promise<ModelRecord>;
+  chooseEngine(model: string): Promise<EngineChoice>;
+  /** `engine: "auto"` was asked for. */
+  auto: boolean;
   engineFor(record: ModelRecord): Promise<Engine>;
   capabilitiesOf(record: ModelRecord): Promise<EngineCapabilities>;
   /** Throws (503) when this adapter cannot serve the record. */
@@ -50,12 +62,21 @@ export async function countTokens(context: PromptSupportContext, body: unknown, 
 }
 
 export async function modelStatus(context: PromptSupportContext, id: string): Promise<ModelStatus> {
-  let record: ModelRecord;
+  let choice: EngineChoice;
   try {
-    record = await context.resolve(id);
+    choice = await context.chooseEngine(id);
   } catch (error) {
     return { id, status: "unavailable", reason: ApiError.from(error).message };
   }
+  const { status, reason } = await statusOf(context, choice.record);
+  const base = { id: choice.requested.model_id, status, ...(reason !== undefined ? { reason } : {}) };
+  // Said where there is something to say: a choice was made ("auto"), or a record names its own engine kind.
+  if (!context.auto && choice.requested.engine === undefined) return base;
+  const engine = { kind: choice.engine, model: choice.record.model_id, reason: choice.reason, ...(choice.engine === "wllama" ? { threads: wllamaThreads().threads } : {}) };
+  return { ...base, engine };
+}
+
+async function statusOf(context: PromptSupportContext, record: ModelRecord): Promise<Omit<ModelStatus, "engine">> {
   const modelId = record.model_id;
   if (isEmbeddingRecord(record)) return { id: modelId, status: "unavailable", reason: `${modelId} is an embedding model, not a chat model.` };
   const engine = await context.engineFor(record);

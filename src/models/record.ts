@@ -46,6 +46,12 @@ export interface ModelRecord {
    * from a URL can carry it.
    */
   engine?: RecordEngineSpec;
+  /**
+   * With `createClient({ engine: "auto" })`: the model_id of a catalog record
+   * that needs no GPU (a GGUF) to run instead where WebGPU is missing or this
+   * record does not fit the adapter (host/engine-choice.ts).
+   */
+  fallback?: string;
   /** Embedding records (model_type 1): the vector size, when the id does not tell (arctic-embed-s 384, -m 768). */
   embedding_dimensions?: number;
   /** Embedding records: inputs per pass of the compiled library, when neither `batchN` in model_lib nor `-bN` in the id tells. */

@@ -403,7 +403,10 @@ export interface ModelObject {
   /** What the model reads: always "text"; "image" and/or "audio" when it takes them (models/inputs.ts). */
   input_modalities: Array<"text" | "image" | "audio">;
   capabilities: { tools: boolean; reasoning: boolean; vision: boolean; audio: boolean; embeddings: boolean };
+  /** MLC's from the model id (e.g. "q4f16_1"); a GGUF model's from its file's header (e.g. "Q4_K_M", "F32"). */
   quantization: string | null;
+  /** GGUF models: the bytes of the GGUF (every part of a split one), null when its server does not say. */
+  size_bytes?: number | null;
   /** Embedding models: the vector size (null when the record does not say). */
   dimensions?: number | null;
 }

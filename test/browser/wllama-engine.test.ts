@@ -325,3 +325,120 @@ describe("wllama engine in the shared worker", () => {
     }
   });
 });
+
+describe("models.list: a GGUF's size and quantization from its header", () => {
+  it("not yet downloaded: Range requests for the header only; then from the stored file with no request", async () => {
+    const id = `gguf-list-${Date.now()}`;
+    const path = `/m/${id}/tiny.gguf`;
+    const listing = folderRecord(id);
+    const first = createClient({ models: [listing] });
+    try {
+      const listed = (await first.models.list()).data.find((m) => m.id === id);
+      // The generated GGUF is f32 and declares no general.file_type: the tensors' type names it.
+      expect(listed).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      expect(await first.models.retrieve(id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      const counts = await served();
+      // Every request for the file asked for a range (the header), none for the whole file; a second list asks nothing.
+      expect(counts[`${path} range`]).toBeGreaterThan(0);
+      expect(counts[path]).toBe(counts[`${path} range`]);
+      await first.models.load(id);
+    } finally {
+      first.terminate();
+    }
+    const requests = (await served())[path];
+    const second = createClient({ models: [listing] });
+    try {
+      expect((await second.models.list()).data.find((m) => m.id === id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+      expect((await served())[path]).toBe(requests);
+    } finally {
+      second.terminate();
+    }
+  });
+
+  it("a server that ignores Range: the header is read off the start of the whole file's response", async () => {
+    const id = `gguf-norange-${Date.now()}`;
+    const first = createClient({ models: [{ ...record, model: `${server}/m/norange/${id}/tiny.gguf`, model_id: id }] });
+    try {
+      expect((await first.models.list()).data.find((m) => m.id === id)).toMatchObject({ quantization: "F32", size_bytes: ggufBytes });
+    } finally {
+      first.terminate();
+    }
+  });
+
+  it("a file its server does not have lists with quantization and size null, and the list still answers", async () => {
+    const broken = createClient({ models: [{ ...record, model: `${server}/m/missing/none.bin`, model_id: "not-gguf" }, record] });
+    try {
+      const data = (await broken.models.list()).data;
+      expect(data.find((m) => m.id === "not-gguf")).toMatchObject({ quantization: null, size_bytes: null });
+      expect(data.find((m) => m.id === model)).toMatchObject({ quantization: "F32" });
+    } finally {
+      broken.terminate();
+    }
+  });
+});
+
+describe('engine: "auto" without WebGPU', () => {
+  // A GGUF record of its own folder (not yet in the cache), and a web-llm record (never fetched here) naming it as its fallback.
+  const gguf = folderRecord(`gguf-auto-${Date.now()}`);
+  const webllm: ModelRecord = {
+    model: "https://huggingface.co/mlc-ai/Qwen3-0.6B-q4f16_1-MLC",
+    model_id: "Qwen3-0.6B-q4f16_1-MLC",
+    model_lib: "https://example.invalid/Qwen3-0.6B-q4f16_1-webgpu.wasm",
+    fallback: gguf.model_id,
+  };
+  const gpu = Object.getOwnPropertyDescriptor(Navigator.prototype, "gpu");
+  beforeAll(() => {
+    // As in a browser without WebGPU: no navigator.gpu where the host runs (this page, worker: false).
+    Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
+  });
+  afterAll(() => {
+    if (gpu) Object.defineProperty(Navigator.prototype, "gpu", gpu);
+    else delete (Navigator.prototype as { gpu?: unknown }).gpu;
+  });
+
+  it("picks the record's GGUF fallback, and the chat runs on the real wllama; status and gpu.info say why", async () => {
+    const auto = createClient({ worker: false, engine: "auto", models: [webllm, gguf] });
+    try {
+      const info = await auto.gpu.info();
+      expect(info).toMatchObject({ available: false, engine: { auto: true, gpu_records: "fallback" }, wllama: { threads: "single", cross_origin_isolated: false } });
+      const status = await auto.models.status(webllm.model_id);
+      expect(status).toMatchObject({ id: webllm.model_id, status: "downloadable", engine: { kind: "wllama", model: gguf.model_id, threads: "single" } });
+      expect(status.engine?.reason).toMatch(/no WebGPU adapter/);
+      const r = await auto.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 24, temperature: 0 });
+      const want = await oracle({ max_tokens: 24 });
+      expect(r.choices[0].message.content).toBe(want.content);
+      expect(r.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+      expect((await auto.models.status(webllm.model_id)).status).toBe("available");
+    } finally {
+      auto.terminate();
+    }
+  });
+
+  it("\"auto\" reaches the host in the default worker too (which has WebGPU here: web-llm records stay web-llm's), and a GGUF record runs there", async () => {
+    const worker = createClient({ engine: "auto", models: [webllm, gguf] });
+    try {
+      expect((await worker.workerInfo()).worker).toBe("dedicated");
+      expect(await worker.gpu.info()).toMatchObject({ available: true, engine: { auto: true, gpu_records: "webllm" }, wllama: { threads: "single" } });
+      expect((await worker.models.status(gguf.model_id)).engine).toMatchObject({ kind: "wllama", model: gguf.model_id });
+      const r = await worker.chat.completions.create({ model: gguf.model_id, messages, max_tokens: 8, temperature: 0 });
+      expect(r.choices[0].message.content).toBe((await oracle({ max_tokens: 8 })).content);
+    } finally {
+      worker.terminate();
+    }
+  });
+
+  it("without \"auto\" the web-llm record stays web-llm's: a 503 that says WebGPU is missing, and status says so; a GGUF record's status names wllama", async () => {
+    const fixed = createClient({ worker: false, models: [webllm, gguf] });
+    try {
+      expect(await fixed.gpu.info()).toMatchObject({ available: false, engine: { auto: false, gpu_records: "webllm" } });
+      const status = await fixed.models.status(webllm.model_id);
+      expect(status).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/WebGPU is not available/) });
+      // The GGUF record names its engine: status says which runs it, and how.
+      expect(await fixed.models.status(gguf.model_id)).toMatchObject({ engine: { kind: "wllama", model: gguf.model_id, threads: "single", reason: expect.stringMatching(/needs no GPU/) } });
+      const error = await fixed.chat.completions.create({ model: webllm.model_id, messages, max_tokens: 4 }).catch((e) => e);
+      expect(error).toMatchObject({ status: 503, code: "webgpu_unavailable" });
+    } finally {
+      fixed.terminate();
+    }
+  });
+});

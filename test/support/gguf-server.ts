@@ -26,12 +26,25 @@ export async function startGgufServer(): Promise<GgufServer> {
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
     counts[path] = (counts[path] ?? 0) + 1;
-    const headers = { "access-control-allow-origin": "*", "cross-origin-resource-policy": "cross-origin" };
+    const headers = { "access-control-allow-origin": "*", "access-control-expose-headers": "content-range, content-length", "cross-origin-resource-policy": "cross-origin" };
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, { ...headers, "access-control-allow-headers": "range" });
+      return res.end();
+    }
     if (path === "/__stats") {
       res.writeHead(200, { ...headers, "content-type": "application/json" });
       return res.end(JSON.stringify(counts));
     }
     if (path === "/tiny.gguf" || (path.startsWith("/m/") && path.endsWith(".gguf"))) {
+      // `bytes=a-b` as servers like the hub's answer it (206 with Content-Range); `/m/norange/…` ignores Range (200, the whole file).
+      const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
+      if (range && !path.startsWith("/m/norange/")) {
+        const start = Number(range[1]);
+        const end = Math.min(range[2] === "" ? gguf.length - 1 : Number(range[2]), gguf.length - 1);
+        counts[`${path} range`] = (counts[`${path} range`] ?? 0) + 1;
+        res.writeHead(206, { ...headers, "content-type": "application/octet-stream", "content-range": `bytes ${start}-${end}/${gguf.length}`, "content-length": String(end - start + 1) });
+        return res.end(gguf.subarray(start, end + 1));
+      }
       res.writeHead(200, { ...headers, "content-type": "application/octet-stream", "content-length": String(gguf.length) });
       return res.end(gguf);
     }

@@ -22,6 +22,8 @@ export interface TinyGgufOptions {
   contextLength?: number;
   /** `general.name`. Default "tiny-random". */
   name?: string;
+  /** `general.file_type` (llama_ftype, e.g. 15 = Q4_K_M) as a label, though the weights stay f32. Default: not written. */
+  fileType?: number;
 }
 
 export const CHATML_TEMPLATE =
@@ -99,6 +101,7 @@ export function writeTinyGguf(options: TinyGgufOptions = {}): Uint8Array {
   key("general.architecture", STR).str("llama");
   key("general.name", STR).str(options.name ?? "tiny-random");
   key("general.alignment", U32).u32(ALIGN);
+  if (options.fileType !== undefined) key("general.file_type", U32).u32(options.fileType);
   key("llama.context_length", U32).u32(options.contextLength ?? 2048);
   key("llama.embedding_length", U32).u32(nEmbd);
   key("llama.block_count", U32).u32(nLayer);
