@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Wllama } from "@wllama/wllama";
 import { createClient, type ChatCompletionChunk, type Client, type LoadProgress, type ModelRecord } from "../../src/index.js";
 import type { WllamaInstance, WllamaModule } from "../../src/engine/wllama/wllama-api.js";
+import { qwenToolBlock } from "../../src/families/styles/hermes.js";
 
 const server = inject("ggufServer");
 const wasm = `${server}/wllama/esm/wasm/wllama.wasm`;
@@ -215,6 +216,47 @@ describe("wllama engine: grammars as GBNF", () => {
     const r = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 0, response_format: { type: "grammar", syntax: "regex", definition: pattern } as never });
     expect(r.choices[0].finish_reason).toBe("stop");
     expect(r.choices[0].message.content).toMatch(whole);
+  });
+});
+
+/**
+ * A GGUF record that names a ChatML family (`family: "qwen3"`): its prompts
+ * are the web-llm path's (the family's tool text in the system turn, Qwen3's
+ * empty think block when thinking is off), rendered by us and sent as a raw
+ * completion. The oracle counts the expected prompt with llama.cpp itself.
+ */
+describe("wllama engine: a GGUF record of a known ChatML family", () => {
+  const qwenModel = "tiny-gguf-qwen3";
+  const qwenRecord: ModelRecord = { ...record, model_id: qwenModel, family: "qwen3" };
+  const tool = { type: "function" as const, function: { name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
+  const turn = "<|im_start|>user\nhello world<|im_end|>\n<|im_start|>assistant\n";
+  let qwen: Client;
+  beforeAll(() => {
+    qwen = createClient({ models: [qwenRecord] });
+  });
+  afterAll(() => qwen?.terminate());
+
+  /** llama.cpp's prompt token count for `prompt` taken as is. */
+  async function promptTokensOf(prompt: string): Promise<number> {
+    const r = await (direct as unknown as { createCompletion(o: unknown): Promise<{ usage: { prompt_tokens: number } }> }).createCompletion({ prompt, max_tokens: 1, temperature: 0 });
+    return r.usage.prompt_tokens;
+  }
+
+  it("tools: the family's tool text (naming the tool) is the system turn, counted exactly in usage", async () => {
+    const plain = await qwen.chat.completions.create({ model: qwenModel, messages, max_tokens: 4, temperature: 0 });
+    const withTools = await qwen.chat.completions.create({ model: qwenModel, messages, tools: [tool], max_tokens: 4, temperature: 0 });
+    const block = qwenToolBlock([tool]);
+    expect(block).toContain('"name": "get_weather"');
+    expect(withTools.usage.prompt_tokens).toBeGreaterThan(plain.usage.prompt_tokens);
+    expect(plain.usage.prompt_tokens).toBe(await promptTokensOf(turn));
+    expect(withTools.usage.prompt_tokens).toBe(await promptTokensOf(`<|im_start|>system\n${block}<|im_end|>\n${turn}`));
+  });
+
+  it("thinking off: the prompt ends with the empty think block web-llm's enable_thinking: false inserts", async () => {
+    const off = await qwen.chat.completions.create({ model: qwenModel, messages, max_tokens: 4, temperature: 0, reasoning_effort: "none" });
+    const on = await qwen.chat.completions.create({ model: qwenModel, messages, max_tokens: 4, temperature: 0 });
+    expect(off.usage.prompt_tokens).toBe(await promptTokensOf(`${turn}<think>\n\n</think>\n\n`));
+    expect(off.usage.prompt_tokens).toBeGreaterThan(on.usage.prompt_tokens);
   });
 });
 

@@ -9,8 +9,11 @@
  * GGUF file by URL in `model`. The host's downloader stores the GGUF in the
  * app's cache backend first (cache/gguf-artifacts.ts: integrity, resume,
  * quota, stall watchdog, progress); the engine hands wllama the stored
- * files as Blobs (disk-backed in OPFS and the Cache API), fetching nothing; prompts are rendered by llama.cpp from the GGUF's own
- * `tokenizer.chat_template`; usage comes from llama-server's own counts
+ * files as Blobs (disk-backed in OPFS and the Cache API), fetching nothing.
+ * Prompts of a record whose `family` is a known ChatML family are rendered by
+ * us as web-llm would give them (chatml-prompt.ts) and sent as a raw
+ * completion; any other record's are rendered by llama.cpp from the GGUF's
+ * own `tokenizer.chat_template`. Usage comes from llama-server's own counts
  * (`timings`: prompt tokens prefilled and reused, tokens generated).
  */
 import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
@@ -18,6 +21,7 @@ import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../.
 import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
+import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
 import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
@@ -48,6 +52,8 @@ function finishOf(reason: WllamaFinish): "stop" | "length" {
 export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
   let wllama: WllamaInstance | null = null;
   let loaded: string | null = null;
+  /** The loaded record's ChatML family, when it has one: its prompts are rendered by us. */
+  let chatml: ChatmlShape | undefined;
 
   async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
     if (loaded === record.model_id && wllama) return;
@@ -75,6 +81,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     }
     wllama = instance;
     loaded = record.model_id;
+    chatml = chatmlShapeOf(record);
     const bytes = blobs.reduce((sum, blob) => sum + blob.size, 0);
     options.onProgress?.({ phase: "load", loadedBytes: bytes, totalBytes: bytes, fraction: 1, etaS: null, file: null });
   }
@@ -86,8 +93,10 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     let emitted = 0;
     let last: WllamaChatChunk | WllamaRawChunk | null = null;
     try {
-      if (request.rawPrompt !== undefined) {
-        for await (const chunk of await wllama.createCompletion({ ...sampling, prompt: request.rawPrompt, stream: true })) {
+      // A raw completion takes its prompt as is; a ChatML family's chat, the prompt we render.
+      const prompt = request.rawPrompt ?? (chatml ? chatmlPrompt(request, chatml) : undefined);
+      if (prompt !== undefined) {
+        for await (const chunk of await wllama.createCompletion({ ...sampling, prompt, stream: true })) {
           last = chunk;
           const text = chunk.choices[0]?.text ?? "";
           if (text) {
@@ -121,6 +130,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     const instance = wllama;
     wllama = null;
     loaded = null;
+    chatml = undefined;
     await instance?.exit().catch(() => undefined);
   }
 

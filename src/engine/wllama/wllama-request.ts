@@ -1,7 +1,9 @@
 /**
  * An EngineRequest as wllama's (llama-server's) OpenAI-compatible calls take
  * it: chat messages rendered by the GGUF's own chat template inside llama.cpp
- * (its Jinja engine), or a raw prompt as is; sampling mapped field by field.
+ * (its Jinja engine) where the record names no ChatML family (else
+ * chatml-prompt.ts renders them), or a raw prompt as is; sampling mapped
+ * field by field.
  *
  * What this first slice of the engine does not do yet is refused here with a
  * 400 naming the parameter, before anything runs, instead of being ignored:
