@@ -34,7 +34,8 @@ export class ChatCompletionsFace {
       for (const { builder, result } of results) {
         builders.push(builder);
         finishes.push(builder.finishReason(result.finish, result.cutCall));
-        usage = addUsage(usage, result.usage);
+        // The n choices answer one prompt: it counts once.
+        usage = addUsage(usage, result.usage, usage !== null);
       }
       const completion: ChatCompletion = {
         id: newCompletionId(),
@@ -101,13 +102,21 @@ export class ChatCompletionsFace {
 }
 
 /** Token counts of several generations (n choices) added up. */
-export function addUsage(total: Usage | null, next: Usage): Usage {
+/**
+ * The usage of several generations in one response. `samePrompt`: `next` is
+ * another choice of a prompt already counted (`n` > 1): as the hosted API
+ * counts, its prompt is counted once (the first choice's prompt and cached
+ * tokens), its completion tokens are added.
+ */
+export function addUsage(total: Usage | null, next: Usage, samePrompt = false): Usage {
   if (!total) return next;
+  const prompt = samePrompt ? total.prompt_tokens : total.prompt_tokens + next.prompt_tokens;
+  const completion = total.completion_tokens + next.completion_tokens;
   return {
-    prompt_tokens: total.prompt_tokens + next.prompt_tokens,
-    completion_tokens: total.completion_tokens + next.completion_tokens,
-    total_tokens: total.total_tokens + next.total_tokens,
-    prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + next.prompt_tokens_details.cached_tokens },
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: total.prompt_tokens_details.cached_tokens + (samePrompt ? 0 : next.prompt_tokens_details.cached_tokens) },
     completion_tokens_details: addCompletionDetails(total.completion_tokens_details, next.completion_tokens_details),
   };
 }

@@ -57,7 +57,8 @@ export class CompletionsFace {
           logprobs: request.logprobs === undefined ? null : joinLogprobs(parts),
           finish_reason: result.finish,
         });
-        usage = addUsage(usage, result.usage);
+        // Each prompt counts once, however many choices it has.
+        usage = addUsage(usage, result.usage, index % request.n !== 0);
       }
       return { id: newTextCompletionId(), object: "text_completion", created: Math.floor(Date.now() / 1000), model: request.model, choices, usage: usage as Usage, x_webgpu: stats };
     });
@@ -93,7 +94,7 @@ export class CompletionsFace {
             });
             start();
             sink.write([chunk([{ index, text: "", logprobs: null, finish_reason: result.finish }])]);
-            usage = addUsage(usage, result.usage);
+            usage = addUsage(usage, result.usage, i > 0);
           }
         }
         if (request.includeUsage) sink.write([{ id, object: "text_completion", created, model: request.model, choices: [], usage, x_webgpu: stats }]);

@@ -48,6 +48,15 @@ describe("client.completions.create", () => {
     expect(completion.usage?.completion_tokens).toBe(4 * 2);
   });
 
+  it("usage counts each prompt once however many choices it has (n), and every choice's completion tokens", async () => {
+    const { client } = scriptedClient((request) => ` after ${request.rawPrompt}`);
+    const one = await client.completions.create({ model: MODEL, prompt: ["A", "B"] });
+    const two = await client.completions.create({ model: MODEL, prompt: ["A", "B"], n: 2 });
+    expect(two.usage?.prompt_tokens).toBe(one.usage?.prompt_tokens);
+    expect(two.usage?.completion_tokens).toBe(2 * (one.usage?.completion_tokens ?? 0));
+    expect(two.usage?.total_tokens).toBe((two.usage?.prompt_tokens ?? 0) + (two.usage?.completion_tokens ?? 0));
+  });
+
   it("max_tokens defaults to 16 as in the legacy API; the sampling fields reach the engine", async () => {
     const { client, engine } = scriptedClient([words(30)]);
     const completion = await client.completions.create({

@@ -183,6 +183,9 @@ describe("n choices on a batching engine", () => {
     expect(four.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
     for (const choice of four.choices) expect(choice.message.content).toBe(single.choices[0].message.content);
     expect(four.usage.completion_tokens).toBe(4 * single.usage.completion_tokens);
+    // As the hosted API counts: the one prompt once, whatever n is.
+    expect(four.usage.prompt_tokens).toBe(single.usage.prompt_tokens);
+    expect(four.usage.total_tokens).toBe(four.usage.prompt_tokens + four.usage.completion_tokens);
     expect(passes).toBeLessThanOrEqual(1.25 * 64 + 4);
     expect((four as unknown as { x_webgpu: { batch: { max_rows: number } } }).x_webgpu.batch.max_rows).toBe(4);
   });
