@@ -35,7 +35,7 @@ for (const name of workerEntries) {
     format: "esm",
     platform: "browser",
     target: "es2022",
-    external: ["@mlc-ai/web-llm", "@wllama/wllama", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+    external: ["@mlc-ai/web-llm", "@wllama/wllama", "@wllama/wllama/*", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
     allowOverwrite: true,
     legalComments: "inline",
     logLevel: "warning",

@@ -30,6 +30,7 @@ const SDKS = (["v6", "v7"] as const).map((sdk) => ({
   version: (JSON.parse(readFileSync(resolve(repo, `node_modules/${sdk === "v6" ? "openai" : "openai-v7"}/package.json`), "utf8")) as { version: string }).version,
 }));
 const WORDS = Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ");
+const LONG_WORDS = Array.from({ length: 240 }, (_, i) => `w${i}`).join(" ");
 
 type Event = { type: string; sequence_number: number; response?: { id: string; status: string } };
 type Log = { events: Event[]; done: boolean; error: string | null };
@@ -371,7 +372,9 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
 
     it(`two tabs reattach to one background response with starting_after, one after a reload: each gets every later event once, in order (${kind})`, async () => {
       const ctx = await browser.newContext();
-      const options = { worker, replies: [WORDS], tokenDelayMs: 50, databaseName: "two-reattach" };
+      // Long enough (12 s) that the response is still running after tab B's reload on a loaded machine
+      // (with 80 words, 4 s, a reload beside a real-engine run once came back after it had completed).
+      const options = { worker, replies: [LONG_WORDS], tokenDelayMs: 50, databaseName: "two-reattach" };
       const a = await tab(ctx, options);
       const b = await tab(ctx, options);
       const { id } = await call(a, (t) => t.create({ input: "count", background: true }));
@@ -389,7 +392,7 @@ describe.skipIf(!hasChromium)("durable responses across page reloads", { timeout
       expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
       expect([...before, ...after]).toEqual(all);
       expect(fromFive).toEqual(all.slice(6));
-      expect((await call(b, (t, i) => t.retrieve(i), id)).output_text).toBe(WORDS);
+      expect((await call(b, (t, i) => t.retrieve(i), id)).output_text).toBe(LONG_WORDS);
       await ctx.close();
     });
   }
