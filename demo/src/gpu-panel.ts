@@ -5,6 +5,7 @@
 import type { GpuInfo } from "../../src/index.js";
 import { h } from "./dom.js";
 import { formatBytes } from "./format.js";
+import { CPU_PARAM } from "./gguf-mode.js";
 import type { ModelEntry } from "./model-entries.js";
 
 export function gpuPanel(info: GpuInfo, entries: Map<string, ModelEntry[]>): HTMLElement {
@@ -66,7 +67,15 @@ export function noWebGpuPage(reason: string): HTMLElement {
       h("li", {}, "Turn on hardware acceleration (Settings → System) and check chrome://gpu: “WebGPU: Hardware accelerated”."),
       h("li", {}, "If your GPU is blocklisted, try chrome://flags/#enable-unsafe-webgpu (and on Linux #enable-vulkan), then restart the browser."),
       h("li", {}, "Firefox Nightly and Safari Technology Preview have WebGPU behind settings; stable versions may not."),
+      h("li", {}, "Or run on the CPU: ", h("a", { id: "cpu-mode-link", href: cpuModeHref() }, "No WebGPU mode"), " (llama.cpp runs a model's GGUF fallback, or a GGUF added with ?gguf=<url>)."),
     ),
     h("p", {}, "The library itself still works without WebGPU for tests: a catalog record with the scripted engine answers with no GPU (see the README)."),
   );
+}
+
+/** This page's URL with `?cpu=1` (gguf-mode.ts), its other parameters kept. */
+function cpuModeHref(): string {
+  const params = new URLSearchParams(location.search);
+  params.set(CPU_PARAM, "1");
+  return `?${params}`;
 }

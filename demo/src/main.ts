@@ -17,6 +17,8 @@
  * `?embed=<id>` the Documents view's embedding model (default: the catalog's
  * own embedding record, else snowflake-arctic-embed-s, batch 4).
  * `?worker=shared` runs one engine for every tab (`createClient({ worker: "shared" })`).
+ * `?gguf=<url>` adds a GGUF model (llama.cpp); `?cpu=1` is the "No WebGPU" mode
+ * (`createClient({ engine: "auto" })`, web-llm models run their GGUF fallback): gguf-mode.ts.
  */
 import { createClient, type ModelRecord } from "../../src/index.js";
 import { createChat } from "./chat.js";
@@ -27,6 +29,7 @@ import { createTranscribe } from "./transcribe.js";
 import { createPromptApiView } from "./prompt-api-view.js";
 import { createMcpView } from "./mcp-view.js";
 import { gpuPanel, noWebGpuPage } from "./gpu-panel.js";
+import { cpuMode, cpuModel, cpuToggle, ggufRecords } from "./gguf-mode.js";
 import { modelEntries } from "./model-entries.js";
 import { createModelsPanel, type ModelsPanel } from "./models-panel.js";
 import { createSettings } from "./settings.js";
@@ -55,7 +58,7 @@ async function main() {
 
   let records: ModelRecord[];
   try {
-    records = await loadCatalog(params.get("catalog"));
+    records = [...(await loadCatalog(params.get("catalog"))), ...ggufRecords(params)];
   } catch (error) {
     replace(root, header, h("p", { class: "error", role: "alert" }, String(error instanceof Error ? error.message : error)));
     return;
@@ -63,9 +66,10 @@ async function main() {
   // Loads the chat starts itself (first message to a model) show in the models panel too.
   let modelsPanel: ModelsPanel | null = null;
   const worker = workerChoice(params);
-  const client = createClient({ models: records, worker: worker === "shared" ? "shared" : true, onProgress: (progress) => modelsPanel?.showLoad(progress) });
+  const cpu = cpuMode(params);
+  const client = createClient({ models: records, worker: worker === "shared" ? "shared" : true, ...(cpu ? { engine: "auto" } : {}), onProgress: (progress) => modelsPanel?.showLoad(progress) });
   const gpu = await client.gpu.info();
-  if (!gpu.available) {
+  if (!gpu.available && !cpu) {
     replace(root, header, noWebGpuPage(gpu.reason));
     return;
   }
@@ -74,7 +78,8 @@ async function main() {
   // Embedding models serve the Documents view, not the chat picker.
   const entries = modelEntries(models.filter((m) => m.type !== "embedding"), gpu);
   const embeddingIds = models.filter((m) => m.type === "embedding").map((m) => m.id);
-  const panel = createModelsPanel(client, entries, params.get("model") ?? DEFAULT_MODEL);
+  const ownGguf = ggufRecords(params)[0]?.model_id;
+  const panel = createModelsPanel(client, entries, params.get("model") ?? ownGguf ?? DEFAULT_MODEL, (alias) => cpuModel(records, alias, cpu));
   modelsPanel = panel;
   const settings = createSettings();
   const chat = createChat(client, settings, panel.selected);
@@ -91,7 +96,7 @@ async function main() {
     h(
       "div",
       { class: "layout" },
-      h("aside", { class: "sidebar" }, panel.element, workerPanel(client, worker), gpuPanel(gpu.info, entries)),
+      h("aside", { class: "sidebar" }, panel.element, cpuToggle(params), workerPanel(client, worker), gpu.available ? gpuPanel(gpu.info, entries) : null),
       h("main", { class: "main" }, tabs([["Chat", chat.element], ["Documents", documents], ["Transcribe", transcribe], ["Prompt API", promptApi], ["MCP", mcp], ["OpenAI SDK drop-in", dropIn]])),
     ),
   );

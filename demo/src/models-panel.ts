@@ -8,6 +8,7 @@ import type { CachedModel, CacheUsage, Client, LoadProgress } from "../../src/in
 import { h, replace } from "./dom.js";
 import { formatBytes, formatContext, formatEta } from "./format.js";
 import type { ModelEntry } from "./model-entries.js";
+import { engineLabel } from "./gguf-mode.js";
 
 export interface ModelsPanel {
   element: HTMLElement;
@@ -19,11 +20,13 @@ export interface ModelsPanel {
   showLoad(progress: LoadProgress): void;
 }
 
-export function createModelsPanel(client: Client, entries: Map<string, ModelEntry[]>, initial: string): ModelsPanel {
+/** `toRun` maps the picked alias to what is sent as `model` (CPU mode: its GGUF fallback). */
+export function createModelsPanel(client: Client, entries: Map<string, ModelEntry[]>, initial: string, toRun: (alias: string) => string = (a) => a): ModelsPanel {
   const all = [...entries.values()].flat();
   let selected = all.find((e) => e.alias.toLowerCase() === initial.toLowerCase()) ?? all[0];
   let cached: CachedModel[] = [];
   let download: { controller: AbortController; alias: string } | null = null;
+  const engine = engineLabel(client, () => toRun(selected.alias));
 
   const select = h("select", { id: "model-select", "aria-label": "Model" });
   const details = h("div", { class: "model-details", id: "model-details" });
@@ -57,7 +60,9 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
           { label: family },
           ...list.map((e) => {
             const caps = Object.entries(e.variant.capabilities).filter(([, on]) => on).map(([name]) => name);
-            const size = e.variant.vram_required_mb ? ` · ${formatBytes(e.variant.vram_required_mb * 1024 * 1024)}` : "";
+            // A GGUF's size and quantization come from its header (models.list reads it).
+            const bytes = e.variant.size_bytes ?? (e.variant.vram_required_mb ? e.variant.vram_required_mb * 1024 * 1024 : 0);
+            const size = `${e.variant.size_bytes && e.variant.quantization ? ` · ${e.variant.quantization}` : ""}${bytes ? ` · ${formatBytes(bytes)}` : ""}`;
             const state = cacheState(e);
             const label = `${e.alias}${size} · ${formatContext(e.variant.context_window)} · ${caps.join(", ")}${state === "not downloaded" ? "" : ` · ${state}`}${e.fit.ok ? "" : " · won't fit"}`;
             return h("option", { value: e.alias, selected: e === selected }, label);
@@ -77,9 +82,11 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
       h("div", { class: "kv" }, h("dt", {}, "Context"), h("dd", {}, `${e.variant.context_window} tokens`)),
       h("div", { class: "kv" }, h("dt", {}, "Fits"), h("dd", { class: e.fit.ok ? "yes" : "no" }, e.fit.reason)),
       h("div", { class: "kv" }, h("dt", {}, "Cache"), h("dd", { id: "model-cache-state" }, cacheState(e))),
+      engine.element,
       h("div", { class: "caps" }, ...caps),
     );
     renderButtons();
+    void engine.refresh();
   }
 
   function renderButtons() {
@@ -121,7 +128,7 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     status.classList.remove("no");
     showProgress({ phase: "download", loadedBytes: 0, totalBytes: 0, fraction: 0, etaS: null, file: null }, started);
     try {
-      const { model } = await client.models.load(entry.alias, { signal: controller.signal, onProgress: (p) => showProgress(p, started) });
+      const { model } = await client.models.load(toRun(entry.alias), { signal: controller.signal, onProgress: (p) => showProgress(p, started) });
       overallBar.value = 1;
       status.textContent = `${model} is loaded and ready (${((performance.now() - started) / 1000).toFixed(1)} s).`;
     } catch (error) {
@@ -221,5 +228,5 @@ export function createModelsPanel(client: Client, entries: Map<string, ModelEntr
     }
   }
 
-  return { element, selected: () => selected.alias, showLoad };
+  return { element, selected: () => toRun(selected.alias), showLoad };
 }
