@@ -57,6 +57,19 @@ function setup(maxRows = 4, cost: WebLlmRowsOptions["cost"] = GPU_LIKE) {
   return { pipe, rows };
 }
 
+/** `prompts` at once as rows of `rows`, each up to `maxTokens`: each row's output ids. */
+function outputsTogether(rows: WebLlmRows, prompts: string[], maxTokens: number): Promise<number[][]> {
+  return Promise.all(
+    prompts.map(async (prompt, i) => {
+      const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+      const view = row.view as unknown as FakeBatchingPipeline;
+      await view.generateRequest(encodeText(prompt), { max_tokens: maxTokens });
+      row.leave();
+      return view.outputIds.slice();
+    }),
+  );
+}
+
 /** `jobs` at once as rows of one pipeline; each outcome, and the row reports. */
 async function together(jobs: Job[], maxRows = 4) {
   const { pipe, rows } = setup(maxRows);
@@ -239,14 +252,7 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
     measured.record("batch", 4, 43700);
     // the stand-in's forwards take no time: this run's timings must not replace the recorded ones
     const { pipe, rows } = setup(4, { single: (t) => measured.single(t), batch: (r, t) => measured.batch(r, t) });
-    const results = await Promise.all(
-      ["thecatsat", "abcxyz"].map(async (prompt, i) => {
-        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
-        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 6 });
-        row.leave();
-        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
-      }),
-    );
+    const results = await outputsTogether(rows, ["thecatsat", "abcxyz"], 6);
     expect(pipe.forwards.batched).toEqual([]);
     expect(pipe.forwards.single).toBe(10);
     expect(results[0]).toEqual((await alone({ prompt: "thecatsat", config: { max_tokens: 6 } })).tokens);
@@ -258,14 +264,7 @@ describe("continuous batching on web-llm's pipeline: forward \"batched\" and the
     const pipe = new FakeBatchingPipeline();
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, forward: "batched" });
     rows.ensureKvRoom({ maxRows: 4 });
-    const results = await Promise.all(
-      ["thecatsat", "abcxyz"].map(async (prompt, i) => {
-        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
-        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 6 });
-        row.leave();
-        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
-      }),
-    );
+    const results = await outputsTogether(rows, ["thecatsat", "abcxyz"], 6);
     expect(Math.max(...pipe.forwards.batched)).toBe(2);
     expect(results[1]).toEqual((await alone({ prompt: "abcxyz", config: { max_tokens: 6 } })).tokens);
     // The rows' KV room, measured from the device memory the runtime counted when the cache was re-created.
@@ -284,14 +283,7 @@ describe("continuous batching on web-llm's pipeline: the measured cost is the de
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, clock: () => pipe.clock });
     rows.ensureKvRoom({ maxRows: 4 });
     const prompts = ["thecatsat", "abcxyz", "hello", "qrstuv"];
-    const outputs = await Promise.all(
-      prompts.map(async (prompt, i) => {
-        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
-        await (row.view as unknown as FakeBatchingPipeline).generateRequest(encodeText(prompt), { max_tokens: 16 });
-        row.leave();
-        return (row.view as unknown as FakeBatchingPipeline).outputIds.slice();
-      }),
-    );
+    const outputs = await outputsTogether(rows, prompts, 16);
     const times = rows.counters().step_ms;
     expect(times?.decode).toBe(10);
     expect(times?.batch_decode["4"]).toBe(14);
