@@ -5,10 +5,9 @@
  * rules (system first only, last message user/tool unless continuing). What
  * differs per family is its PromptStyle.
  */
-import { enginePartsOf } from "../engine/parts.js";
-import type { EngineMessage } from "../engine/types.js";
+import type { EngineMessage, EnginePart } from "../engine/types.js";
 import type { NormalizedMessage } from "../protocol/normalized.js";
-import type { FunctionTool, ToolCall } from "../protocol/types.js";
+import type { ContentPart, FunctionTool, ToolCall } from "../protocol/types.js";
 import type { Family, PromptContext, ReasoningShape } from "./types.js";
 
 /** One tool message, with the call it answers when the history has it. */
@@ -48,6 +47,20 @@ export interface PromptStyle {
 
 const textOf = (m: NormalizedMessage): string =>
   typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+
+/**
+ * A user message's content handed on as engine parts. The host prepares every
+ * audio part (host/audio-input.ts: WAV measured, other containers decoded)
+ * before the prompt is shaped; an unprepared one is caught here instead of
+ * reaching an engine.
+ */
+function enginePartsOf(content: string | ContentPart[]): string | EnginePart[] {
+  if (typeof content === "string") return content;
+  for (const part of content) {
+    if (part.type === "input_audio" && !("audio" in part)) throw new Error("An audio part reached prompt shaping undecoded: host/audio-input.ts must prepare it first.");
+  }
+  return content as EnginePart[];
+}
 
 /** Joins non-empty parts with `separator`. */
 export function joinParts(separator: string, ...parts: (string | undefined)[]): string {

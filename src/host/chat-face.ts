@@ -7,8 +7,9 @@ import { ApiError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
 import { ChoiceBuilder } from "../protocol/choice-builder.js";
 import { newCompletionId } from "../protocol/ids.js";
-import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../protocol/types.js";
-import { choiceOutput } from "./generation-output.js";
+import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, CustomToolCall, FinishReason, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
+import { customCallArguments } from "../protocol/custom-tools.js";
+import type { GenerationOutput } from "./generation-output.js";
 import { addCompletionDetails } from "./decode-report.js";
 import { generateAll } from "./parallel-choices.js";
 import { streamInto, type ChunkSink, type PipelineCore, type RequestOptions } from "./pipeline-core.js";
@@ -101,7 +102,25 @@ export class ChatCompletionsFace {
   }
 }
 
-/** Token counts of several generations (n choices) added up. */
+/** The chat face's output (generation-output.ts): a generation's events become chunk deltas of one choice. */
+function choiceOutput(builder: ChoiceBuilder, emit: (deltas: ChunkDelta[], logprobs: TokenLogprob[] | undefined) => void): GenerationOutput {
+  return {
+    write(events, logprobs) {
+      builder.addLogprobs(logprobs);
+      emit(builder.deltas(events), logprobs);
+    },
+    reply() {
+      const message = builder.message();
+      return { content: message.content ?? "", toolCalls: (message.tool_calls ?? []).map(asSentBack), reasoning: message.reasoning_content ?? "", lastReasoningDelta: builder.lastReasoningFragment() };
+    },
+  };
+}
+
+/** A call as validation normalizes it when the app sends it back: a custom call as the function call it was rendered as. */
+function asSentBack(call: ToolCall | CustomToolCall): ToolCall {
+  return call.type === "custom" ? { id: call.id, type: "function", function: { name: call.custom.name, arguments: customCallArguments(call.custom.input) } } : call;
+}
+
 /**
  * The usage of several generations in one response. `samePrompt`: `next` is
  * another choice of a prompt already counted (`n` > 1): as the hosted API

@@ -1,21 +1,14 @@
 /**
- * Where one generation's parser events go. The generation loop
- * (generation-loop.ts, run by the pipeline's `generate`: engine → stop guard
- * → family parser) is the same for every protocol face; only this output
- * differs: the chat ChoiceBuilder (chunk deltas, the assistant message) or
- * the Responses output builder (output items, semantic stream events).
+ * Where one generation's parser events go: the contract between the
+ * generation loop (generation-loop.ts, run by the pipeline's `generate`:
+ * engine → stop guard → family parser), which is the same for every protocol
+ * face, and each face's output, which differs: the chat face's ChoiceBuilder
+ * (chunk deltas, the assistant message; chat-face.ts) or the Responses output
+ * builder (output items, semantic stream events; responses-run.ts). Types only.
  */
 import type { ParseEvent } from "../parsers/types.js";
-import type { ChunkDelta, TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
-import type { ChoiceBuilder } from "../protocol/choice-builder.js";
+import type { TokenLogprob, ToolCall, Usage } from "../protocol/types.js";
 import type { DecodeCounts } from "./decode-report.js";
-import { customCallArguments } from "../protocol/custom-tools.js";
-import type { CustomToolCall } from "../protocol/types.js";
-
-/** A call as validation normalizes it when the app sends it back: a custom call as the function call it was rendered as. */
-export function asSentBack(call: ToolCall | CustomToolCall): ToolCall {
-  return call.type === "custom" ? { id: call.id, type: "function", function: { name: call.custom.name, arguments: customCallArguments(call.custom.input) } } : call;
-}
 
 /** Declared beside the engine's events (engine/types.ts), where the store that journals it can name it too; re-exported here as before. */
 export type { GeneratedChunk } from "../engine/types.js";
@@ -56,18 +49,4 @@ export interface SentBackReply {
   reasoning: string;
   /** Chat: the last streamed delta's `reasoning_content` (what the openai SDK's stream helpers keep of the reasoning). */
   lastReasoningDelta?: string;
-}
-
-/** The chat face: events become chunk deltas of one choice. */
-export function choiceOutput(builder: ChoiceBuilder, emit: (deltas: ChunkDelta[], logprobs: TokenLogprob[] | undefined) => void): GenerationOutput {
-  return {
-    write(events, logprobs) {
-      builder.addLogprobs(logprobs);
-      emit(builder.deltas(events), logprobs);
-    },
-    reply() {
-      const message = builder.message();
-      return { content: message.content ?? "", toolCalls: (message.tool_calls ?? []).map(asSentBack), reasoning: message.reasoning_content ?? "", lastReasoningDelta: builder.lastReasoningFragment() };
-    },
-  };
 }

@@ -11,11 +11,12 @@
  * samples one token, plus the draft tokens it accepted.
  */
 import type { Engine, EngineUsage } from "../engine/types.js";
-import { RowsPerPass, type BatchCounters } from "../engine/batching/counters.js";
+import type { BatchCounters } from "../engine/batching/counters.js";
 import { cachedOfFed, decodeCounts } from "./decode-report.js";
 
 export class GenerationTally {
-  private readonly rows = new RowsPerPass();
+  /** Forward passes counted: each has one row, so rows per pass are 1 (mean and most) once there is one. */
+  private passes = 0;
   private generated = 0;
   private prefilled = 0;
 
@@ -27,7 +28,7 @@ export class GenerationTally {
     const cachedFed = cachedOfFed(fed, usage.cachedTokens);
     const decode = decodeCounts(usage);
     const passes = (fed > 0 ? 1 : 0) + decode.decode_passes;
-    if (passes > 0) this.rows.add(1, passes);
+    this.passes += passes;
     this.prefilled += fed - cachedFed;
     // Each pass samples one token, a verify pass its accepted draft tokens too (as a batching engine counts
     // sampled tokens: a reply that ends by itself samples its end-of-text token, one more than completion_tokens).
@@ -35,6 +36,7 @@ export class GenerationTally {
   }
 
   counters(): BatchCounters {
-    return { forward_passes: this.rows.passes, generated_tokens: this.generated, prefill_tokens: this.prefilled, mean_rows: this.rows.mean, max_rows: this.rows.max };
+    const rows = this.passes > 0 ? 1 : 0;
+    return { forward_passes: this.passes, generated_tokens: this.generated, prefill_tokens: this.prefilled, mean_rows: rows, max_rows: rows };
   }
 }

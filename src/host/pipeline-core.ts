@@ -101,6 +101,11 @@ export function streamInto<T>(sink: ChunkSink<T>, run: (start: () => void) => Pr
   });
 }
 
+/** Whether any message carries a part other than text (an image, audio): only such a request is checked against what the model takes. */
+function carriesMedia(messages: readonly NormalizedMessage[]): boolean {
+  return messages.some((message) => typeof message.content !== "string" && message.content.some((part) => part.type !== "text"));
+}
+
 export interface RequestOptions {
   signal?: AbortSignal;
   /**
@@ -194,17 +199,18 @@ export class Pipeline implements PipelineCore {
     const record = await this.resolve(request.model);
     if (isEmbeddingRecord(record)) throw notAChatModel(record);
     const family = familyOf(record);
-    const inputs = await this.inputsOf(record);
-    checkInputKinds(request.messages, record.model_id, inputs);
+    // What the model takes (models/inputs.ts, from its cached manifest where it has one) is read only for a request with images or audio.
+    const inputs = carriesMedia(request.messages) ? await this.inputsOf(record) : null;
+    if (inputs) checkInputKinds(request.messages, record.model_id, inputs);
     await this.checkDevice(record, request);
     // Audio is measured or decoded here, in the worker, before the request queues (host/audio-input.ts).
-    const audio = hasAudio(request.messages);
-    const messages = audio ? await prepareAudio(request.messages, inputs.audio, record.model_id) : request.messages;
-    if (audio && inputs.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
+    const audio = inputs !== null && hasAudio(request.messages);
+    const messages = audio ? await prepareAudio(request.messages, inputs?.audio ?? null, record.model_id) : request.messages;
+    if (audio && inputs?.audio) checkAudioLimits(messages, inputs.audio, record.model_id);
 
     return this.inSlot(record, outerSignal, async (signal, started) => {
       // Limits a package declares are known once its manifest is downloaded (the first load): checked then, before generating.
-      if (audio && !inputs.audio) {
+      if (audio && !inputs?.audio) {
         const late = (await this.inputsOf(record)).audio;
         if (late) checkAudioLimits(messages, late, record.model_id);
       }
@@ -283,6 +289,7 @@ export class Pipeline implements PipelineCore {
   /** The request's response format in a form its engine takes (EBNF where it takes only that), or a 400 before generating (host/engine-format.ts). */
   private fitResponseFormat(prepared: Prepared): void {
     const format = prepared.engineRequest.responseFormat;
+    if (!format) return; // nothing constrains the output: nothing to fit
     const fitted = responseFormatFor(format, this.madeFor(prepared.record).capabilities, prepared.record.model_id, prepared.request.responseFormatParam);
     if (fitted === format) return;
     if (fitted) prepared.engineRequest.responseFormat = fitted;
@@ -395,7 +402,11 @@ export class Pipeline implements PipelineCore {
   }
 
   async resolve(model: string): Promise<ModelRecord> {
-    return (await this.chooseEngine(model)).record;
+    // Only "auto" may run another record than the one named: without it the choice (and its reason) is not needed.
+    if (this.auto) return (await this.chooseEngine(model)).record;
+    const record = (await this.catalog(model)).resolve(model, await this.features());
+    engineKindOf(record, this.defaultKind); // a record naming no registered kind is a 500 here, as the choice gives it
+    return record;
   }
 
   async chooseEngine(model: string): Promise<EngineChoice> {

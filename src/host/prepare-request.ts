@@ -59,7 +59,8 @@ export function prepareRequest(
     },
   };
   const window = contextWindowOf(record);
-  const toolGrammar = family.toolGrammar(context);
+  // Without tools there is no call to constrain (families/grammar.ts is not consulted), as there is no tool block (families/shape.ts).
+  const toolGrammar = context.tools.length > 0 ? family.toolGrammar(context) : undefined;
   const forcedTools = request.toolChoice === "required" || typeof request.toolChoice === "object";
   const maxTokens = Math.min(request.maxTokens ?? window, window);
   const engineRequest: EngineRequest = {

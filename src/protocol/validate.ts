@@ -106,7 +106,8 @@ function validateFields(raw: unknown): NormalizedRequest {
     provider: validateProvider(body.provider),
     n,
     continueFinalMessage,
-    prediction: validatePrediction(body.prediction),
+    // Most requests predict nothing: prediction.ts (Predicted Outputs) is consulted only for one that does.
+    prediction: isAbsent(body.prediction) ? undefined : validatePrediction(body.prediction),
   };
 }
 
