@@ -113,7 +113,10 @@ describe("logprobs on a GGUF model: llama.cpp's own probabilities", () => {
     const entries = chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []);
     expectGreedyLogprobs(entries, text, 0);
     const whole = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 2 });
-    expect(entries.map((e) => [e.token, e.logprob])).toEqual((whole.choices[0].logprobs?.content ?? []).map((e) => [e.token, e.logprob]));
+    const wholeEntries = whole.choices[0].logprobs?.content ?? [];
+    expect(entries.map((e) => e.token)).toEqual(wholeEntries.map((e) => e.token));
+    // The same forward passes; float32 sums may differ in the last bit between runs.
+    entries.forEach((e, i) => expect(e.logprob).toBeCloseTo(wholeEntries[i].logprob, 5));
   });
 
   it("a ChatML-family record (our prompt, sent as a raw completion) and raw /completions report them too", async () => {
@@ -128,7 +131,7 @@ describe("logprobs on a GGUF model: llama.cpp's own probabilities", () => {
     const raw = await client.completions.create({ model, prompt: "hello world the", max_tokens: 8, temperature: 0, logprobs: 2 });
     const lp = raw.choices[0].logprobs!;
     expect(lp.tokens.join("")).toBe(raw.choices[0].text);
-    expect(lp.token_logprobs.length).toBe(raw.usage.completion_tokens);
+    expect(lp.token_logprobs.length).toBe(raw.usage?.completion_tokens);
     lp.top_logprobs.forEach((alternatives, i) => {
       expect(Object.keys(alternatives).length).toBe(2);
       expect(alternatives[lp.tokens[i]]).toBeCloseTo(lp.token_logprobs[i], 6);

@@ -15,9 +15,14 @@ import { tinyVocabulary } from "../../support/gguf-writer.js";
 export const server = inject("ggufServer");
 export const wasm = `${server}/wllama/esm/wasm/wllama.wasm`;
 
-/** A record of the tiny GGUF, its own model id (and settings) on top. */
+/**
+ * A record of the tiny GGUF, its own model id (and settings) on top. Its file
+ * is served from a folder of its own (`/m/<id>/`), so its cache entry is its
+ * own: browser test files run side by side in one origin, and another file's
+ * download of `/tiny.gguf` must not meet this one's.
+ */
 export function tinyRecord(model_id: string, extra: Partial<ModelRecord> = {}): ModelRecord {
-  return { model: `${server}/tiny.gguf`, model_id, model_lib: "", overrides: { context_window_size: 2048 }, engine: { kind: "wllama", wasm }, ...extra };
+  return { model: `${server}/m/${model_id}/tiny.gguf`, model_id, model_lib: "", overrides: { context_window_size: 2048 }, engine: { kind: "wllama", wasm }, ...extra };
 }
 
 export interface OracleLogprob {
