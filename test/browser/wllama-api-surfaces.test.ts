@@ -60,6 +60,21 @@ describe("Responses on a GGUF model", () => {
   });
 });
 
+describe("Responses logprobs on a GGUF model", () => {
+  it("include message.output_text.logprobs: the output text's tokens with llama.cpp's logprobs and top_logprobs", async () => {
+    const r = await client.responses.create({ model, input: "hello world", max_output_tokens: 8, temperature: 0, include: ["message.output_text.logprobs"], top_logprobs: 2 });
+    const message = r.output.find((item) => item.type === "message") as Extract<ResponseObject["output"][number], { type: "message" }>;
+    const part = message.content.find((p) => p.type === "output_text") as { text: string; logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }> };
+    const want = await direct.chat(messages, { max_tokens: 8, logprobs: true, top_logprobs: 2 });
+    expect(part.text).toBe(want.content);
+    expect(part.logprobs?.map((t) => t.token)).toEqual(want.logprobs?.map((t) => t.token));
+    part.logprobs?.forEach((t, i) => {
+      expect(t.logprob).toBeCloseTo(want.logprobs![i].logprob, 5);
+      expect(t.top_logprobs.map((a) => a.token)).toEqual(want.logprobs![i].top_logprobs.map((a) => a.token));
+    });
+  });
+});
+
 describe("the Prompt API on a GGUF model", () => {
   it("prompt() answers with llama.cpp's greedy reply, cut where the session's window is full", async () => {
     const LanguageModel = createPromptApi({ client, model: promptModel });
