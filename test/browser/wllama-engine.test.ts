@@ -158,8 +158,9 @@ describe("wllama engine through the dedicated worker", () => {
   });
 
   it("refuses what this first slice does not do, naming the parameter", async () => {
-    const error = await client.chat.completions.create({ model, messages, max_tokens: 4, logprobs: true }).catch((e) => e);
-    expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "logprobs" });
+    // logprobs, the first case here, works now (wllama-tools-logprobs.test.ts); continuing a final assistant message does not yet.
+    const error = await client.chat.completions.create({ model, messages: [...messages, { role: "assistant", content: "the" }], max_tokens: 4 }).catch((e) => e);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "messages" });
   });
 });
 

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { EngineRequest } from "../../src/engine/types.js";
-import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "../../src/engine/wllama/wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, rawLogprobs, wllamaMessages, wllamaSampling } from "../../src/engine/wllama/wllama-request.js";
+import { tokenLogprobsOf } from "../../src/engine/wllama/wllama-logprobs.js";
 
 function request(over: Partial<EngineRequest> = {}, sampling: Partial<EngineRequest["sampling"]> = {}): EngineRequest {
   return {
@@ -55,13 +56,40 @@ describe("wllama request", () => {
     const cases: Array<[EngineRequest, string]> = [
       [request({ responseFormat: { type: "json_object", schema: "{}" } }), "response_format"],
       [request({ responseFormat: { type: "structural_tag", structural_tag: {} } }), "tool_choice"],
-      [request({ topLogprobs: 2 }), "logprobs"],
-      [request({}, { logit_bias: { "5": 10 } }), "logit_bias"],
       [request({ continueFinalMessage: true }), "messages"],
       [request({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AA==" } }] }] }), "messages[0].content"],
-      [request({ messages: [{ role: "user", content: "hi" }, { role: "tool", content: "42" }] }), "messages[1].role"],
     ];
     for (const [r, param] of cases) expect(() => checkWllamaRequest(r), param).toThrow(expect.objectContaining({ status: 400, code: "unsupported_on_engine", param }));
     expect(() => checkWllamaRequest(request())).not.toThrow();
+  });
+
+  it("logit_bias reaches llama.cpp as OpenAI's token-id map; an id outside the model's vocabulary is a 400 naming logit_bias", () => {
+    const signal = new AbortController().signal;
+    expect(wllamaSampling(request({}, { logit_bias: { "5": 10, "300": -100 } }), signal).logit_bias).toEqual({ "5": 10, "300": -100 });
+    expect(() => checkWllamaRequest(request({}, { logit_bias: { "367": 5 } }), 368)).not.toThrow();
+    expect(() => checkWllamaRequest(request({}, { logit_bias: { "5": 1, "368": 5 } }), 368)).toThrow(expect.objectContaining({ status: 400, param: "logit_bias", message: expect.stringContaining("token 368, outside tiny-gguf's vocabulary (token ids 0 to 367)") }));
+  });
+
+  it("logprobs: llama.cpp is asked for at least one alternative (with n_probs 0 it reports none), in each endpoint's form", () => {
+    expect(chatLogprobs(request())).toEqual({});
+    expect(rawLogprobs(request())).toEqual({});
+    expect(chatLogprobs(request({ topLogprobs: 0 }))).toEqual({ logprobs: true, top_logprobs: 1 });
+    expect(rawLogprobs(request({ topLogprobs: 0 }))).toEqual({ logprobs: 1 });
+    expect(chatLogprobs(request({ topLogprobs: 7 }))).toEqual({ logprobs: true, top_logprobs: 7 });
+    expect(rawLogprobs(request({ topLogprobs: 7 }))).toEqual({ logprobs: 7 });
+  });
+
+  it("a chunk's logprobs keep the asked number of alternatives, bytes from the text where llama.cpp gives none", () => {
+    const chunk = { content: [{ id: 9, token: " the", logprob: -0.5, bytes: [32, 116, 104, 101], top_logprobs: [{ id: 9, token: " the", logprob: -0.5, bytes: [32, 116, 104, 101] }, { id: 4, token: "a", logprob: -1.5 }] }] };
+    expect(tokenLogprobsOf(chunk, 0)).toEqual([{ token: " the", logprob: -0.5, bytes: [32, 116, 104, 101], top_logprobs: [] }]);
+    expect(tokenLogprobsOf(chunk, 2)?.[0].top_logprobs).toEqual([{ token: " the", logprob: -0.5, bytes: [32, 116, 104, 101] }, { token: "a", logprob: -1.5, bytes: [97] }]);
+    expect(tokenLogprobsOf(null, 2)).toBeUndefined();
+    expect(tokenLogprobsOf({ content: [] }, 2)).toBeUndefined();
+  });
+
+  it("tool turns (the family's shaped results) reach llama.cpp's template as `tool` messages", () => {
+    const messages: EngineRequest["messages"] = [{ role: "user", content: "hi" }, { role: "assistant", content: "<tool_call>x</tool_call>" }, { role: "tool", content: "<tool_response>\n42\n</tool_response>" }];
+    expect(() => checkWllamaRequest(request({ messages }))).not.toThrow();
+    expect(wllamaMessages(request({ messages }))).toEqual(messages);
   });
 });

@@ -24,20 +24,39 @@ export interface WllamaUsage {
 
 export type WllamaFinish = "stop" | "length" | "tool_calls" | "content_filter" | null;
 
+/** One alternative of a token, as llama-server's `probs_to_json` writes it (log-softmax of the model's logits before sampling). */
+export interface WllamaTopLogprob {
+  id?: number;
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+}
+
+/** The sampled token with its `top_logprobs` (as many as `n_probs`, most likely first). */
+export interface WllamaTokenLogprob extends WllamaTopLogprob {
+  top_logprobs?: WllamaTopLogprob[];
+}
+
+/** A streamed chunk's logprobs (llama-server sends them where `n_probs` > 0, for chat and raw completions alike). */
+export interface WllamaChunkLogprobs {
+  content?: WllamaTokenLogprob[] | null;
+}
+
 export interface WllamaChatChunk {
-  choices: Array<{ delta: { content?: string | null }; finish_reason: WllamaFinish }>;
+  choices: Array<{ delta: { content?: string | null }; finish_reason: WllamaFinish; logprobs?: WllamaChunkLogprobs | null }>;
   usage?: WllamaUsage | null;
   timings?: WllamaTimings;
 }
 
 export interface WllamaRawChunk {
-  choices: Array<{ text: string; finish_reason: WllamaFinish }>;
+  choices: Array<{ text: string; finish_reason: WllamaFinish; logprobs?: WllamaChunkLogprobs | null }>;
   usage?: WllamaUsage | null;
   timings?: WllamaTimings;
 }
 
+/** A chat message for llama.cpp's Jinja template; a `tool` turn is rendered by the GGUF's template as it writes tool results. */
 export interface WllamaMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
 }
 
@@ -57,12 +76,27 @@ export interface WllamaSampling {
   cache_prompt?: boolean;
   /** A GBNF grammar (root rule `root`) that llama.cpp's sampler holds every generated token to. */
   grammar?: string;
+  /** Token id (digits) → bias added to its logit before sampling (OpenAI's form; llama-server parses the ids). */
+  logit_bias?: Record<string, number>;
+}
+
+/** Logprobs as llama-server's chat endpoint takes them (it sets `n_probs` = `top_logprobs`). */
+export interface WllamaChatLogprobs {
+  logprobs?: boolean;
+  top_logprobs?: number;
+}
+
+/** Logprobs as llama-server's raw completion endpoint takes them: the number of alternatives (`n_probs`). */
+export interface WllamaRawLogprobs {
+  logprobs?: number;
 }
 
 export interface WllamaInstance {
   loadModel(blobs: Blob[], params?: { n_ctx?: number; n_threads?: number; seed?: number }): Promise<void>;
-  createChatCompletion(options: WllamaSampling & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
-  createCompletion(options: WllamaSampling & { prompt: string; stream: true }): Promise<AsyncIterable<WllamaRawChunk>>;
+  createChatCompletion(options: WllamaSampling & WllamaChatLogprobs & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
+  createCompletion(options: WllamaSampling & WllamaRawLogprobs & { prompt: string; stream: true }): Promise<AsyncIterable<WllamaRawChunk>>;
+  /** What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name. */
+  getLoadedContextInfo(): { n_vocab: number };
   isMultithread(): boolean;
   getNumThreads(): number;
   exit(): Promise<void>;

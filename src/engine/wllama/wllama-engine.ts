@@ -14,7 +14,8 @@
  * us as web-llm would give them (chatml-prompt.ts) and sent as a raw
  * completion; any other record's are rendered by llama.cpp from the GGUF's
  * own `tokenizer.chat_template`. Usage comes from llama-server's own counts
- * (`timings`: prompt tokens prefilled and reused, tokens generated).
+ * (`timings`: prompt tokens prefilled and reused, tokens generated); logprobs
+ * from its per-token probabilities (wllama-logprobs.ts).
  */
 import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
 import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../../models/record.js";
@@ -22,7 +23,8 @@ import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } fro
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
-import { checkWllamaRequest, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { tokenLogprobsOf } from "./wllama-logprobs.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
@@ -88,30 +90,32 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
 
   async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     if (!wllama || loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
-    checkWllamaRequest(request);
+    checkWllamaRequest(request, wllama.getLoadedContextInfo().n_vocab);
     const sampling = wllamaSampling(request, signal);
+    const top = request.topLogprobs ?? 0;
     let emitted = 0;
     let last: WllamaChatChunk | WllamaRawChunk | null = null;
+    /** One streamed token: its text and, where asked, its logprobs (a chunk may carry either alone: a stop string's held-back text). */
+    function eventOf(text: string, chunk: WllamaChatChunk | WllamaRawChunk): EngineEvent | null {
+      const logprobs = request.topLogprobs === undefined ? undefined : tokenLogprobsOf(chunk.choices[0]?.logprobs, top);
+      if (!text && !logprobs) return null;
+      emitted++;
+      return { type: "text", text, ...(logprobs ? { logprobs } : {}) };
+    }
     try {
       // A raw completion takes its prompt as is; a ChatML family's chat, the prompt we render.
       const prompt = request.rawPrompt ?? (chatml ? chatmlPrompt(request, chatml) : undefined);
       if (prompt !== undefined) {
-        for await (const chunk of await wllama.createCompletion({ ...sampling, prompt, stream: true })) {
+        for await (const chunk of await wllama.createCompletion({ ...sampling, ...rawLogprobs(request), prompt, stream: true })) {
           last = chunk;
-          const text = chunk.choices[0]?.text ?? "";
-          if (text) {
-            emitted++;
-            yield { type: "text", text };
-          }
+          const event = eventOf(chunk.choices[0]?.text ?? "", chunk);
+          if (event) yield event;
         }
       } else {
-        for await (const chunk of await wllama.createChatCompletion({ ...sampling, messages: wllamaMessages(request), stream: true })) {
+        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), messages: wllamaMessages(request), stream: true })) {
           last = chunk;
-          const text = chunk.choices[0]?.delta.content ?? "";
-          if (text) {
-            emitted++;
-            yield { type: "text", text };
-          }
+          const event = eventOf(chunk.choices[0]?.delta.content ?? "", chunk);
+          if (event) yield event;
         }
       }
     } catch (error) {

@@ -10,9 +10,9 @@
  * logprobs, `logit_bias`,
  * image/audio parts, tool-result messages, and continuing a final message.
  */
-import { ApiError } from "../../protocol/api-error.js";
+import { ApiError, invalidParam } from "../../protocol/api-error.js";
 import type { EngineMessage, EngineRequest } from "../types.js";
-import type { WllamaMessage, WllamaSampling } from "./wllama-api.js";
+import type { WllamaChatLogprobs, WllamaMessage, WllamaRawLogprobs, WllamaSampling } from "./wllama-api.js";
 import { GrammarError } from "../../grammar/ir.js";
 import { ebnfToGbnf } from "./gbnf.js";
 
@@ -35,17 +35,22 @@ function notYet(param: string, what: string): ApiError {
   });
 }
 
-/** Refuses (400) what the wllama engine does not do yet; see the file's opening comment. */
-export function checkWllamaRequest(request: EngineRequest): void {
+/**
+ * Refuses (400) what the wllama engine does not do yet; see the file's
+ * opening comment. `vocabSize`: the loaded model's vocabulary (llama.cpp's
+ * `n_vocab`), which `logit_bias` ids must fall inside.
+ */
+export function checkWllamaRequest(request: EngineRequest, vocabSize?: number): void {
   const format = request.responseFormat;
   // The host gives this engine grammars only (its capabilities); anything else is a host bug, said plainly.
   if (format && format.type !== "grammar") throw notYet(format.type === "structural_tag" ? "tool_choice" : "response_format", `A ${format.type} response format`);
-  if (request.topLogprobs !== undefined) throw notYet("logprobs", "logprobs");
-  if (request.sampling.logit_bias && Object.keys(request.sampling.logit_bias).length > 0) throw notYet("logit_bias", "logit_bias");
   if (request.continueFinalMessage) throw notYet("messages", "Continuing a final assistant message");
   for (const [i, m] of request.messages.entries()) {
     if (typeof m.content !== "string" && m.content.some((part) => part.type !== "text")) throw notYet(`messages[${i}].content`, "Image and audio input");
-    if (m.role === "tool") throw notYet(`messages[${i}].role`, "A tool message");
+  }
+  const outside = vocabSize === undefined ? undefined : Object.keys(request.sampling.logit_bias ?? {}).find((id) => Number(id) >= vocabSize);
+  if (outside !== undefined) {
+    throw invalidParam("logit_bias", `\`logit_bias\` names token ${outside}, outside ${request.model}'s vocabulary (token ids 0 to ${vocabSize! - 1}).`);
   }
 }
 
@@ -53,9 +58,9 @@ function textOf(content: EngineMessage["content"]): string {
   return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
-/** The messages for `createChatCompletion` (roles checked by checkWllamaRequest). */
+/** The messages for `createChatCompletion`: the shaped turns, `tool` ones included, for the GGUF's template to render. */
 export function wllamaMessages(request: EngineRequest): WllamaMessage[] {
-  return request.messages.map((m) => ({ role: m.role as WllamaMessage["role"], content: textOf(m.content) }));
+  return request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
 }
 
 /**
@@ -76,6 +81,28 @@ export function wllamaSampling(request: EngineRequest, signal: AbortSignal): Wll
   if (s.frequency_penalty !== undefined) out.frequency_penalty = s.frequency_penalty;
   if (s.repetition_penalty !== undefined) out.repeat_penalty = s.repetition_penalty;
   if (s.stop.length > 0) out.stop = [...s.stop];
+  if (s.logit_bias && Object.keys(s.logit_bias).length > 0) out.logit_bias = { ...s.logit_bias };
   if (request.responseFormat?.type === "grammar") out.grammar = gbnfOf(request.responseFormat.grammar);
   return out;
+}
+
+/**
+ * How many alternatives to ask llama.cpp for (`n_probs`): at least 1, since
+ * with 0 it reports no probabilities at all, not even the sampled token's;
+ * the engine keeps `topLogprobs` of them. Undefined: no logprobs.
+ */
+function probsWanted(request: EngineRequest): number | undefined {
+  return request.topLogprobs === undefined ? undefined : Math.max(request.topLogprobs, 1);
+}
+
+/** Logprobs for `createChatCompletion` (llama-server: `logprobs: true`, `top_logprobs` → `n_probs`). */
+export function chatLogprobs(request: EngineRequest): WllamaChatLogprobs {
+  const n = probsWanted(request);
+  return n === undefined ? {} : { logprobs: true, top_logprobs: n };
+}
+
+/** Logprobs for `createCompletion` (llama-server: `logprobs` is the number of alternatives, `n_probs`). */
+export function rawLogprobs(request: EngineRequest): WllamaRawLogprobs {
+  const n = probsWanted(request);
+  return n === undefined ? {} : { logprobs: n };
 }
