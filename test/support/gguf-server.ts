@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, normalize } from "node:path";
 import type { AddressInfo } from "node:net";
-import { writeTinyGguf } from "./gguf-writer.js";
+import { R1_STYLE_TEMPLATE, writeTinyGguf } from "./gguf-writer.js";
 import { wllamaPackageDir } from "./wllama-package.js";
 
 export interface GgufServer {
@@ -20,7 +20,9 @@ export interface GgufServer {
 }
 
 export async function startGgufServer(): Promise<GgufServer> {
-  const gguf = writeTinyGguf();
+  const tiny = writeTinyGguf();
+  /** Files by name: `tiny-r1.gguf` is the same model with a reasoning chat template (R1_STYLE_TEMPLATE); any other name is `tiny.gguf`. */
+  const variants: Record<string, Uint8Array> = { "tiny-r1.gguf": writeTinyGguf({ chatTemplate: R1_STYLE_TEMPLATE }) };
   const packageDir = wllamaPackageDir();
   const counts: Record<string, number> = {};
   const server: Server = createServer((req, res) => {
@@ -36,6 +38,7 @@ export async function startGgufServer(): Promise<GgufServer> {
       return res.end(JSON.stringify(counts));
     }
     if (path === "/tiny.gguf" || (path.startsWith("/m/") && path.endsWith(".gguf"))) {
+      const gguf = variants[path.slice(path.lastIndexOf("/") + 1)] ?? tiny;
       // `bytes=a-b` as servers like the hub's answer it (206 with Content-Range); `/m/norange/…` ignores Range (200, the whole file).
       const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
       if (range && !path.startsWith("/m/norange/")) {

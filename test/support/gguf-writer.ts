@@ -24,10 +24,22 @@ export interface TinyGgufOptions {
   name?: string;
   /** `general.file_type` (llama_ftype, e.g. 15 = Q4_K_M) as a label, though the weights stay f32. Default: not written. */
   fileType?: number;
+  /** `tokenizer.chat_template`. Default CHATML_TEMPLATE. */
+  chatTemplate?: string;
 }
 
 export const CHATML_TEMPLATE =
   "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/**
+ * A reasoning template in the style of DeepSeek-R1's (and Qwen3-Thinking-2507's), on our ChatML
+ * markers: the generation prompt opens `<think>\n`, so everything the model writes until `</think>`
+ * is its reasoning; an assistant turn of the history keeps only what follows its `</think>`.
+ */
+export const R1_STYLE_TEMPLATE =
+  "{% for m in messages %}{% if m['role'] == 'assistant' %}{% set content = m['content'] %}{% if '</think>' in content %}{% set content = content.split('</think>')[-1].lstrip() %}{% endif %}" +
+  "<|im_start|>assistant\n{{ content }}<|im_end|>\n{% else %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}" +
+  "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
 
 const WORDS = ("the a of to and in is it you that he was for on are as with his they I at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who oil its now find long down day did get come made may part hello world user assistant system").split(" ");
 
@@ -122,7 +134,7 @@ export function writeTinyGguf(options: TinyGgufOptions = {}): Uint8Array {
   key("tokenizer.ggml.eos_token_id", U32).u32(4);
   key("tokenizer.ggml.unknown_token_id", U32).u32(0);
   key("tokenizer.ggml.add_bos_token", BOOL).bool(false);
-  key("tokenizer.chat_template", STR).str(CHATML_TEMPLATE);
+  key("tokenizer.chat_template", STR).str(options.chatTemplate ?? CHATML_TEMPLATE);
 
   // Tensors, dims in GGUF order (ne0 first).
   const kvDim = (nEmbd / nHead) * nHeadKv;

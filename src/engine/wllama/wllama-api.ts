@@ -91,9 +91,17 @@ export interface WllamaRawLogprobs {
   logprobs?: number;
 }
 
+/**
+ * How llama-server returns a reasoning template's think block (per request, in the body it parses):
+ * its default moves it out of `content` into a `reasoning_content` field; `"none"` leaves the text raw.
+ */
+export interface WllamaChatParsing {
+  reasoning_format?: "none" | "deepseek" | "deepseek-legacy";
+}
+
 export interface WllamaInstance {
   loadModel(blobs: Blob[], params?: { n_ctx?: number; n_threads?: number; seed?: number }): Promise<void>;
-  createChatCompletion(options: WllamaSampling & WllamaChatLogprobs & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
+  createChatCompletion(options: WllamaSampling & WllamaChatLogprobs & WllamaChatParsing & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
   createCompletion(options: WllamaSampling & WllamaRawLogprobs & { prompt: string; stream: true }): Promise<AsyncIterable<WllamaRawChunk>>;
   /** What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name. */
   getLoadedContextInfo(): { n_vocab: number };

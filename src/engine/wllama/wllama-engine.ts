@@ -23,7 +23,7 @@ import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } fro
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
-import { chatLogprobs, checkWllamaRequest, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, RAW_CHAT_TEXT, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
@@ -112,7 +112,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
           if (event) yield event;
         }
       } else {
-        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), messages: wllamaMessages(request), stream: true })) {
+        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, messages: wllamaMessages(request), stream: true })) {
           last = chunk;
           const event = eventOf(chunk.choices[0]?.delta.content ?? "", chunk);
           if (event) yield event;

@@ -12,7 +12,7 @@
  */
 import { ApiError, invalidParam } from "../../protocol/api-error.js";
 import type { EngineMessage, EngineRequest } from "../types.js";
-import type { WllamaChatLogprobs, WllamaMessage, WllamaRawLogprobs, WllamaSampling } from "./wllama-api.js";
+import type { WllamaChatLogprobs, WllamaChatParsing, WllamaMessage, WllamaRawLogprobs, WllamaSampling } from "./wllama-api.js";
 import { GrammarError } from "../../grammar/ir.js";
 import { ebnfToGbnf } from "./gbnf.js";
 
@@ -62,6 +62,19 @@ function textOf(content: EngineMessage["content"]): string {
 export function wllamaMessages(request: EngineRequest): WllamaMessage[] {
   return request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
 }
+
+/**
+ * The reply's text as the model wrote it, for our parsers (the family's
+ * reasoning and tool-call parsing, as on web-llm). llama-server's default
+ * `reasoning_format` moves a reasoning template's think block out of
+ * `delta.content` into `reasoning_content` (all of it where the template's
+ * generation prompt opens `<think>`, as DeepSeek-R1's and Qwen3-Thinking's do),
+ * which the engine does not read: the reasoning would be lost. With `"none"`
+ * the text stays in `content`; where the template opened the block,
+ * llama-server starts the text with that opener (`<think>\n`), which the
+ * reasoning parsers of such families accept.
+ */
+export const RAW_CHAT_TEXT: WllamaChatParsing = { reasoning_format: "none" };
 
 /**
  * Sampling as llama-server reads it. `repetition_penalty` is its

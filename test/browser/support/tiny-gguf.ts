@@ -55,10 +55,10 @@ export interface Direct {
   promptTokensOf(prompt: string): Promise<number>;
 }
 
-/** Loads the tiny GGUF into wllama directly, in this page. */
-export async function startDirect(): Promise<Direct> {
+/** Loads the tiny GGUF (or the server's file of that name, e.g. `tiny-r1.gguf`) into wllama directly, in this page. */
+export async function startDirect(file = "tiny.gguf"): Promise<Direct> {
   const instance = new (Wllama as WllamaModule["Wllama"])({ default: wasm }, { suppressNativeLog: true, logger: { debug: () => {}, log: () => {}, warn: console.warn, error: console.error } });
-  await instance.loadModel([await (await fetch(`${server}/tiny.gguf`)).blob()], { n_ctx: 2048 });
+  await instance.loadModel([await (await fetch(`${server}/${file === "tiny.gguf" ? "" : "m/direct/"}${file}`)).blob()], { n_ctx: 2048 });
   const calls = instance as unknown as DirectCalls;
   return {
     instance,
