@@ -158,9 +158,16 @@ describe("wllama engine through the dedicated worker", () => {
   });
 
   it("refuses what this first slice does not do, naming the parameter", async () => {
-    // logprobs, the first case here, works now (wllama-tools-logprobs.test.ts); continuing a final assistant message does not yet.
-    const error = await client.chat.completions.create({ model, messages: [...messages, { role: "assistant", content: "the" }], max_tokens: 4 }).catch((e) => e);
-    expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "messages" });
+    // logprobs, the first case here, works now (wllama-tools-logprobs.test.ts), and so does continuing a final
+    // assistant message (wllama-continue.test.ts); image input (a record that declares it) does not yet.
+    const vision = createClient({ models: [{ ...record, model_id: "tiny-gguf-vision", input_modalities: ["text", "image"] }] });
+    try {
+      const content = [{ type: "text" as const, text: "hello" }, { type: "image_url" as const, image_url: { url: "data:image/png;base64,AA==" } }];
+      const error = await vision.chat.completions.create({ model: "tiny-gguf-vision", messages: [{ role: "user", content }], max_tokens: 4 }).catch((e) => e);
+      expect(error).toMatchObject({ status: 400, code: "unsupported_on_engine", param: "messages[0].content" });
+    } finally {
+      vision.terminate();
+    }
   });
 });
 

@@ -39,4 +39,10 @@ describe("chatmlPrompt", () => {
     expect(chatmlPrompt(request(false), { family: "qwen3", thinkingOffPrefill: "<think>\n\n</think>\n\n" })).toMatch(/<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n$/);
     expect(chatmlPrompt(request(false), { family: "hermes" })).toMatch(/<\|im_start\|>assistant\n$/);
   });
+  it("continuing a final assistant message leaves its turn open, its text last (no new header, no thinking-off block)", () => {
+    const open: EngineRequest = { ...request(false), messages: [...request(false).messages, { role: "assistant", content: "the water" }], continueFinalMessage: true };
+    expect(chatmlPrompt(open, { family: "qwen3", thinkingOffPrefill: "<think>\n\n</think>\n\n" })).toBe(
+      "<|im_start|>system\n# Tools\n<tools>get_weather</tools><|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nthe water",
+    );
+  });
 });

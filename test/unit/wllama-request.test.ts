@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { EngineRequest } from "../../src/engine/types.js";
-import { chatLogprobs, checkWllamaRequest, rawLogprobs, wllamaMessages, wllamaSampling } from "../../src/engine/wllama/wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, continuedText, rawLogprobs, wllamaMessages, wllamaSampling } from "../../src/engine/wllama/wllama-request.js";
 import { tokenLogprobsOf } from "../../src/engine/wllama/wllama-logprobs.js";
 
 function request(over: Partial<EngineRequest> = {}, sampling: Partial<EngineRequest["sampling"]> = {}): EngineRequest {
@@ -52,11 +52,21 @@ describe("wllama request", () => {
     expect(wllamaMessages(request())).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "hello world" }]);
   });
 
+  it("continuing a final assistant message: the messages end with it (llama-server continues it), an empty one is left out", () => {
+    const open = request({ continueFinalMessage: true, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "the water" }] });
+    expect(() => checkWllamaRequest(open)).not.toThrow();
+    expect(wllamaMessages(open)).toEqual([{ role: "user", content: "hi" }, { role: "assistant", content: "the water" }]);
+    expect(continuedText(wllamaMessages(open), open)).toBe("the water");
+    const empty = request({ continueFinalMessage: true, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "" }] });
+    expect(wllamaMessages(empty)).toEqual([{ role: "user", content: "hi" }]);
+    expect(continuedText(wllamaMessages(empty), empty)).toBeUndefined();
+    expect(continuedText(wllamaMessages(request()), request())).toBeUndefined();
+  });
+
   it("refuses what this slice does not do, naming the parameter", () => {
     const cases: Array<[EngineRequest, string]> = [
       [request({ responseFormat: { type: "json_object", schema: "{}" } }), "response_format"],
       [request({ responseFormat: { type: "structural_tag", structural_tag: {} } }), "tool_choice"],
-      [request({ continueFinalMessage: true }), "messages"],
       [request({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AA==" } }] }] }), "messages[0].content"],
     ];
     for (const [r, param] of cases) expect(() => checkWllamaRequest(r), param).toThrow(expect.objectContaining({ status: 400, code: "unsupported_on_engine", param }));

@@ -39,9 +39,16 @@ function textOf(content: EngineMessage["content"]): string {
   return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
-/** The whole prompt: every shaped message as a ChatML turn, then the assistant's header (and the thinking-off block). */
+/**
+ * The whole prompt: every shaped message as a ChatML turn, then the assistant's header (and the
+ * thinking-off block). Continuing a final assistant message (`continueFinalMessage`) leaves that
+ * turn open instead, its text last, as web-llm's continuation prompt does; llama.cpp completes it.
+ */
 export function chatmlPrompt(request: EngineRequest, shape: ChatmlShape): string {
-  const turns = request.messages.map((m) => `<|im_start|>${m.role}\n${textOf(m.content)}<|im_end|>\n`).join("");
+  const last = request.messages.length - 1;
+  const open = (i: number) => request.continueFinalMessage && i === last;
+  const turns = request.messages.map((m, i) => `<|im_start|>${m.role}\n${textOf(m.content)}${open(i) ? "" : "<|im_end|>\n"}`).join("");
+  if (request.continueFinalMessage) return turns;
   const prefill = !request.thinking.enabled && shape.thinkingOffPrefill !== undefined ? shape.thinkingOffPrefill : "";
   return `${turns}<|im_start|>assistant\n${prefill}`;
 }

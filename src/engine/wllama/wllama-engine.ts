@@ -13,7 +13,8 @@
  * Prompts of a record whose `family` is a known ChatML family are rendered by
  * us as web-llm would give them (chatml-prompt.ts) and sent as a raw
  * completion; any other record's are rendered by llama.cpp from the GGUF's
- * own `tokenizer.chat_template`. Usage comes from llama-server's own counts
+ * own `tokenizer.chat_template` (a final assistant message is continued by
+ * llama-server itself: prefill-echo.ts). Usage comes from llama-server's own counts
  * (`timings`: prompt tokens prefilled and reused, tokens generated); logprobs
  * from its per-token probabilities (wllama-logprobs.ts).
  */
@@ -23,7 +24,8 @@ import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } fro
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
-import { chatLogprobs, checkWllamaRequest, RAW_CHAT_TEXT, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
@@ -95,12 +97,16 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     const top = request.topLogprobs ?? 0;
     let emitted = 0;
     let last: WllamaChatChunk | WllamaRawChunk | null = null;
-    /** One streamed token: its text and, where asked, its logprobs (a chunk may carry either alone: a stop string's held-back text). */
-    function eventOf(text: string, chunk: WllamaChatChunk | WllamaRawChunk): EngineEvent | null {
-      const logprobs = request.topLogprobs === undefined ? undefined : tokenLogprobsOf(chunk.choices[0]?.logprobs, top);
-      if (!text && !logprobs) return null;
+    /** One streamed token: its text and its logprobs (a chunk may carry either alone: a stop string's held-back text). */
+    function eventOf(streamed: StreamedText | null): EngineEvent | null {
+      if (!streamed || (!streamed.text && !streamed.logprobs)) return null;
       emitted++;
-      return { type: "text", text, ...(logprobs ? { logprobs } : {}) };
+      return { type: "text", text: streamed.text, ...(streamed.logprobs ? { logprobs: streamed.logprobs } : {}) };
+    }
+    /** A chunk's text and, where asked, its logprobs. */
+    function streamedOf(text: string, chunk: WllamaChatChunk | WllamaRawChunk): StreamedText {
+      const logprobs = request.topLogprobs === undefined ? undefined : tokenLogprobsOf(chunk.choices[0]?.logprobs, top);
+      return logprobs ? { text, logprobs } : { text };
     }
     try {
       // A raw completion takes its prompt as is; a ChatML family's chat, the prompt we render.
@@ -108,15 +114,22 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
       if (prompt !== undefined) {
         for await (const chunk of await wllama.createCompletion({ ...sampling, ...rawLogprobs(request), prompt, stream: true })) {
           last = chunk;
-          const event = eventOf(chunk.choices[0]?.text ?? "", chunk);
+          const event = eventOf(streamedOf(chunk.choices[0]?.text ?? "", chunk));
           if (event) yield event;
         }
       } else {
-        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, messages: wllamaMessages(request), stream: true })) {
+        const messages = wllamaMessages(request);
+        // Continuing a final assistant message: llama-server echoes it before what it generates.
+        const continued = continuedText(messages, request);
+        const echo = continued === undefined ? null : new PrefillEcho(continued);
+        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, messages, stream: true })) {
           last = chunk;
-          const event = eventOf(chunk.choices[0]?.delta.content ?? "", chunk);
+          const streamed = streamedOf(chunk.choices[0]?.delta.content ?? "", chunk);
+          const event = eventOf(echo ? echo.take(streamed) : streamed);
           if (event) yield event;
         }
+        const rest = eventOf(echo?.flush() ?? null);
+        if (rest) yield rest;
       }
     } catch (error) {
       // Aborted: llama.cpp stopped the slot. Its counts are not reported then; what streamed is counted.

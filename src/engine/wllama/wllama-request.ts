@@ -5,10 +5,8 @@
  * chatml-prompt.ts renders them), or a raw prompt as is; sampling mapped
  * field by field.
  *
- * What this first slice of the engine does not do yet is refused here with a
- * 400 naming the parameter, before anything runs, instead of being ignored:
- * logprobs, `logit_bias`,
- * image/audio parts, tool-result messages, and continuing a final message.
+ * What the engine does not do yet is refused here with a 400 naming the
+ * parameter, before anything runs, instead of being ignored: image/audio parts.
  */
 import { ApiError, invalidParam } from "../../protocol/api-error.js";
 import type { EngineMessage, EngineRequest } from "../types.js";
@@ -44,7 +42,6 @@ export function checkWllamaRequest(request: EngineRequest, vocabSize?: number): 
   const format = request.responseFormat;
   // The host gives this engine grammars only (its capabilities); anything else is a host bug, said plainly.
   if (format && format.type !== "grammar") throw notYet(format.type === "structural_tag" ? "tool_choice" : "response_format", `A ${format.type} response format`);
-  if (request.continueFinalMessage) throw notYet("messages", "Continuing a final assistant message");
   for (const [i, m] of request.messages.entries()) {
     if (typeof m.content !== "string" && m.content.some((part) => part.type !== "text")) throw notYet(`messages[${i}].content`, "Image and audio input");
   }
@@ -58,9 +55,21 @@ function textOf(content: EngineMessage["content"]): string {
   return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
-/** The messages for `createChatCompletion`: the shaped turns, `tool` ones included, for the GGUF's template to render. */
+/**
+ * The messages for `createChatCompletion`: the shaped turns, `tool` ones included, for the GGUF's
+ * template to render. A final assistant message llama-server continues itself (prefill-echo.ts);
+ * continuing an empty one is the template's own generation prompt, so it is left out.
+ */
 export function wllamaMessages(request: EngineRequest): WllamaMessage[] {
-  return request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+  const messages = request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+  if (request.continueFinalMessage && messages.at(-1)?.role === "assistant" && messages.at(-1)?.content === "") messages.pop();
+  return messages;
+}
+
+/** The text llama-server echoes before its continuation of the final assistant message; undefined where nothing is continued. */
+export function continuedText(messages: WllamaMessage[], request: EngineRequest): string | undefined {
+  const last = messages.at(-1);
+  return request.continueFinalMessage && last?.role === "assistant" ? last.content : undefined;
 }
 
 /**
