@@ -21,8 +21,14 @@ export interface GgufServer {
 
 export async function startGgufServer(): Promise<GgufServer> {
   const tiny = writeTinyGguf();
-  /** Files by name: `tiny-r1.gguf` is the same model with a reasoning chat template (R1_STYLE_TEMPLATE); any other name is `tiny.gguf`. */
-  const variants: Record<string, Uint8Array> = { "tiny-r1.gguf": writeTinyGguf({ chatTemplate: R1_STYLE_TEMPLATE }) };
+  /**
+   * Files by name: `tiny-r1.gguf` is the same model with a reasoning chat template (R1_STYLE_TEMPLATE),
+   * `tiny-embed.gguf` declares mean pooling (an embedding GGUF); any other name is `tiny.gguf`.
+   */
+  const variants: Record<string, Uint8Array> = {
+    "tiny-r1.gguf": writeTinyGguf({ chatTemplate: R1_STYLE_TEMPLATE }),
+    "tiny-embed.gguf": writeTinyGguf({ poolingType: 1 }),
+  };
   const packageDir = wllamaPackageDir();
   const counts: Record<string, number> = {};
   const server: Server = createServer((req, res) => {

@@ -26,6 +26,8 @@ export interface TinyGgufOptions {
   fileType?: number;
   /** `tokenizer.chat_template`. Default CHATML_TEMPLATE. */
   chatTemplate?: string;
+  /** `llama.pooling_type` (llama.cpp's enum: 1 mean, 2 cls, 3 last), as embedding GGUFs declare it. Default: not written. */
+  poolingType?: number;
 }
 
 export const CHATML_TEMPLATE =
@@ -123,6 +125,7 @@ export function writeTinyGguf(options: TinyGgufOptions = {}): Uint8Array {
   key("llama.attention.head_count_kv", U32).u32(nHeadKv);
   key("llama.attention.layer_norm_rms_epsilon", F32).f32(1e-5);
   key("llama.vocab_size", U32).u32(tokens.length);
+  if (options.poolingType !== undefined) key("llama.pooling_type", U32).u32(options.poolingType);
   key("tokenizer.ggml.model", STR).str("llama");
   key("tokenizer.ggml.tokens", ARR).u32(STR).u64(tokens.length);
   for (const t of tokens) kv.str(t);

@@ -7,10 +7,13 @@
  * policy, `client.cache` lists and deletes it), decodes one sequence at a
  * time, and takes constrained output as a grammar only: the host compiles a
  * JSON schema or a forced tool call's structural tag to our EBNF
- * (host/engine-format.ts), and gbnf.ts writes it as llama.cpp's GBNF. The engine module loads on first use.
+ * (host/engine-format.ts), and gbnf.ts writes it as llama.cpp's GBNF. An
+ * embedding record (model_type 1) gets an engine that embeds (wllama-embed.ts).
+ * The engine module loads on first use.
  */
 import type { EngineKind } from "../types.js";
 import type { WllamaRecordEngine } from "../../models/record.js";
+import { isEmbeddingRecord } from "../../models/embedding.js";
 
 export const WLLAMA_ENGINE_KIND: EngineKind = {
   kind: "wllama",
@@ -18,6 +21,6 @@ export const WLLAMA_ENGINE_KIND: EngineKind = {
   scope: "record",
   create: async (record) => {
     const { createWllamaEngine } = await import("./wllama-engine.js");
-    return createWllamaEngine(record.engine as WllamaRecordEngine);
+    return createWllamaEngine(record.engine as WllamaRecordEngine, isEmbeddingRecord(record));
   },
 };

@@ -99,12 +99,20 @@ export interface WllamaChatParsing {
   reasoning_format?: "none" | "deepseek" | "deepseek-legacy";
 }
 
+export interface WllamaEmbeddings {
+  data: Array<{ index: number; embedding: number[] | string }>;
+  usage: { prompt_tokens: number };
+}
+
 export interface WllamaInstance {
-  loadModel(blobs: Blob[], params?: { n_ctx?: number; n_threads?: number; seed?: number }): Promise<void>;
+  /** `embeddings`: load for `createEmbedding` (pooled as the GGUF declares, `<arch>.pooling_type`). */
+  loadModel(blobs: Blob[], params?: { n_ctx?: number; n_threads?: number; seed?: number; embeddings?: boolean }): Promise<void>;
+  /** llama-server's OpenAI embeddings: one pooled, L2-normalized vector per input. */
+  createEmbedding(options: { input: string[] }): Promise<WllamaEmbeddings>;
   createChatCompletion(options: WllamaSampling & WllamaChatLogprobs & WllamaChatParsing & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
   createCompletion(options: WllamaSampling & WllamaRawLogprobs & { prompt: string; stream: true }): Promise<AsyncIterable<WllamaRawChunk>>;
-  /** What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name. */
-  getLoadedContextInfo(): { n_vocab: number };
+  /** What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name; `metadata`, the GGUF's key-values as text. */
+  getLoadedContextInfo(): { n_vocab: number; metadata?: Record<string, string> };
   isMultithread(): boolean;
   getNumThreads(): number;
   exit(): Promise<void>;

@@ -20,7 +20,8 @@
  */
 import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
 import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../../models/record.js";
-import type { Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
+import type { EmbedRequest, EmbedResult, Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
+import { embedWithWllama } from "./wllama-embed.js";
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
@@ -53,7 +54,8 @@ function finishOf(reason: WllamaFinish): "stop" | "length" {
   return reason === "length" ? "length" : "stop";
 }
 
-export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
+/** `embedding`: the record is a GGUF embedding model (model_type 1): loaded for embeddings, it embeds and does not chat. */
+export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false): Engine {
   let wllama: WllamaInstance | null = null;
   let loaded: string | null = null;
   /** The loaded record's ChatML family, when it has one: its prompts are rendered by us. */
@@ -78,7 +80,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     if (options.signal?.aborted) throw abortError();
     const instance = new Wllama({ default: absolute(spec.wasm) }, { suppressNativeLog: true, logger: QUIET });
     try {
-      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record) });
+      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record), ...(embedding ? { embeddings: true } : {}) });
     } catch (error) {
       await instance.exit().catch(() => undefined);
       throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
@@ -151,12 +153,22 @@ export function createWllamaEngine(spec: WllamaRecordEngine): Engine {
     await instance?.exit().catch(() => undefined);
   }
 
+  async function embed(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult> {
+    if (!wllama || !embedding || loaded !== request.model) throw new ApiError({ status: 500, message: `Embedding model ${request.model} is not loaded.` });
+    return embedWithWllama(wllama, request, signal);
+  }
+
   return {
     load,
     generate,
     unload,
+    embed,
+    // One model per engine (one per record): a chat model or an embedding model, in its own slot.
     get loadedModel() {
-      return loaded;
+      return embedding ? null : loaded;
+    },
+    get loadedEmbeddingModel() {
+      return embedding ? loaded : null;
     },
     requiresGpu: false,
     oneAtATime: "wllama engine: one sequence at a time (llama.cpp's parallel slots are not used yet)",
