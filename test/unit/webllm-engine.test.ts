@@ -6,6 +6,7 @@
  * by `name`. The real web-llm runs in webllm-real-smoke.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { stopTokenText } from "../../src/engine/webllm/webllm-stop-token-text.js";
 import { createWebLlmEngine, toWebLlmRecord, type WebLlmChunk, type WebLlmModule } from "../../src/engine/webllm/webllm-engine.js";
 import type { EngineEvent, EngineRequest } from "../../src/engine/types.js";
 import type { ModelRecord } from "../../src/models/record.js";
@@ -26,7 +27,7 @@ interface Call {
 const promptIds = (body: Record<string, unknown>) =>
   [...(body.messages as Array<{ role: string; content: string }>).flatMap((m) => [1_000 + m.role.length, ...[...m.content].map((c) => c.charCodeAt(0))]), 1_009];
 
-function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown; pipeline?: FakePipeline; chatConfig?: unknown; tokenizer?: unknown } = {}) {
+function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: number[]; throwName?: string; checkFields?: unknown; pipeline?: FakePipeline; chatConfig?: unknown; tokenizer?: unknown; stopTokens?: number[] } = {}) {
   const calls: Call[] = [];
   const log: string[] = [];
   let interrupt = false;
@@ -36,7 +37,7 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     chat = { completions: { create: async (body: Record<string, unknown>) => this.stream("chat", body) } };
     completions = { create: async (body: Record<string, unknown>) => this.stream("completion", body) };
     constructor(readonly config: Record<string, unknown>) {}
-    loadedModelIdToPipeline = new Map<string, FakePipeline | { tokenizer: unknown }>();
+    loadedModelIdToPipeline = new Map<string, FakePipeline | { tokenizer: unknown; stopTokens?: number[] }>();
     loadedModelIdToChatConfig = new Map<string, unknown>();
     setAppConfig(appConfig: unknown) {
       log.push(`appConfig ${JSON.stringify(appConfig)}`);
@@ -49,7 +50,7 @@ function standIn(options: { legacy?: boolean; tokens?: string[]; promptTokens?: 
     async reload(id: string, chatOpts: unknown) {
       log.push(`reload ${id} ${JSON.stringify(chatOpts ?? null)}`);
       if (options.pipeline) this.loadedModelIdToPipeline.set(id, options.pipeline);
-      else if (options.tokenizer) this.loadedModelIdToPipeline.set(id, { tokenizer: options.tokenizer });
+      else if (options.tokenizer) this.loadedModelIdToPipeline.set(id, { tokenizer: options.tokenizer, stopTokens: options.stopTokens });
       if (options.chatConfig) this.loadedModelIdToChatConfig.set(id, options.chatConfig);
       this.progress?.({ progress: 1, timeElapsed: 1, text: "Finish loading on WebGPU - test" });
     }
@@ -243,6 +244,14 @@ describe("the web-llm adapter around MLCEngine", () => {
       body: { prompt: "Once upon a time", stream: true, stream_options: { include_usage: true }, max_tokens: 5, temperature: 0.5, seed: 7, stop: ["\n"], logprobs: true, top_logprobs: 2 },
     });
     expect(events.map((e) => (e.type === "text" ? e.text : e.finish))).toEqual(["A", "B", "stop"]);
+  });
+
+  it("a loaded model's stop tokens get a text in the token table web-llm builds for xgrammar (0.2.79 masks empty-text stop tokens wrongly)", async () => {
+    const tokenizer = { idToToken: (id: number) => (id === 7 ? "" : `t${id}`), encode: () => [], decode: () => "" };
+    const { module } = standIn({ tokenizer, stopTokens: [7] });
+    const engine = createWebLlmEngine({ webllm: module });
+    await engine.load(record, {});
+    expect([6, 7].map((id) => tokenizer.idToToken(id))).toEqual(["t6", stopTokenText(7)]);
   });
 
   it("thinking off sends enable_thinking:false to Qwen3; a final assistant message goes to the completion API", async () => {

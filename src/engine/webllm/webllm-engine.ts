@@ -36,6 +36,7 @@ import { checkWebLlmEmbedInputs, embedWithWebLlm, type WebLlmEmbeddingModel } fr
 import { cacheConfig, detectWebLlmCompat, type WebLlmCompat } from "./webllm-compat.js";
 import { mapWebLlmError } from "./webllm-errors.js";
 import { WebLlmCacheSlot } from "./prompt-cache/webllm-cache-slot.js";
+import { giveStopTokensText } from "./webllm-stop-token-text.js";
 import { WebLlmSpeculativeSlot } from "./speculative/webllm-speculative-slot.js";
 import { RequestLogitProcessor } from "./webllm-logits.js";
 import { createProgressMapper } from "./webllm-progress.js";
@@ -120,6 +121,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
    */
   function attachChat(loaded: unknown, promptCache?: PromptCacheSettings): void {
     rows = null;
+    // Before any constrained request builds xgrammar's token table from the tokenizer (webllm-stop-token-text.ts).
+    giveStopTokensText(loaded);
     if (!options.batching) return cache.attach(loaded, promptCache);
     // A row starts from the prompt cache's longest cached prefix of its key (read only: the row's KV goes when it ends).
     const prefix: PrefixSource = (child, full, key) => cache.current?.forkInto(child, full, key) ?? 0;
