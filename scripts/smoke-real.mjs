@@ -33,7 +33,8 @@
  *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
  *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
  *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
- *   [--max-tokens 24]
+ *   [--max-tokens 24] [--mcp-tool add|big: big takes no arguments, so the grammar writes the whole
+ *   call; a random-weight model may write add's numbers without end]
  *   grammar (chat model, asked for by name): greedy, a regex `response_format` and a custom tool
  *   with a Lark grammar forced by tool_choice; checks the text and the call's input are in the
  *   grammar's language (random weights follow no instruction: the grammar forces it).
@@ -118,6 +119,9 @@ const runGrammar = !!chatDir && steps.includes("grammar");
 const runResume = !!chatDir && steps.includes("resume");
 const runBatching = !!chatDir && steps.includes("batching");
 const runMcp = !!chatDir && steps.includes("mcp");
+/** The fixture's `big` tool answers this many x's in the mcp step (a short output: SwiftShader prefills it at ~0.4 tokens/s). */
+const MCP_BIG_SIZE = 8;
+
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
 
 const report = chatDir || runAudio
@@ -216,9 +220,9 @@ try {
     // The test fixture (TypeScript) loaded through Vite in Node, as the unit tests load it.
     const vite = await createViteServer({ root: resolve(fileURLToPath(import.meta.url), "../.."), server: { middlewareMode: true }, appType: "custom", logLevel: "warn" });
     const { startMcpFixture } = await vite.ssrLoadModule("/test/support/mcp-server.ts");
-    const fixture = await startMcpFixture({ cors: true });
+    const fixture = await startMcpFixture({ cors: true, bigSize: MCP_BIG_SIZE });
     try {
-      const o = { modelId, serverUrl: fixture.url, maxTokens: Number(args["max-tokens"] ?? 24) };
+      const o = { modelId, serverUrl: fixture.url, maxTokens: Number(args["max-tokens"] ?? 24), tool: args["mcp-tool"] ?? "add" };
       report.mcp = await step(() => page.evaluate((x) => window.smokeMcp(x), o), () => window.smokeMcpReport);
       report.mcp.serverCalls = [...fixture.calls];
       report.mcp.serverMethods = [...fixture.methods];
@@ -406,6 +410,7 @@ function promptCacheChecks(r) {
 /** The mcp step's summary: the forced call ran on the server, its output is in the mcp_call item, and the reply went on. */
 function mcpChecks(r) {
   const output = r.output ?? [];
+  const tool = r.tool ?? "add";
   const at = output.findIndex((item) => item.type === "mcp_call");
   const call = output[at];
   let args = null;
@@ -414,11 +419,12 @@ function mcpChecks(r) {
   } catch {
     args = null;
   }
-  const sum = args && typeof args.a === "number" && typeof args.b === "number" ? String(args.a + args.b) : null;
+  // What the fixture server answers: add's sum of the call's arguments, big's MCP_BIG_SIZE x's.
+  const expected = tool === "big" ? "x".repeat(MCP_BIG_SIZE) : args && typeof args.a === "number" && typeof args.b === "number" ? String(args.a + args.b) : null;
   return {
-    mcpListed: output.some((item) => item.type === "mcp_list_tools" && (item.tools ?? []).includes("add")),
-    mcpServerRanTheCall: (r.serverCalls ?? []).includes("add"),
-    mcpCallOutputIsTheServers: !!call && !call.error && sum !== null && call.output === sum,
+    mcpListed: output.some((item) => item.type === "mcp_list_tools" && (item.tools ?? []).includes(tool)),
+    mcpServerRanTheCall: (r.serverCalls ?? []).includes(tool),
+    mcpCallOutputIsTheServers: !!call && !call.error && expected !== null && call.output === expected,
     mcpReplyContinuedAfterTheCall: at >= 0 && output.slice(at + 1).some((item) => item.type === "message"),
   };
 }

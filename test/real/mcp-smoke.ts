@@ -17,6 +17,12 @@ export interface McpSmokeOptions {
   modelId: string;
   serverUrl: string;
   maxTokens: number;
+  /**
+   * The server's tool the call is forced to (default "add"). "big" takes no
+   * arguments, so the grammar writes the whole call: a random-weight model
+   * writes a JSON number's digits without end, and `add`'s call may never close.
+   */
+  tool?: "add" | "big";
 }
 
 declare global {
@@ -28,7 +34,8 @@ declare global {
 
 export function defineMcpSmoke(): void {
   window.smokeMcp = async (options) => {
-    const report: Json = { serverUrl: options.serverUrl, maxTokens: options.maxTokens };
+    const tool = options.tool ?? "add";
+    const report: Json = { serverUrl: options.serverUrl, maxTokens: options.maxTokens, tool };
     window.smokeMcpReport = report;
     const client = createClient({ models: [chatRecord(options.modelId)], cache: "indexeddb" });
     const t0 = performance.now();
@@ -39,9 +46,9 @@ export function defineMcpSmoke(): void {
       const t1 = performance.now();
       const response = await client.responses.create({
         model: options.modelId,
-        input: "What is 2 + 3? Use the add tool.",
-        tools: [{ type: "mcp", server_label: "fixture", server_url: options.serverUrl, allowed_tools: ["add"], require_approval: "never" }],
-        tool_choice: { type: "mcp", server_label: "fixture", name: "add" },
+        input: tool === "add" ? "What is 2 + 3? Use the add tool." : "Show the big output. Use the big tool.",
+        tools: [{ type: "mcp", server_label: "fixture", server_url: options.serverUrl, allowed_tools: [tool], require_approval: "never" }],
+        tool_choice: { type: "mcp", server_label: "fixture", name: tool },
         max_output_tokens: options.maxTokens,
         temperature: 0,
       } as never);
