@@ -23,4 +23,11 @@ describe("PrefillEcho", () => {
     expect(echo.take({ text: "other" })).toBeNull();
     expect(echo.flush()).toEqual({ text: "other" });
   });
+
+  it("holds a chunk with hundreds of thousands of logprobs (no spread into call arguments)", () => {
+    const echo = new PrefillEcho("the water");
+    const many = Array.from({ length: 300_000 }, () => lp("x"));
+    expect(echo.take({ text: "x", logprobs: many })).toBeNull();
+    expect(echo.flush()?.logprobs).toHaveLength(300_000);
+  });
 });

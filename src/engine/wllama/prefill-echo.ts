@@ -31,7 +31,8 @@ export class PrefillEcho {
   take(chunk: StreamedText): StreamedText | null {
     if (this.passed) return chunk;
     this.held += chunk.text;
-    if (chunk.logprobs) this.heldLogprobs.push(...chunk.logprobs);
+    // A loop, not push(...): a chunk's logprobs are as many as the server sent (spread arguments overflow the stack past ~100 k).
+    for (const entry of chunk.logprobs ?? []) this.heldLogprobs.push(entry);
     const at = this.held.indexOf(this.prefill);
     if (at < 0) return null;
     this.passed = true;
