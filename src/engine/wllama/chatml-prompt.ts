@@ -14,7 +14,8 @@
  * listed here (families/families.ts defines them).
  */
 import type { ModelRecord } from "../../models/record.js";
-import type { EngineMessage, EngineRequest } from "../types.js";
+import type { EngineRequest } from "../types.js";
+import { textOf } from "./wllama-request.js";
 
 /** Families whose web-llm conversation template is plain ChatML. */
 const CHATML_FAMILIES = new Set(["qwen2.5", "qwen3", "hermes"]);
@@ -33,10 +34,6 @@ export function chatmlShapeOf(record: Pick<ModelRecord, "family">): ChatmlShape 
   const family = record.family;
   if (family === undefined || !CHATML_FAMILIES.has(family)) return undefined;
   return family === "qwen3" ? { family, thinkingOffPrefill: QWEN3_THINKING_OFF } : { family };
-}
-
-function textOf(content: EngineMessage["content"]): string {
-  return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
 /**

@@ -51,7 +51,8 @@ export function checkWllamaRequest(request: EngineRequest, vocabSize?: number): 
   }
 }
 
-function textOf(content: EngineMessage["content"]): string {
+/** A message's text (its text parts joined): what both of this engine's prompt paths send. */
+export function textOf(content: EngineMessage["content"]): string {
   return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
