@@ -8,7 +8,8 @@
  * comparable between runs.
  *
  * Options (environment): BENCH_TOKENS (100000: at ~400k tok/s a shorter run lasts tens of ms, below this machine's noise), BENCH_RUNS (5), BENCH_TTFT (200),
- * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,download,parsers,ttft,pipeline,shared,promptcache,speculative,batching,
+ * BENCH_CACHE_MB (the cache bench's default model size), BENCH_SKIP=cache,download,parsers,ttft,pipeline,shared,promptcache,speculative,batching,gguf,
+ * BENCH_GGUF_TOKENS (256: tokens per GGUF request), BENCH_GGUF_RUNS (5),
  * BENCH_ONLY=speculative (or any comma-separated list of those names: run only them; the browser starts only for sections that need it),
  * BENCH_SHARED_TOKENS (5 × BENCH_TOKENS).
  * First load (`download`): BENCH_DOWNLOAD_MB (256), BENCH_DOWNLOAD_ROUNDS (3), BENCH_THROTTLE_MBPS ("10,100"; "" skips),
@@ -32,9 +33,9 @@ const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFT_REQUESTS = Number(process.env.BENCH_TTFT ?? 200);
 const CACHE_MB = process.env.BENCH_CACHE_MB ? Number(process.env.BENCH_CACHE_MB) : undefined;
-const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "promptcache", "speculative", "batching"];
+const SECTIONS = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "promptcache", "speculative", "batching", "gguf"];
 /** Sections measured in the browser page; the others run in Node. */
-const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "download", "shared"];
+const IN_PAGE = ["pipeline", "ttft", "parsers", "cache", "download", "shared", "gguf"];
 const only = (process.env.BENCH_ONLY ?? "").split(",").filter(Boolean);
 const skip = new Set([...(process.env.BENCH_SKIP ?? "").split(",").filter(Boolean), ...(only.length > 0 ? SECTIONS.filter((s) => !only.includes(s)) : [])]);
 
@@ -350,6 +351,30 @@ async function main() {
       } catch (error) {
         results.batching = { error: String(error?.message ?? error) };
         rows.push(["  benchBatching()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      }
+    }
+
+    // ── 9. the GGUF engine (wllama) against wllama's own API, in the page ──
+    if (!skip.has("gguf")) {
+      const tokens = Number(process.env.BENCH_GGUF_TOKENS ?? 256);
+      const runs = Number(process.env.BENCH_GGUF_RUNS ?? 5);
+      rows.push([`GGUF engine: tiny generated GGUF on the real @wllama/wllama, ${tokens}-token greedy streams (median of ${runs}, routes interleaved)`, "", ""]);
+      log("gguf: the library (worker, in-process) against wllama's own API…");
+      let ggufServer = null;
+      try {
+        const { startGgufServer } = await server.ssrLoadModule("/test/support/gguf-server.ts");
+        ggufServer = await startGgufServer();
+        const g = await page.evaluate((o) => window.bench.callExport("/bench/gguf.ts", "benchGguf", o), { serverUrl: ggufServer.url, tokens, runs });
+        results.gguf = g;
+        for (const r of g.routes) rows.push([`  ${r.route === "direct" ? "wllama's own createChatCompletion" : `library, ${r.route}`}`, `${fmt(r.tokensPerS)} tok/s`, `${r.completionTokens} tokens, finish ${r.finish}`]);
+        rows.push(["  goal: library (worker) ≥ 0.9 of wllama's own", `${fmt(g.workerVsDirect, 2)}×`, g.workerVsDirect >= 0.9 ? "met" : "MISSED"]);
+        rows.push(["  library in-process / wllama's own", `${fmt(g.inProcessVsDirect, 2)}×`, g.sameText ? "same text on every route" : "TEXT DIFFERS between routes"]);
+        rows.push([`  first load of the ${fmt(g.firstLoad.fileBytes / 1024)} KiB GGUF: library (cache + load) / fetch + loadModel`, `${fmt(g.firstLoad.libraryMs)} / ${fmt(g.firstLoad.directMs)} ms`, `${fmt(g.firstLoad.libraryMs / g.firstLoad.directMs, 2)}×`]);
+      } catch (error) {
+        results.gguf = { error: String(error?.message ?? error) };
+        rows.push(["  benchGguf()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      } finally {
+        await ggufServer?.close();
       }
     }
   } finally {
