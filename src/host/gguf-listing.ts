@@ -4,13 +4,14 @@
  * else from the server by Range requests for the header's bytes only (a
  * server that ignores Range answers 200: the body is cancelled once the
  * header is read). Parts of a split GGUF after the first are asked for one
- * byte each, for their sizes. Anything that fails leaves both null: a list
- * never fails for one file's server.
+ * byte each, for their sizes. A record that declares its `listing` (the
+ * catalog's do) is listed with it, with no request. Anything that fails
+ * leaves both null: a list never fails for one file's server.
  */
 import { ggufPlan } from "../cache/gguf-artifacts.js";
 import { checkRecordUrls } from "../cache/url-policy.js";
 import type { CacheManager } from "../cache/manager.js";
-import type { ModelRecord } from "../models/record.js";
+import type { ModelRecord, WllamaRecordEngine } from "../models/record.js";
 import { readGgufHeader } from "../models/gguf-header.js";
 
 export interface GgufListing {
@@ -67,7 +68,10 @@ async function fromServer(record: ModelRecord): Promise<GgufListing> {
 export async function ggufListing(record: ModelRecord, cache: () => Promise<CacheManager>): Promise<GgufListing> {
   try {
     const stored = await (await cache()).readGguf(record).catch(() => null);
-    return stored ? await fromStore(stored) : await fromServer(record);
+    if (stored) return await fromStore(stored);
+    const declared = (record.engine as WllamaRecordEngine | undefined)?.listing;
+    if (declared) return { sizeBytes: declared.size_bytes ?? null, quantization: declared.quantization };
+    return await fromServer(record);
   } catch {
     return UNKNOWN;
   }

@@ -28,9 +28,10 @@ function normalize(name: string): string {
 
 /** Later records replace earlier ones with the same id (app records override prebuilt ones). */
 export function createCatalog(records: readonly ModelRecord[]): Catalog {
-  const byId = new Map<string, ModelRecord>();
-  for (const record of records) byId.set(record.model_id, record);
-  const all = [...byId.values()];
+  const latest = new Map<string, ModelRecord>();
+  for (const record of records) latest.set(record.model_id, record);
+  const all = withStandIns([...latest.values()]);
+  const byId = new Map(all.map((r) => [r.model_id, r]));
   const byLowerId = new Map(all.map((r) => [normalize(r.model_id), r]));
   const byAlias = new Map<string, ModelRecord[]>();
   for (const record of all) {
@@ -84,4 +85,20 @@ function chooseVariant(variants: ModelRecord[], features: ReadonlySet<string>): 
   // Among embedding batch variants the smallest batch wins: it needs the least GPU memory next to a chat model.
   const batch = (r: ModelRecord) => (isEmbeddingRecord(r) ? embeddingBatchOf(r) : 0);
   return [...pool].sort((a, b) => rank(a) - rank(b) || batch(a) - batch(b))[0];
+}
+
+/**
+ * Records that name no `fallback` get the id of a record declaring
+ * `fallback_for` their alias (a GGUF standing in for web-llm's variants of the
+ * same model under `engine: "auto"`). A record's own `fallback` wins; records
+ * are copied, never changed.
+ */
+function withStandIns(records: ModelRecord[]): ModelRecord[] {
+  const standIns = new Map<string, string>();
+  for (const record of records) if (typeof record.fallback_for === "string") standIns.set(normalize(record.fallback_for), record.model_id);
+  if (standIns.size === 0) return records;
+  return records.map((record) => {
+    const standIn = standIns.get(normalize(aliasOf(record.model_id)));
+    return record.fallback === undefined && standIn !== undefined && standIn !== record.model_id ? { ...record, fallback: standIn } : record;
+  });
 }

@@ -52,6 +52,12 @@ export interface ModelRecord {
    * record does not fit the adapter (host/engine-choice.ts).
    */
   fallback?: string;
+  /**
+   * On a record that needs no GPU (a GGUF): the alias (the model id without
+   * its quantization, e.g. `Qwen3-0.6B`) of the catalog records it stands in
+   * for. Those that name no `fallback` of their own get this record's id.
+   */
+  fallback_for?: string;
   /** Embedding records (model_type 1): the vector size, when the id does not tell (arctic-embed-s 384, -m 768). */
   embedding_dimensions?: number;
   /** Embedding records: inputs per pass of the compiled library, when neither `batchN` in model_lib nor `-bN` in the id tells. */
@@ -83,8 +89,18 @@ export interface ScriptedRecordEngine extends RecordEngineSpec {
  */
 export interface WllamaRecordEngine extends RecordEngineSpec {
   kind: "wllama";
-  /** URL of wllama's `wllama.wasm` (`@wllama/wllama/esm/wasm/wllama.wasm`, served by the app). */
-  wasm: string;
+  /**
+   * URL of wllama's `wllama.wasm` (`@wllama/wllama/esm/wasm/wllama.wasm`, served by the app).
+   * Default: that file of the wllama version this package depends on, on jsDelivr (engine/wllama/wllama-catalog.ts).
+   */
+  wasm?: string;
+  /**
+   * What is known of the file without reading it, for `models.list()`: a
+   * record that declares it is listed with it (or, once stored, with what the
+   * stored file says) and no header is fetched. Catalog records declare it, so
+   * listing the catalog costs no request to the model's host.
+   */
+  listing?: { quantization: string; size_bytes?: number };
 }
 
 /** web-llm's `ModelType.VLM`. */

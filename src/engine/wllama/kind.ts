@@ -9,16 +9,19 @@
  * JSON schema or a forced tool call's structural tag to our EBNF
  * (host/engine-format.ts), and gbnf.ts writes it as llama.cpp's GBNF. An
  * embedding record (model_type 1) gets an engine that embeds (wllama-embed.ts).
+ * Its catalog has one default GGUF (wllama-catalog.ts).
  * The engine module loads on first use.
  */
 import type { EngineKind } from "../types.js";
 import type { WllamaRecordEngine } from "../../models/record.js";
 import { isEmbeddingRecord } from "../../models/embedding.js";
+import { wllamaCatalog } from "./wllama-catalog.js";
 
 export const WLLAMA_ENGINE_KIND: EngineKind = {
   kind: "wllama",
   capabilities: { gpu: false, prefetch: "gguf", ownsCache: false, batch: false, speculative: false, responseFormats: ["grammar"] },
   scope: "record",
+  catalog: async () => wllamaCatalog(),
   create: async (record) => {
     const { createWllamaEngine } = await import("./wllama-engine.js");
     return createWllamaEngine(record.engine as WllamaRecordEngine, isEmbeddingRecord(record));

@@ -28,6 +28,7 @@ import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.j
 import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
+import { WLLAMA_WASM_URL } from "./wllama-catalog.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
@@ -78,7 +79,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     if (!options.storedFiles) throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: the wllama engine loads its GGUF from the client's cache, and nothing was stored for it. Load it through the client (models.load or a request), which downloads it first.` });
     const blobs = await options.storedFiles();
     if (options.signal?.aborted) throw abortError();
-    const instance = new Wllama({ default: absolute(spec.wasm) }, { suppressNativeLog: true, logger: QUIET });
+    const instance = new Wllama({ default: absolute(spec.wasm ?? WLLAMA_WASM_URL) }, { suppressNativeLog: true, logger: QUIET });
     try {
       await instance.loadModel(blobs, { n_ctx: contextWindowOf(record), ...(embedding ? { embeddings: true } : {}) });
     } catch (error) {

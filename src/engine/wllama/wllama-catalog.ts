@@ -1,0 +1,37 @@
+/**
+ * The GGUF records the wllama kind brings to every catalog: one small
+ * default, the GGUF variant of Qwen3 0.6B, which web-llm's Qwen3-0.6B records
+ * fall back to under `createClient({ engine: "auto" })` where WebGPU is
+ * missing or the adapter cannot run them (`fallback_for`, models/catalog.ts).
+ *
+ * Its wasm comes from jsDelivr's copy of the wllama version this package
+ * depends on, as web-llm's prebuilt records take their model libraries from
+ * GitHub: a record that names no `wasm` runs with it too. An app that serves
+ * wllama's wasm itself (or must, under a strict CSP) names its own.
+ */
+import type { ModelRecord } from "../../models/record.js";
+
+/** The `@wllama/wllama` version in package.json (a test keeps the two equal). */
+export const WLLAMA_VERSION = "3.8.1";
+
+/** wllama's `esm/wasm/wllama.wasm` of that version, on jsDelivr (CORS-readable). */
+export const WLLAMA_WASM_URL = `https://cdn.jsdelivr.net/npm/@wllama/wllama@${WLLAMA_VERSION}/esm/wasm/wllama.wasm`;
+
+/** The default GGUF: Qwen's own Q8_0 build of Qwen3 0.6B (about 640 MB; Qwen publishes no smaller quantization of it). */
+export const DEFAULT_GGUF_ID = "Qwen3-0.6B-Q8_0-GGUF";
+
+export function wllamaCatalog(): ModelRecord[] {
+  return [
+    {
+      model_id: DEFAULT_GGUF_ID,
+      model: "https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf",
+      model_lib: "",
+      // Our ChatML prompt, as web-llm's Qwen3 records get (engine/wllama/chatml-prompt.ts), not the GGUF's Jinja template.
+      family: "qwen3",
+      overrides: { context_window_size: 4096 },
+      // Listed as Q8_0 without reading the file's header from the hub (several MB for Qwen's vocabulary); its size once stored.
+      engine: { kind: "wllama", wasm: WLLAMA_WASM_URL, listing: { quantization: "Q8_0" } },
+      fallback_for: "Qwen3-0.6B",
+    },
+  ];
+}
