@@ -95,6 +95,11 @@ export interface EngineCapabilities {
 
 export interface ThinkingControl {
   enabled: boolean;
+  /**
+   * The model's family reasons and can be switched on and off: an engine whose
+   * chat template has a switch for it (`enable_thinking`) sets it to `enabled`.
+   */
+  switchable?: boolean;
   /** Reasoning token budget; when spent the engine forces `endMarker`. */
   budgetTokens?: number;
   endMarker?: string;

@@ -80,9 +80,10 @@ export function prepareRequest(
       max_tokens: maxTokens,
     },
     responseFormat: forcedTools ? toolGrammar : (request.responseFormat ?? toolGrammar),
-    thinking: thinking.enabled
-      ? { enabled: true, budgetTokens: thinking.budget, endMarker: family.reasoning?.close }
-      : { enabled: false },
+    thinking: {
+      ...(thinking.enabled ? { enabled: true, budgetTokens: thinking.budget, endMarker: family.reasoning?.close } : { enabled: false }),
+      ...(family.reasoning?.switchable ? { switchable: true } : {}),
+    },
     continueFinalMessage: request.continueFinalMessage,
     topLogprobs: request.topLogprobs,
     ...(request.cacheKey !== undefined ? { promptCacheKey: request.cacheKey } : {}),

@@ -17,6 +17,7 @@ import { createClient, type ChatCompletionChunk, type Client } from "../../src/i
 import { server, startDirect, tinyRecord, type Direct } from "./support/tiny-gguf.js";
 
 const r1Model = "tiny-gguf-r1";
+const switchModel = "tiny-gguf-switch";
 const plainModel = "tiny-gguf-r1-nofamily";
 const messages = [{ role: "user" as const, content: "hello world" }];
 /** What R1_STYLE_TEMPLATE renders for `messages` with the generation prompt. */
@@ -27,7 +28,14 @@ let direct: Direct;
 
 beforeAll(async () => {
   const file = (id: string) => `${server}/m/${id}/tiny-r1.gguf`;
-  client = createClient({ models: [tinyRecord(r1Model, { model: file(r1Model), family: "deepseek-r1" }), tinyRecord(plainModel, { model: file(plainModel) })] });
+  client = createClient({
+    models: [
+      tinyRecord(r1Model, { model: file(r1Model), family: "deepseek-r1" }),
+      tinyRecord(plainModel, { model: file(plainModel) }),
+      // Qwen3.5's GGUFs render their own template (not our ChatML), which has the switch.
+      tinyRecord(switchModel, { model: `${server}/m/${switchModel}/tiny-switch.gguf`, family: "qwen3.5" }),
+    ],
+  });
   direct = await startDirect("tiny-r1.gguf");
 });
 afterAll(async () => {
@@ -63,5 +71,25 @@ describe("reasoning on a GGUF's own reasoning template", () => {
     const r = await client.chat.completions.create({ model: plainModel, messages, max_tokens: 12, temperature: 0 });
     expect(r.choices[0].message.content).toContain(want.content.trim());
     expect(r.usage.completion_tokens).toBe(want.completion);
+  });
+});
+
+describe("thinking off on a GGUF template with Qwen3's enable_thinking switch", () => {
+  const plain = "<|im_start|>user\nhello world<|im_end|>\n<|im_start|>assistant\n";
+  const closed = `${plain}<think>\n\n</think>\n\n`;
+
+  it('reasoning_effort "none" renders the template with enable_thinking false (the empty think block), as llama.cpp counts it', async () => {
+    const [withSwitch, without] = [await direct.promptTokensOf(closed), await direct.promptTokensOf(plain)];
+    expect(withSwitch).toBeGreaterThan(without);
+    const off = await client.chat.completions.create({ model: switchModel, messages, max_tokens: 4, temperature: 0, reasoning_effort: "none" });
+    expect(off.usage.prompt_tokens).toBe(withSwitch);
+    const want = await direct.raw(closed, { max_tokens: 4 });
+    expect(off.usage.completion_tokens).toBe(want.completion);
+  });
+
+  it("thinking on (the family's default) renders enable_thinking true: no block (llama.cpp's own default is false, the block)", async () => {
+    const on = await client.chat.completions.create({ model: switchModel, messages, max_tokens: 4, temperature: 0 });
+    expect(await direct.promptTokensOf(plain)).toBeLessThan(await direct.promptTokensOf(closed));
+    expect(on.usage.prompt_tokens).toBe(await direct.promptTokensOf(plain));
   });
 });

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, normalize } from "node:path";
 import type { AddressInfo } from "node:net";
-import { R1_STYLE_TEMPLATE, writeTinyGguf } from "./gguf-writer.js";
+import { R1_STYLE_TEMPLATE, THINKING_SWITCH_TEMPLATE, writeTinyGguf } from "./gguf-writer.js";
 import { wllamaPackageDir } from "./wllama-package.js";
 
 export interface GgufServer {
@@ -23,11 +23,13 @@ export async function startGgufServer(): Promise<GgufServer> {
   const tiny = writeTinyGguf();
   /**
    * Files by name: `tiny-r1.gguf` is the same model with a reasoning chat template (R1_STYLE_TEMPLATE),
-   * `tiny-embed.gguf` declares mean pooling (an embedding GGUF); any other name is `tiny.gguf`.
+   * `tiny-embed.gguf` declares mean pooling (an embedding GGUF), `tiny-switch.gguf` has Qwen3's
+   * `enable_thinking` switch (THINKING_SWITCH_TEMPLATE); any other name is `tiny.gguf`.
    */
   const variants: Record<string, Uint8Array> = {
     "tiny-r1.gguf": writeTinyGguf({ chatTemplate: R1_STYLE_TEMPLATE }),
     "tiny-embed.gguf": writeTinyGguf({ poolingType: 1 }),
+    "tiny-switch.gguf": writeTinyGguf({ chatTemplate: THINKING_SWITCH_TEMPLATE }),
   };
   const packageDir = wllamaPackageDir();
   const counts: Record<string, number> = {};

@@ -43,6 +43,14 @@ export const R1_STYLE_TEMPLATE =
   "<|im_start|>assistant\n{{ content }}<|im_end|>\n{% else %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}" +
   "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
 
+/**
+ * Qwen3's thinking switch on our ChatML markers: with `enable_thinking` false the generation prompt
+ * closes an empty think block (Qwen3's own template does the same); otherwise the model opens one.
+ */
+export const THINKING_SWITCH_TEMPLATE =
+  "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}" +
+  "{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}{% endif %}";
+
 const WORDS = ("the a of to and in is it you that he was for on are as with his they I at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who oil its now find long down day did get come made may part hello world user assistant system").split(" ");
 
 /** Little-endian byte sink. */

@@ -148,7 +148,7 @@ describe("accepted values reach the engine as the chat face's do", () => {
   it("reasoning.effort maps as chat's reasoning_effort (none turns thinking off)", async () => {
     const { client, engine } = scriptedClient(["a", "b"]);
     await client.responses.create({ model: QWEN3, input: "x", reasoning: { effort: "none" } });
-    expect(engine.requests[0].thinking).toEqual({ enabled: false });
+    expect(engine.requests[0].thinking).toEqual({ enabled: false, switchable: true });
     await client.responses.create({ model: QWEN3, input: "x", reasoning: { effort: "low" } });
     expect(engine.requests[1].thinking).toMatchObject({ enabled: true, budgetTokens: 512 });
   });

@@ -97,6 +97,8 @@ export interface WllamaRawLogprobs {
  */
 export interface WllamaChatParsing {
   reasoning_format?: "none" | "deepseek" | "deepseek-legacy";
+  /** Variables for the GGUF's Jinja chat template (`enable_thinking`). */
+  chat_template_kwargs?: Record<string, unknown>;
 }
 
 export interface WllamaEmbeddings {

@@ -25,7 +25,7 @@ import { embedWithWllama } from "./wllama-embed.js";
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
-import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogprobs, wllamaMessages, wllamaSampling } from "./wllama-request.js";
+import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogprobs, templateSwitches, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
 import { WLLAMA_WASM_URL } from "./wllama-catalog.js";
@@ -125,7 +125,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
         // Continuing a final assistant message: llama-server echoes it before what it generates.
         const continued = continuedText(messages, request);
         const echo = continued === undefined ? null : new PrefillEcho(continued);
-        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, messages, stream: true })) {
+        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, ...templateSwitches(request), messages, stream: true })) {
           last = chunk;
           const streamed = streamedOf(chunk.choices[0]?.delta.content ?? "", chunk);
           const event = eventOf(echo ? echo.take(streamed) : streamed);

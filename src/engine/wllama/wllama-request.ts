@@ -87,6 +87,19 @@ export function continuedText(messages: WllamaMessage[], request: EngineRequest)
 export const RAW_CHAT_TEXT: WllamaChatParsing = { reasoning_format: "none" };
 
 /**
+ * A reasoning family that can be switched, on the GGUF's own template:
+ * llama.cpp renders it with `enable_thinking` as the request has it. It must
+ * be said both ways: llama-server in wllama 3.8.1 renders with
+ * `enable_thinking: false` when told nothing (measured: a Qwen3-style switch
+ * closed an empty think block), so a thinking request would not think. A
+ * template without the switch ignores it; a record of no known family gets
+ * llama.cpp's default.
+ */
+export function templateSwitches(request: EngineRequest): { chat_template_kwargs?: { enable_thinking: boolean } } {
+  return request.thinking.switchable ? { chat_template_kwargs: { enable_thinking: request.thinking.enabled } } : {};
+}
+
+/**
  * Sampling as llama-server reads it. `repetition_penalty` is its
  * `repeat_penalty`; `stop` ends generation inside llama.cpp (the host's stop
  * guard still cuts what reaches the app). The slot keeps its prompt cache on,
