@@ -46,6 +46,18 @@ function outcomeOf(pipe: FakeBatchingPipeline, held: number[]): Outcome {
   return { tokens: pipe.outputIds.slice(), text: pipe.outputMessage, finish: pipe.finishReason, logprobs: pipe.tokenLogprobArray.slice(), held: held.slice() };
 }
 
+/** Tokens all the step forwards fed: single decodes, single prefills, batch_decode rows, batch_prefill rows' lengths. */
+function fedTokens(pipe: FakeBatchingPipeline): number {
+  const { single, prefill, batched, mixed } = pipe.forwards;
+  return single + prefill.reduce((a, b) => a + b, 0) + batched.reduce((a, b) => a + b, 0) + mixed.flat().reduce((n, [, tokens]) => n + tokens, 0);
+}
+
+/** Forward passes the step forwards ran, of every kind. */
+function forwardCount(pipe: FakeBatchingPipeline): number {
+  const { single, prefill, batched, mixed } = pipe.forwards;
+  return single + prefill.length + batched.length + mixed.length;
+}
+
 /** The GPU-like cost (a batch of any size costs about one step): the stand-in's forwards take no time to measure. */
 const GPU_LIKE = WEIGHT_BOUND_COST;
 
@@ -68,6 +80,27 @@ function outputsTogether(rows: WebLlmRows, prompts: string[], maxTokens: number)
       return view.outputIds.slice();
     }),
   );
+}
+
+/** `prompts[0]` as a row, and once it has `after` tokens the other prompts beside it: each row's output ids. */
+async function outputsStaggered(rows: WebLlmRows, prompts: string[], maxTokens: number, after: number): Promise<number[][]> {
+  const run = async (prompt: string, i: number, onToken?: (n: number) => void) => {
+    const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+    const view = row.view as unknown as FakeBatchingPipeline;
+    const decodeStep = view.decodeStep.bind(view);
+    view.decodeStep = async (config?: GenConfig) => {
+      await decodeStep(config);
+      onToken?.(view.outputIds.length);
+    };
+    await view.generateRequest(encodeText(prompt), { max_tokens: maxTokens });
+    row.leave();
+    return view.outputIds.slice();
+  };
+  let others: Promise<number[][]> | null = null;
+  const first = await run(prompts[0], 0, (n) => {
+    if (n === after) others = Promise.all(prompts.slice(1).map((prompt, i) => run(prompt, i + 1)));
+  });
+  return [first, ...(await (others as unknown as Promise<number[][]>))];
 }
 
 /** `jobs` at once as rows of one pipeline; each outcome, and the row reports. */
@@ -110,17 +143,16 @@ describe("continuous batching on web-llm's pipeline: each row is what it is alon
       expect(results[i].outcome.finish).toBe(expected.finish);
       expect(results[i].report.max_rows, `row ${i} shared passes`).toBe(4);
     }
-    // 15 decode steps each (the first token comes from prefill). Prefills go one at a time, so a row
-    // decodes while the next prefills: the first steps hold 1, 2, 3 rows, then all four share them.
-    const forwards = [...Array(pipe.forwards.single).fill(1), ...pipe.forwards.batched];
-    expect(forwards.reduce((n, rows) => n + rows, 0)).toBe(4 * 15);
-    expect(pipe.forwards.batched.filter((rows) => rows === 4).length).toBeGreaterThanOrEqual(12);
+    // Every token fed went through the rows' step forwards, web-llm's own prefill fed none: the four
+    // prompts (24 tokens) and 15 decode tokens each (the first token comes from the prompt's logits).
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    expect(fedTokens(pipe)).toBe(24 + 4 * 15);
     const counters = rows.counters();
     expect(counters.generated_tokens).toBe(64);
     expect(counters.max_rows).toBe(4);
-    // 4 prefill passes and one pass per decode step: far below 4 × 16
-    expect(counters.forward_passes).toBe(4 + forwards.length);
-    expect(counters.forward_passes).toBeLessThanOrEqual(4 + 15 + 3);
+    // one pass per step, prompts included: far below 4 × 16
+    expect(counters.forward_passes).toBe(forwardCount(pipe));
+    expect(counters.forward_passes).toBeLessThanOrEqual(15 + 4);
   });
 });
 
@@ -238,7 +270,10 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
   it("a step with one row keeps the single-sequence decode (batch_decode costs more for one row)", async () => {
     const { pipe } = await together([{ prompt: "thecatsat", config: { max_tokens: 8 } }]);
     expect(pipe.forwards.batched).toEqual([]);
-    expect(pipe.forwards.single).toBe(7);
+    expect(pipe.forwards.mixed).toEqual([]);
+    // its prompt in the library's chunks (8, then the last token, a decode of it), then 7 decode steps
+    expect(pipe.forwards.prefill).toEqual([8]);
+    expect(pipe.forwards.single).toBe(1 + 7);
   });
 
   it("measured costs decide: where a batch of 2 costs more than two decodes, 2 rows decode one by one", async () => {
@@ -283,7 +318,8 @@ describe("continuous batching on web-llm's pipeline: the measured cost is the de
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, clock: () => pipe.clock });
     rows.ensureKvRoom({ maxRows: 4 });
     const prompts = ["thecatsat", "abcxyz", "hello", "qrstuv"];
-    const outputs = await outputsTogether(rows, prompts, 16);
+    // The first request decodes alone for a few steps (so single decodes are measured), then the others arrive.
+    const outputs = await outputsStaggered(rows, prompts, 16, 2);
     const times = rows.counters().step_ms;
     expect(times?.decode).toBe(10);
     expect(times?.batch_decode["4"]).toBe(14);
@@ -427,15 +463,18 @@ describe("continuous batching on web-llm's pipeline: rows start from each other"
   });
 });
 
-describe("continuous batching on web-llm's pipeline: a long prompt is prefilled in chunks between decode steps", () => {
-  it("rows already decoding get a token between each chunk of a newcomer's prompt; every row is what it is alone", async () => {
+describe("continuous batching on web-llm's pipeline: a long prompt is prefilled in chunks, in the decode steps' forwards", () => {
+  it("a newcomer's prompt rides in the forwards of the rows already decoding, a chunk per step, and they get a token every step; every row is what it is alone", async () => {
     const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = 64; // the library's chunk: what one step's forward may hold
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8 });
     rows.ensureKvRoom({ maxRows: 4 });
     const long = "thequickbrownfoxjumpsoverthelazydogagainandagain"; // 48 tokens: 6 chunks of 8
     const started: Promise<unknown>[] = [];
+    const seqs: Record<string, number> = {};
     const run = async (id: string, job: Job, onToken?: (n: number) => void) => {
       const row = await rows.open({ id, owner: id }, new AbortController().signal);
+      seqs[id] = row.sequence;
       const view = row.view as unknown as FakeBatchingPipeline;
       const decodeStep = view.decodeStep.bind(view);
       view.decodeStep = async (config?: GenConfig) => {
@@ -445,23 +484,28 @@ describe("continuous batching on web-llm's pipeline: a long prompt is prefilled 
       };
       await view.generateRequest(encodeText(job.prompt), job.config);
       const tokens = view.outputIds.slice();
+      const counted = view.curRoundPrefillTotalTokens + row.cachedTokens;
       row.leave();
-      return tokens;
+      return { tokens, counted };
     };
     const jobs: Record<string, Job> = { a: { prompt: "abc", config: { max_tokens: 40 } }, b: { prompt: "hello", config: { max_tokens: 40 } }, long: { prompt: long, config: { max_tokens: 4 } } };
     const a = run("a", jobs.a, (n) => {
       if (n === 5 && started.length === 0) started.push(run("long", jobs.long));
     });
     const b = run("b", jobs.b);
-    const [ta, tb] = await Promise.all([a, b]);
-    const tl = (await started[0]) as number[];
-    expect(ta).toEqual((await alone(jobs.a)).tokens);
-    expect(tb).toEqual((await alone(jobs.b)).tokens);
-    expect(tl).toEqual((await alone(jobs.long)).tokens);
-    // the newcomer's 6 prefill chunks each sit between decode steps of the others
-    const log = pipe.log.filter((line) => line.startsWith("forward 8") || line.startsWith("decode"));
-    const chunks = log.map((line, i) => (line.startsWith("forward 8") ? i : -1)).filter((i) => i >= 0);
-    expect(chunks).toHaveLength(6);
-    for (let k = 1; k < chunks.length; k++) expect(chunks[k] - chunks[k - 1], `a decode step between chunks ${k - 1} and ${k}`).toBeGreaterThan(1);
+    const [ra, rb] = await Promise.all([a, b]);
+    const rl = (await started[0]) as { tokens: number[]; counted: number };
+    expect(ra.tokens).toEqual((await alone(jobs.a)).tokens);
+    expect(rb.tokens).toEqual((await alone(jobs.b)).tokens);
+    expect(rl.tokens).toEqual((await alone(jobs.long)).tokens);
+    // web-llm's own prefill fed nothing: its usage still counts the whole prompt, as alone
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    expect(rl.counted).toBe(48);
+    // the newcomer's 6 chunks each went in ONE batch_prefill with a's and b's decode tokens, in consecutive steps
+    const withLong = pipe.forwards.mixed.filter((rowsOf) => rowsOf.some(([seq]) => seq === seqs.long));
+    expect(withLong).toEqual(Array.from({ length: 6 }, () => [[seqs.a, 1], [seqs.b, 1], [seqs.long, 8]]));
+    const forwards = pipe.log.filter((line) => /^(mixed|decode|prefill) /.test(line));
+    const steps = forwards.map((line, i) => (line.startsWith("mixed") && line.includes(`${seqs.long}:`) ? i : -1)).filter((i) => i >= 0);
+    expect(steps.map((i) => i - steps[0])).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });

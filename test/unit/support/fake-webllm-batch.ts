@@ -1,9 +1,11 @@
 /**
  * The decoding stand-in of web-llm's pipeline (fake-webllm-decoder.ts) with
- * what continuous batching uses: the library's `embed`, `decode` and
- * `batch_decode` functions over the simulated paged KV cache (a batched
- * forward appends one token to each of its rows' sequences and returns each
- * row's logits from what THAT sequence holds), web-llm's `prefillStep`, and
+ * what continuous batching uses: the library's `embed`, `decode`, `prefill`,
+ * `batch_decode` and `batch_prefill` functions over the simulated paged KV
+ * cache (begin_forward appends each row's tokens to THAT row's sequence, by
+ * the lengths it is given, and a forward returns each row's logits from what
+ * its sequence holds at the logit position asked for: `batch_prefill` takes
+ * positions into the rows' tokens packed one after another), web-llm's `prefillStep`, and
  * the runtime's one shared random generator (`tvm.rng`, tvmjs's linear
  * congruential generator) that `setSeed` seeds and the sampler draws from.
  *
@@ -29,8 +31,11 @@ export class FakeRng {
 }
 
 export class FakeBatchingPipeline extends FakeDecodingPipeline {
-  /** Forwards by kind, with the rows of each batched one. */
-  readonly forwards = { single: 0, batched: [] as number[] };
+  /**
+   * Forwards by kind: single `decode`s, each `prefill`'s tokens, each
+   * `batch_decode`'s rows, and each `batch_prefill`'s rows as [sequence, tokens].
+   */
+  readonly forwards = { single: 0, prefill: [] as number[], batched: [] as number[], mixed: [] as Array<Array<[number, number]>> };
   private readonly box = { pending: [] as number[], forwardSeq: -1 };
 
   /** Device work enqueued and not yet waited for (ms of the simulated clock). */
@@ -41,7 +46,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
    * simulated device. As on WebGPU, a forward only enqueues its work: the
    * clock advances by it when someone waits for the device (`device.sync`).
    */
-  constructor(private readonly deviceWork: { decode: number; batch(rows: number): number } = { decode: 0, batch: () => 0 }) {
+  constructor(private readonly deviceWork: { decode: number; batch(rows: number): number; prefill?(tokens: number): number; mixed?(rows: number, tokens: number): number } = { decode: 0, batch: () => 0 }) {
     super({ batchPrefill: false });
     const self = this as unknown as Record<string, unknown>;
     self.device = {
@@ -67,19 +72,26 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
       if (name === "embed") return (ids: FakeTensor) => this.embed(ids);
       if (name === "decode") return (embedded: FakeTensor, kv: unknown) => this.forwardRows(embedded, kv, false);
       if (name === "batch_decode") return (embedded: FakeTensor, kv: unknown) => this.forwardRows(embedded, kv, true);
+      if (name === "prefill") return (embedded: FakeTensor, kv: unknown) => this.prefillOne(embedded, kv);
+      if (name === "batch_prefill") return (embedded: FakeTensor, positions: FakeTensor, kv: unknown) => this.batchPrefillRows(embedded, positions, kv);
       return base(name);
     };
-    // The runtime's begin_forward: with several sequences, one pending token each (batched decode).
+    // The runtime's begin_forward: with several sequences, each takes its length of the pending tokens, in order.
     const single = this.fKVCacheBeginForward;
     this.fKVCacheBeginForward = (kv: unknown, seqIds: unknown, lengths: unknown) => {
       const seqs = (seqIds as Shape).shape;
+      const lens = (lengths as Shape).shape;
+      this.batchLengths = lens.slice();
       if (seqs.length === 1) return single(kv, seqIds, lengths);
-      const cache = kv as { seqs: Map<number, number[]> };
-      if (this.box.pending.length !== seqs.length || (lengths as Shape).shape.some((n) => n !== 1)) throw new Error("batched begin_forward: one token per sequence");
+      const cache = kv as { seqs: Map<number, number[]>; sealed: Set<number> };
+      if (lens.length !== seqs.length || lens.reduce((a, b) => a + b, 0) !== this.box.pending.length) throw new Error(`batched begin_forward: lengths ${lens} for ${this.box.pending.length} tokens`);
+      let at = 0;
       seqs.forEach((seq, i) => {
         const held = cache.seqs.get(seq);
         if (!held) throw new Error(`no sequence ${seq}`);
-        held.push(this.box.pending[i]);
+        if (cache.sealed.has(seq)) throw new Error("The block is one-time referenced by other blocks, thus cannot accept new KV values.");
+        held.push(...this.box.pending.slice(at, at + lens[i]));
+        at += lens[i];
       });
       this.batchSeqs = seqs.slice();
       return undefined;
@@ -87,6 +99,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
   }
 
   private batchSeqs: number[] = [];
+  private batchLengths: number[] = [];
 
   setSeed(seed: number): void {
     (this.tvm as unknown as { rng: FakeRng }).rng.setSeed(seed);
@@ -113,6 +126,46 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     return { get: () => new FakeTensor([seqs.length, 1, VOCAB], "float32", "gpu", out) };
   }
 
+  /** The library's `prefill`: one sequence's chunk, the logits after its last token. */
+  private prefillOne(embedded: FakeTensor, kv: unknown) {
+    const cache = kv as { seqs: Map<number, number[]> };
+    const n = embedded.shape[1];
+    if (embedded.shape.length !== 3 || embedded.shape[0] !== 1 || n !== this.batchLengths[0]) throw new Error(`prefill of ${embedded.shape} after begin_forward of ${this.batchLengths}`);
+    this.forwards.prefill.push(n);
+    this.queued += this.deviceWork.prefill?.(n) ?? this.deviceWork.decode;
+    this.log.push(`prefill ${this.box.forwardSeq} ${n}`);
+    return { get: () => new FakeTensor([1, 1, VOCAB], "float32", "gpu", logitsAfter(cache.seqs.get(this.box.forwardSeq) as number[])) };
+  }
+
+  /**
+   * The library's `batch_prefill` over the sequences of the last
+   * begin_forward: `embedded` [1, total, hidden] holds their tokens packed in
+   * order; row r of the logits is at packed position `positions[r]`, i.e.
+   * after that many tokens of its sequence's part.
+   */
+  private batchPrefillRows(embedded: FakeTensor, positions: FakeTensor, kv: unknown) {
+    const cache = kv as { seqs: Map<number, number[]> };
+    const seqs = this.batchSeqs.length > 0 ? this.batchSeqs : [this.box.forwardSeq];
+    const lens = this.batchLengths;
+    const total = lens.reduce((a, b) => a + b, 0);
+    if (embedded.shape.length !== 3 || embedded.shape[0] !== 1 || embedded.shape[1] !== total) throw new Error(`batch_prefill: embeddings of shape ${embedded.shape} for lengths ${lens}`);
+    const rows = Array.from(positions.data);
+    const out = new Float32Array(rows.length * VOCAB);
+    rows.forEach((p, r) => {
+      if (p < 0 || p >= total) throw new Error(`batch_prefill: logit position ${p} of ${total}`);
+      let start = 0;
+      let i = 0;
+      while (p >= start + lens[i]) start += lens[i++];
+      const held = cache.seqs.get(seqs[i]) as number[];
+      out.set(logitsAfter(held.slice(0, held.length - lens[i] + (p - start) + 1)), r * VOCAB);
+    });
+    this.forwards.mixed.push(seqs.map((seq, i) => [seq, lens[i]]));
+    this.queued += this.deviceWork.mixed?.(seqs.length, total) ?? this.deviceWork.batch(seqs.length);
+    this.log.push(`mixed ${seqs.map((seq, i) => `${seq}:${lens[i]}`).join(",")}`);
+    this.batchSeqs = [];
+    return { get: () => new FakeTensor([1, rows.length, VOCAB], "float32", "gpu", out) };
+  }
+
   /** web-llm's prefillStep: the conversation's tokens in chunks, then the first token sampled. */
   async prefillStep(prompt: number[], config: GenConfig = {}): Promise<void> {
     this.prompt = prompt;
@@ -123,7 +176,8 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.appearedTokensFreq = new Map();
     this.tokenLogprobArray = [];
     this.grammarMatcher = config.grammar ? new FakeMatcher() : undefined;
-    const [chunks] = await this.getInputData();
+    this.curRoundPrefillTotalTokens = 0;
+    const [chunks, promptLen] = await this.getInputData();
     const flat = (chunks as number[][]).flat();
     let logits: unknown;
     for (let i = 0; i < flat.length; i += this.prefillChunkSize) {
@@ -131,8 +185,13 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
       logits = await this.embedAndForward([part], part.length);
     }
     const first = await this.sampleTokenFromLogits(logits as FakeTensor, config);
+    // web-llm counts the prompt tokens getInputData gave it (its usage's prompt_tokens)
+    this.curRoundPrefillTotalTokens += promptLen;
     this.processNextToken(first, config);
   }
+
+  /** Prompt tokens web-llm's prefill step counted for the current request. */
+  curRoundPrefillTotalTokens = 0;
 
   /** One request as web-llm's asyncGenerate runs it: seed, a fresh conversation, prefill, decode until stopped. */
   async generateRequest(prompt: number[], config: GenConfig = {}): Promise<void> {

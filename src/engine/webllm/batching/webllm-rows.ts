@@ -34,6 +34,7 @@
  * the rows in flight end, as today.
  */
 import { AloneTurns, Serial } from "../../batching/alone-turns.js";
+import { addPrefillCount, prefillingDonor, stepInputs, untilAborted, type SharedPrompt } from "./webllm-shared-prefill.js";
 import { longestRowPrefix, splitAtSteps } from "../../batching/prefill-pieces.js";
 import { giveOwnRequestState, PRISTINE, releaseViewState, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
 import { MeasuredStepCost } from "../../batching/measured-cost.js";
@@ -122,6 +123,13 @@ interface Row {
   prompt: readonly number[] | null;
   /** The prompt's tokens as getInputData gave them (up to its first image), until the prefill is done. */
   promptSeen: readonly number[] | null;
+  /** A text prompt the steps' forwards feed (null: web-llm's own prefill feeds it, e.g. a prompt with an image). */
+  shared: SharedPrompt | null;
+  /** Its prompt is in its sequence, or it left (rows waiting to fork it look then). */
+  prefilled: Promise<void>;
+  markPrefilled: () => void;
+  /** Releases the pipeline's turn the row holds from its prompt's last logits until its first token is sampled. */
+  held: (() => void) | null;
 }
 
 export class WebLlmRows {
@@ -141,8 +149,6 @@ export class WebLlmRows {
   private readonly rows = new Map<string, Row>();
   /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
   private readonly work = new Serial();
-  /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
-  private readonly prefills = new Serial();
   /** Requests that run alone take turns with the rows. */
   private readonly turns = new AloneTurns(() => this.rows.size === 0);
 
@@ -180,7 +186,9 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
-    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost, prefillApart: true });
+    // A step's forward holds at most the library's prefill chunk (batch_prefill's bound), prompt chunks included.
+    const stepTokens = pipe.prefillChunkSize && pipe.prefillChunkSize > 0 ? pipe.prefillChunkSize : 2048;
+    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Math.min(this.prefillChunk, stepTokens), cost, prefillStepwise: true, stepTokens });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
   }
 
@@ -223,7 +231,9 @@ export class WebLlmRows {
     }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
     const seq = sequences.take();
-    const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null };
+    let markPrefilled = () => {};
+    const prefilled = new Promise<void>((resolve) => (markPrefilled = resolve));
+    const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
     return {
@@ -251,6 +261,8 @@ export class WebLlmRows {
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
+    this.releaseTurn(row);
+    row.markPrefilled();
     if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
@@ -260,75 +272,158 @@ export class WebLlmRows {
     return report;
   }
 
-  /** Runs a row's prefill once the previous row's prefill is done. */
-  private prefillTurn<T>(work: () => Promise<T>): Promise<T> {
-    return this.prefills.run(work);
-  }
-
   /** Runs `work` once the pipeline's previous work is done. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     return this.work.run(work);
   }
 
-  /** The step's forward over its decoding rows (prefill rows run their own, in web-llm's prefill step). */
-  private async runStep(plan: StepPlan): Promise<void> {
-    const decoding = plan.rows
-      .filter((stepRow) => stepRow.phase === "decode")
-      .map((stepRow) => this.rows.get(stepRow.id))
-      .filter((row): row is Row => !!row && !row.left && row.input !== undefined);
-    if (decoding.length === 0) return;
-    const mode = plan.mode === "batch" && decoding.length > 1 ? "batch" : "single";
-    await this.exclusive(async () => {
-      const started = this.clock();
-      const logits = await (this.forward as StepForward).run(
-        decoding.map((row) => ({ seq: row.seq, token: row.input as number })),
-        mode,
+  /**
+   * Runs `work` in a turn of the pipeline's work that stays held until the
+   * row's first token is sampled (or its prefill step ends): web-llm takes
+   * the prompt's last logits, detaches them and closes its prefill scope in
+   * between, which must not land inside another row's forward.
+   */
+  private holdTurn<T>(row: Row, work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      void this.exclusive(
+        () =>
+          new Promise<void>((release) => {
+            row.held = release;
+            work().then(resolve, (error: unknown) => {
+              this.releaseTurn(row);
+              reject(error);
+            });
+          }),
       );
-      const ms = this.clock() - started;
-      if (mode === "batch") this.measured.record("batch", decoding.length, ms);
-      else this.measured.record("single", 1, ms / decoding.length);
-      decoding.forEach((row, i) => {
+    });
+  }
+
+  private releaseTurn(row: Row): void {
+    const release = row.held;
+    row.held = null;
+    release?.();
+  }
+
+  /**
+   * The step's forward over its rows: each decoding row's token and each
+   * prefilling row's chunk of its prompt, as ONE batched forward (mixed rows:
+   * `batch_prefill`) or one forward per row, as the plan chose. A row whose
+   * prompt web-llm feeds itself (an image) runs its own forward (`apart`).
+   */
+  private async runStep(plan: StepPlan): Promise<void> {
+    const inputs = stepInputs(plan, this.rows);
+    if (inputs.length === 0) return;
+    const forward = this.forward as StepForward;
+    const mode = plan.mode === "batch" && inputs.length > 1 ? "batch" : "single";
+    await this.exclusive(async () => {
+      let logits: StepArray[] = [];
+      if (mode === "batch") {
+        const started = this.clock();
+        logits = await forward.run(inputs, "batch");
+        this.measured.record("batch", inputs.length, this.clock() - started, inputs.reduce((n, input) => n + input.tokens.length, 0));
+      } else {
+        for (const input of inputs) {
+          const started = this.clock();
+          logits.push(...(await forward.run([input], "single")));
+          this.measured.record("single", 1, this.clock() - started, input.tokens.length);
+        }
+      }
+      inputs.forEach(({ row, phase, tokens, samples }, i) => {
+        row.input = undefined;
+        if (phase === "prefill") {
+          (row.shared as SharedPrompt).fed += tokens.length;
+          if (!samples) return logits[i].dispose();
+          // Its sequence holds the whole prompt: rows waiting to fork it may.
+          row.prompt = row.promptSeen;
+          row.markPrefilled();
+        }
         row.logits?.dispose();
         row.logits = logits[i];
-        row.input = undefined;
       });
     });
   }
 
   /**
-   * The part of `full` the row still prefills after forking the longest
+   * What web-llm's prefill step is handed after the row forked the longest
    * prefix it can into its sequence: from a row of its key whose prefill is
    * done (the n choices of one request, requests with one system prompt), or
-   * from the prompt cache, whichever shares more.
+   * from the prompt cache, whichever shares more. A text prompt is then fed
+   * by the steps' forwards (`row.shared`), beside the other rows' tokens:
+   * web-llm is handed its last token only, and the rest counts as already in
+   * the sequence, like a forked prefix. A prompt with an image is handed to
+   * web-llm's own prefill, as the rest after the prefix.
    */
   private startFromCache(row: Row, full: InputData): InputData {
     const view = row.view;
-    if (view.filledKVCacheLength !== 0) return this.joinSteps(row, full, full[0].some((element) => !Array.isArray(element)));
+    const image = full[0].some((element) => !Array.isArray(element));
+    if (view.filledKVCacheLength !== 0) return this.joinApart(row, full, image);
     const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
     const { donor, shared } = longestRowPrefix(this.rows.values(), row, tokens, bound);
     const reused = (this.sequences as RowSequences).startFrom(row.seq, full, row.key, donor ? { seq: donor.seq, shared } : null);
-    if (reused === 0) return this.joinSteps(row, full, firstImage !== undefined);
     row.reused = reused;
     view.filledKVCacheLength = reused;
-    return this.joinSteps(row, [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData, firstImage !== undefined);
+    if (!image && (this.forward as StepForward).mixed) {
+      row.shared = { tokens, fed: reused, donor: prefillingDonor(this.rows.values(), row, tokens, reused, bound) };
+      view.filledKVCacheLength = tokens.length - 1;
+      return [cut(full[0], tokens.length - 1), 1, ...full.slice(2)] as InputData;
+    }
+    return this.joinApart(row, reused === 0 ? full : ([cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData), image);
   }
 
-  /** The row joins the steps with what web-llm will prefill (`rest`); a prompt with an image goes in one step. */
-  private joinSteps(row: Row, rest: InputData, image: boolean): InputData {
+  /** The row joins the steps with what web-llm's own prefill will feed (`rest`), in forwards of its own; a prompt with an image in one step. */
+  private joinApart(row: Row, rest: InputData, image: boolean): InputData {
     row.fed = 0;
     row.chunk = image ? Infinity : this.prefillChunk;
-    row.batch ??= this.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, ...(image ? { prefillChunkTokens: Infinity } : {}) });
+    row.batch ??= this.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, prefillApart: true, ...(image ? { prefillChunkTokens: Infinity } : {}) });
     return rest;
   }
 
   /**
-   * One of web-llm's prefill chunks, fed in the steps' chunks: at each step
-   * boundary (every `row.chunk` tokens of the prompt) the row waits for its
-   * step, then forwards what that step holds, exclusively. web-llm gets the
-   * last piece's logits; an abort while waiting ends the prefill with an
-   * AbortError.
+   * web-llm's prefill forward of a text prompt (handed its last token): the
+   * row first forks what a row of its key still prefilling will share, then
+   * joins the steps and waits while the steps' forwards feed its prompt, a
+   * chunk per step; web-llm gets the logits the step of its last chunk left.
+   * An abort while waiting ends the prefill with an AbortError.
+   */
+  private async feedPromptInSteps(row: Row, shared: SharedPrompt, signal: AbortSignal, inputDataLen: number): Promise<unknown> {
+    if (!row.batch) {
+      if (shared.donor) await this.forkOnceDonorPrefilled(row, shared, signal);
+      row.batch = this.runner.join({ id: row.id, owner: row.owner, promptTokens: shared.tokens.length - shared.fed, maxTokens: Number.MAX_SAFE_INTEGER });
+    }
+    while (shared.fed < shared.tokens.length) {
+      // An AbortError whatever the signal's reason: the generation maps it to the request's abort.
+      if (!(await row.batch.pass(signal))) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
+    }
+    const tvm = this.pipe.tvm;
+    return this.holdTurn(row, async () => {
+      const logits = row.logits;
+      row.logits = null;
+      if (!logits) throw new Error("A row's prompt was fed without its logits.");
+      row.view.filledKVCacheLength += inputDataLen;
+      return tvm.attachToCurrentScope ? tvm.attachToCurrentScope(logits) : logits;
+    });
+  }
+
+  /** Waits for the donor's prompt to be in its sequence, then forks the prefix they share; a donor that left first is not waited for again. */
+  private async forkOnceDonorPrefilled(row: Row, shared: SharedPrompt, signal: AbortSignal): Promise<void> {
+    const { row: donor, shared: tokens } = shared.donor as { row: Row; shared: number };
+    shared.donor = null;
+    await untilAborted(donor.prefilled, signal);
+    if (signal.aborted) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
+    if (donor.left || donor.prompt === null) return;
+    (this.sequences as RowSequences).forkFromRow(row.seq, donor.seq, tokens);
+    shared.fed = tokens;
+    row.reused = tokens;
+  }
+
+  /**
+   * One of web-llm's prefill chunks of a prompt web-llm feeds itself (an
+   * image), in the steps' chunks: at each step boundary (every `row.chunk`
+   * tokens of the prompt) the row waits for its step, then forwards what that
+   * step holds, exclusively. web-llm gets the last piece's logits; an abort
+   * while waiting ends the prefill with an AbortError.
    */
   private async prefillChunkForward(row: Row, signal: AbortSignal, inputData: unknown[], inputDataLen: number): Promise<unknown> {
     const view = row.view;
@@ -339,7 +434,6 @@ export class WebLlmRows {
     for (const [i, piece] of pieces.entries()) {
       if (row.fed % row.chunk === 0) {
         if (!row.batch) throw new Error("A row prefilled before its prompt was tokenized.");
-        // An AbortError whatever the signal's reason: the generation maps it to the request's abort.
         if (!(await row.batch.pass(signal))) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
       }
       const last = i === pieces.length - 1;
@@ -397,20 +491,38 @@ export class WebLlmRows {
       const full = pristine.getInputData.call(view) as InputData | Promise<InputData>;
       return full instanceof Promise ? full.then((data) => this.startFromCache(row, data)) : this.startFromCache(row, full);
     };
-    // web-llm's prefill step, one row at a time (its TVM scope stays open across the steps its chunks wait
-    // for): the row joins the steps once its prompt is tokenized (getInputData), each chunk waits for its
-    // step, and the first token is sampled as the last chunk's step ends.
+    // web-llm's prefill step: the row joins the steps once its prompt is tokenized (getInputData), its prompt
+    // is fed by them, and its first token is sampled as the step of its last chunk ends.
     const prefillStep = base.prefillStep as Fn;
-    view.prefillStep = (...args: unknown[]) =>
-      this.prefillTurn(async () => {
-        await (prefillStep.apply(view, args) as Promise<void>);
-        // Its sequence now holds the prompt: rows prefilled after it may fork it.
-        row.prompt = row.promptSeen;
-      });
+    view.prefillStep = async (...args: unknown[]) => {
+      let running: Promise<void> = Promise.resolve();
+      // It opens its TVM scope as it starts: in a turn of the pipeline's work, so never between another
+      // row's forward and the hand-over of its logits. (Its scope stays open, empty, while it waits.)
+      await this.exclusive(async () => void (running = prefillStep.apply(view, args) as Promise<void>));
+      try {
+        await running;
+      } finally {
+        this.releaseTurn(row);
+      }
+      // web-llm counted the one token it was handed; the rest the steps fed counts as prefilled too (usage).
+      const counted = row.shared ? row.shared.tokens.length - row.reused - 1 : 0;
+      if (counted > 0) addPrefillCount(view, counted);
+      // Its sequence now holds the prompt: rows prefilled after it may fork it.
+      row.prompt ??= row.promptSeen;
+      row.markPrefilled();
+    };
     const sample = base.sampleTokenFromLogits as Fn;
-    view.sampleTokenFromLogits = (...args: unknown[]): Promise<number> =>
-      // In a decode step the whole step already runs exclusively (below); the prefill's sample takes its turn.
-      (row.decoding ? sample.apply(view, args) : this.exclusive(() => this.withRowRandom(row, () => sample.apply(view, args) as Promise<number>))) as Promise<number>;
+    view.sampleTokenFromLogits = async (...args: unknown[]): Promise<number> => {
+      // In a decode step the whole step already runs exclusively (below).
+      if (row.decoding) return sample.apply(view, args) as Promise<number>;
+      // The prefill's first token: in the turn its last logits were handed over in, else a turn of its own.
+      if (!row.held) return this.exclusive(() => this.withRowRandom(row, () => sample.apply(view, args) as Promise<number>));
+      try {
+        return await this.withRowRandom(row, () => sample.apply(view, args) as Promise<number>);
+      } finally {
+        this.releaseTurn(row);
+      }
+    };
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
       const batch = row.batch as BatchRow;
@@ -429,7 +541,7 @@ export class WebLlmRows {
     };
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
-      if (!row.decoding) return this.prefillChunkForward(row, signal, inputData, inputDataLen);
+      if (!row.decoding) return row.shared ? this.feedPromptInSteps(row, row.shared, signal, inputDataLen) : this.prefillChunkForward(row, signal, inputData, inputDataLen);
       const logits = row.logits;
       if (!logits) return pristine.embedAndForward.call(view, inputData, inputDataLen);
       row.logits = null;
