@@ -509,3 +509,143 @@ describe("continuous batching on web-llm's pipeline: a long prompt is prefilled 
     expect(steps.map((i) => i - steps[0])).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });
+
+describe("continuous batching on web-llm's pipeline: prompts prefilled side by side", () => {
+  /** `jobs` at once on `pipe`'s rows; each outcome, its prompt count, and how many forwards had run when its first token came. */
+  async function sideBySide(pipe: FakeBatchingPipeline, rows: WebLlmRows, jobs: Array<Job & { key?: string }>) {
+    return Promise.all(
+      jobs.map(async (job, i) => {
+        const controller = new AbortController();
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}`, ...(job.key ? { key: job.key } : {}) }, controller.signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        const prefillStep = view.prefillStep.bind(view);
+        let firstAfter = -1;
+        if (job.abortAfter !== undefined) {
+          // aborted as the pipeline's `abortAfter`th forward ends (inside a step)
+          const endForward = pipe.fKVCacheEndForward;
+          let forwards = 0;
+          pipe.fKVCacheEndForward = (kv: unknown) => {
+            if (++forwards === job.abortAfter) controller.abort();
+            return endForward(kv);
+          };
+        }
+        view.prefillStep = async (prompt: number[], config?: GenConfig) => {
+          await prefillStep(prompt, config);
+          firstAfter = forwardCount(pipe);
+        };
+        try {
+          await view.generateRequest(encodeText(job.prompt), job.config);
+          const outcome = { ...outcomeOf(view, pipe.held(row.sequence) as number[]), seq: row.sequence, firstAfter, counted: view.curRoundPrefillTotalTokens + row.cachedTokens, cached: row.cachedTokens, error: null as unknown };
+          row.leave({ keep: true });
+          return outcome;
+        } catch (error) {
+          row.leave();
+          return { ...outcomeOf(view, []), seq: row.sequence, firstAfter, counted: 0, cached: 0, error };
+        }
+      }),
+    );
+  }
+
+  function bigChunkSetup(options: Partial<WebLlmRowsOptions> = {}, libraryChunk = 64) {
+    const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = libraryChunk; // the library's chunk: what one step's forward may hold
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8, ...options });
+    rows.ensureKvRoom({ maxRows: 4 });
+    return { pipe, rows };
+  }
+
+  const PROMPTS = ["thequickbrownfox", "jumpsoverthelazydog", "abcdefghijklmnopqrstu", "sphinxofblackquartz"]; // 16, 19, 21, 19 tokens
+
+  it("four prompts arriving together are prefilled in the same forwards, a chunk of each per batch_prefill, and the fourth gets its first token after 4 forwards", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config: i % 2 === 0 ? { max_tokens: 10 } : { max_tokens: 10, temperature: 1, seed: 11 + i } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(results[i].tokens, `row ${i} tokens`).toEqual(expected.tokens);
+      expect(results[i].held, `row ${i} sequence`).toEqual(expected.held);
+      // usage counts the whole prompt, as alone
+      expect(results[i].counted, `row ${i} prompt tokens`).toBe(encodeText(job.prompt).length);
+    }
+    // No prompt went through web-llm's own prefill. The first step started as soon as A was waiting for it
+    // (A's first chunk alone); B, C and D arrived during it, and from then on every forward held a chunk of
+    // every prompt still prefilling, and A's decode token once A had its first token.
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    const [A, B, C, D] = results.map((r) => r.seq);
+    expect(pipe.log.filter((line) => /^(mixed|decode|prefill) /.test(line)).slice(0, 4)).toEqual([
+      `prefill ${A} 8`,
+      `mixed ${A}:8,${B}:8,${C}:8,${D}:8`,
+      `mixed ${A}:1,${B}:8,${C}:8,${D}:8`,
+      `mixed ${A}:1,${B}:3,${C}:5,${D}:3`,
+    ]);
+    // The fourth prompt's first token after 4 forwards; one prompt after another it came after 2 + 3 + 3 + 3.
+    expect(results.map((r) => r.firstAfter)).toEqual([2, 4, 4, 4]);
+    expect(rows.counters().mean_rows).toBeGreaterThanOrEqual(3.5);
+  });
+
+  it("the step's forward holds at most the library's prefill chunk: prompts beyond it wait for the next step, decoding rows first", async () => {
+    const { pipe, rows } = bigChunkSetup({}, 20);
+    const jobs: Job[] = PROMPTS.map((prompt) => ({ prompt, config: { max_tokens: 6 } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    for (const forward of pipe.forwards.mixed) expect(forward.reduce((n, [, tokens]) => n + tokens, 0)).toBeLessThanOrEqual(20);
+    expect(Math.max(...pipe.forwards.mixed.map((forward) => forward.length))).toBe(4);
+  });
+
+  it("where the measured cost makes batch_prefill dear, a step's rows run their own forwards (prefill, decode) instead, with the same output", async () => {
+    const dearMixed = { single: (tokens: number) => 1 + tokens / 1024, batch: (rows: number, tokens: number) => (tokens > rows ? 1000 : 1.1) };
+    const { pipe, rows } = bigChunkSetup({ cost: dearMixed });
+    const jobs: Job[] = PROMPTS.map((prompt) => ({ prompt, config: { max_tokens: 8 } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    expect(pipe.forwards.mixed).toEqual([]);
+    expect(pipe.forwards.prefill.length).toBeGreaterThanOrEqual(8);
+    // once every row decodes, batch_decode is still cheaper
+    expect(pipe.forwards.batched.filter((n) => n === 4).length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("rows of two keys prefilled side by side: each forks only its own key's prompt, and the prompt cache's record is what its sequences hold", async () => {
+    const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = 64;
+    const rows = new WebLlmRows(
+      pipe as unknown as RowsPipeline,
+      { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8 },
+      (child, full, key) => cache.forkInto(child, full, key),
+      (from, tokens, key) => cache.keep(from, tokens, key),
+    );
+    const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
+    const prompt = "thesystempromptsaysquestion"; // 27 tokens
+    const jobs: Array<Job & { key: string }> = [
+      { prompt, key: "a", config: { max_tokens: 6, temperature: 1, seed: 1 } },
+      { prompt, key: "b", config: { max_tokens: 6, temperature: 1, seed: 2 } },
+      { prompt, key: "a", config: { max_tokens: 6, temperature: 1, seed: 3 } },
+      { prompt: "thesystempromptsaysother", key: "b", config: { max_tokens: 6 } },
+    ];
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(results[i].tokens, `row ${i}`).toEqual(expected.tokens);
+      expect(results[i].held, `row ${i} sequence`).toEqual(expected.held);
+      expect(results[i].counted, `row ${i} prompt tokens`).toBe(encodeText(job.prompt).length);
+    }
+    // a's second choice waited for a's first and forked its prompt but the last token; b's first fed its own
+    // (never a's), and b's second shares 19 of its 24 tokens with it: it waited and forked them.
+    expect(results.map((r) => r.cached)).toEqual([0, 0, 26, 19]);
+    expect(rows.counters().prefill_tokens).toBe(27 + 27 + 1 + 5);
+    // every kept sequence holds exactly what the cache's record says, under its own key
+    const kept = cache.policy!.sequences();
+    expect(kept.length).toBeGreaterThan(0);
+    for (const s of kept) expect(pipe.held(s.id)).toEqual(s.tokens);
+    expect(new Set(kept.map((s) => s.key))).toEqual(new Set(["a", "b"]));
+  });
+
+  it("an abort while a prompt is fed by the steps ends that row at a step boundary; the others are unchanged", async () => {
+    const { pipe, rows } = bigChunkSetup({ prefillChunkTokens: 4 });
+    const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config: { max_tokens: 8 }, ...(i === 2 ? { abortAfter: 2 } : {}) }));
+    const results = await sideBySide(pipe, rows, jobs);
+    expect((results[2].error as Error)?.name).toBe("AbortError");
+    for (const i of [0, 1, 3]) expect(results[i].tokens, `row ${i}`).toEqual((await alone(jobs[i])).tokens);
+    // its sequence went with it
+    expect([...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()]).toEqual([0]);
+  });
+});
