@@ -46,6 +46,11 @@ function outcomeOf(pipe: FakeBatchingPipeline, held: number[]): Outcome {
   return { tokens: pipe.outputIds.slice(), text: pipe.outputMessage, finish: pipe.finishReason, logprobs: pipe.tokenLogprobArray.slice(), held: held.slice() };
 }
 
+/** The stand-in's prompt gets an image of `size` positions from `at` (the prompt's ids there are ignored). */
+function withImage(pipe: FakeBatchingPipeline, [at, size]: [number, number]): void {
+  (pipe as unknown as { image: [number, number] }).image = [at, size];
+}
+
 /** Tokens all the step forwards fed: single decodes, single prefills, batch_decode rows, batch_prefill rows' lengths. */
 function fedTokens(pipe: FakeBatchingPipeline): number {
   const { single, prefill, batched, mixed } = pipe.forwards;
@@ -512,12 +517,13 @@ describe("continuous batching on web-llm's pipeline: a long prompt is prefilled 
 
 describe("continuous batching on web-llm's pipeline: prompts prefilled side by side", () => {
   /** `jobs` at once on `pipe`'s rows; each outcome, its prompt count, and how many forwards had run when its first token came. */
-  async function sideBySide(pipe: FakeBatchingPipeline, rows: WebLlmRows, jobs: Array<Job & { key?: string }>) {
+  async function sideBySide(pipe: FakeBatchingPipeline, rows: WebLlmRows, jobs: Array<Job & { key?: string; image?: [number, number] }>) {
     return Promise.all(
       jobs.map(async (job, i) => {
         const controller = new AbortController();
         const row = await rows.open({ id: `r${i}`, owner: `o${i}`, ...(job.key ? { key: job.key } : {}) }, controller.signal);
         const view = row.view as unknown as FakeBatchingPipeline;
+        if (job.image) withImage(view, job.image);
         const prefillStep = view.prefillStep.bind(view);
         let firstAfter = -1;
         if (job.abortAfter !== undefined) {
@@ -647,5 +653,27 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     for (const i of [0, 1, 3]) expect(results[i].tokens, `row ${i}`).toEqual((await alone(jobs[i])).tokens);
     // its sequence went with it
     expect([...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()]).toEqual([0]);
+  });
+
+  it("a prompt with an image is web-llm's own prefill, in a forward of its own, while text prompts are prefilled side by side; each row is what it is alone", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const jobs: Array<Job & { image?: [number, number] }> = [
+      { prompt: PROMPTS[0], config: { max_tokens: 8 } },
+      { prompt: "lookatthispicturenow", config: { max_tokens: 8 }, image: [4, 4] },
+      { prompt: PROMPTS[1], config: { max_tokens: 8 } },
+    ];
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const solo = new FakeBatchingPipeline();
+      if (job.image) withImage(solo, job.image);
+      await solo.generateRequest(encodeText(job.prompt), job.config);
+      expect(results[i].tokens, `row ${i}`).toEqual(solo.outputIds);
+      expect(results[i].held, `row ${i} sequence`).toEqual(solo.held(0));
+    }
+    const [text1, image, text2] = results.map((r) => r.seq);
+    // the image prompt (20 positions) in web-llm's own forwards; the text prompts only in the rows' forwards
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([`forward 20 on ${image}`]);
+    const prefilledInSteps = pipe.forwards.mixed.flat().filter(([, tokens]) => tokens > 1).map(([seq]) => seq);
+    expect(new Set(prefilledInSteps)).toEqual(new Set([text1, text2]));
   });
 });

@@ -14,6 +14,7 @@
  * the TVM runtime's state is shared in web-llm.
  */
 import { FakeDecodingPipeline, FakeMatcher, FakeTensor, logitsAfter, VOCAB, type GenConfig } from "./fake-webllm-decoder.js";
+import { chunkInput } from "./fake-webllm-pipeline.js";
 
 type Shape = { shape: number[] };
 
@@ -178,12 +179,9 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.grammarMatcher = config.grammar ? new FakeMatcher() : undefined;
     this.curRoundPrefillTotalTokens = 0;
     const [chunks, promptLen] = await this.getInputData();
-    const flat = (chunks as number[][]).flat();
     let logits: unknown;
-    for (let i = 0; i < flat.length; i += this.prefillChunkSize) {
-      const part = flat.slice(i, i + this.prefillChunkSize);
-      logits = await this.embedAndForward([part], part.length);
-    }
+    // web-llm's chunks of at most prefillChunkSize positions (an image is not split)
+    for (const part of chunkInput(chunks, this.prefillChunkSize)) logits = await this.embedAndForward(part.chunks, part.length);
     const first = await this.sampleTokenFromLogits(logits as FakeTensor, config);
     // web-llm counts the prompt tokens getInputData gave it (its usage's prompt_tokens)
     this.curRoundPrefillTotalTokens += promptLen;

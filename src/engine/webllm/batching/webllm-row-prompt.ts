@@ -68,6 +68,7 @@ export class RowPrompts {
   /** The row joins the steps with what web-llm's own prefill will feed (`rest`), in forwards of its own; a prompt with an image in one step. */
   private joinApart(row: Row, rest: InputData, image: boolean): InputData {
     row.fed = 0;
+    row.apartLength = rest[1];
     row.chunk = image ? Infinity : this.deps.prefillChunk;
     row.batch ??= this.deps.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, prefillApart: true, ...(image ? { prefillChunkTokens: Infinity } : {}) });
     return rest;
@@ -130,13 +131,15 @@ export class RowPrompts {
         if (!(await row.batch.pass(signal))) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
       }
       const last = i === pieces.length - 1;
-      const out = await this.deps.exclusive(async () => {
+      const run = async () => {
         // web-llm's forward attaches its logits to the current scope (the prefill's); a piece before the
         // last is not web-llm's: detached and freed.
         const result = await (forward.call(view, piece.data, piece.length) as Promise<unknown>);
         if (!last) (tvm.detachFromCurrentScope(result) as { dispose?: () => void }).dispose?.();
         return result;
-      });
+      };
+      // The prompt's last piece: in a turn held until its first token is sampled, as a text prompt's.
+      const out = await (last && row.fed + piece.length === row.apartLength ? this.deps.holdTurn(row, run) : this.deps.exclusive(run));
       row.fed += piece.length;
       if (last) logits = out;
     }
