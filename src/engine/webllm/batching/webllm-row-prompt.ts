@@ -70,7 +70,7 @@ export class RowPrompts {
     row.fed = 0;
     row.apartLength = rest[1];
     row.chunk = image ? Infinity : this.deps.prefillChunk;
-    row.batch ??= this.deps.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, prefillApart: true, ...(image ? { prefillChunkTokens: Infinity } : {}) });
+    row.batch ??= this.deps.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, prefillApart: true, prefillChunkTokens: row.chunk });
     return rest;
   }
 

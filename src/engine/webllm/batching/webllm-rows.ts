@@ -304,6 +304,8 @@ export class WebLlmRows {
       }
       inputs.forEach(({ row, phase, tokens, samples }, i) => {
         row.input = undefined;
+        // It left while the forward ran (an abort): nobody takes its logits.
+        if (row.left) return logits[i].dispose();
         if (phase === "prefill") {
           (row.shared as SharedPrompt).fed += tokens.length;
           if (!samples) return logits[i].dispose();
