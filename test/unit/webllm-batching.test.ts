@@ -677,3 +677,25 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     expect(new Set(prefilledInSteps)).toEqual(new Set([text1, text2]));
   });
 });
+
+describe("continuous batching on web-llm's pipeline: a library without batch_prefill", () => {
+  it("prompts are web-llm's own prefill, in forwards of their own between the steps, several chunks each; every row is what it is alone", async () => {
+    const pipe = new FakeBatchingPipeline();
+    const getFunction = pipe.vm.getFunction;
+    (pipe.vm as { getFunction: (name: string) => unknown }).getFunction = (name: string) => {
+      if (name === "batch_prefill") throw new Error("Cannot find function batch_prefill");
+      return getFunction(name);
+    };
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 4 });
+    expect(rows.unsupported).toBeNull();
+    rows.ensureKvRoom({ maxRows: 4 });
+    const prompts = ["thequickbrownfox", "jumpsoverthelazydog", "hello"];
+    const outputs = await outputsTogether(rows, prompts, 8);
+    for (const [i, prompt] of prompts.entries()) expect(outputs[i], prompt).toEqual((await alone({ prompt, config: { max_tokens: 8 } })).tokens);
+    expect(pipe.forwards.mixed).toEqual([]);
+    // each prompt in web-llm's forwards of at most 4 tokens (the steps' chunk)
+    const own = pipe.log.filter((line) => line.startsWith("forward "));
+    expect(own.reduce((n, line) => n + Number(line.split(" ")[1]), 0)).toBe(16 + 19 + 5);
+    expect(Math.max(...own.map((line) => Number(line.split(" ")[1])))).toBe(4);
+  });
+});

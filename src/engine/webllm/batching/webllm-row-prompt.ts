@@ -29,8 +29,9 @@ export interface RowPromptDeps {
   ownForward: Fn;
   /** Runs work in a turn of the pipeline's work. */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
-  /** Runs work in a turn held until the row's first token is sampled. */
+  /** Runs work in a turn held until the row's first token is sampled (or `releaseTurn`). */
   holdTurn<T>(row: Row, work: () => Promise<T>): Promise<T>;
+  releaseTurn(row: Row): void;
 }
 
 export class RowPrompts {
@@ -68,7 +69,6 @@ export class RowPrompts {
   /** The row joins the steps with what web-llm's own prefill will feed (`rest`), in forwards of its own; a prompt with an image in one step. */
   private joinApart(row: Row, rest: InputData, image: boolean): InputData {
     row.fed = 0;
-    row.apartLength = rest[1];
     row.chunk = image ? Infinity : this.deps.prefillChunk;
     row.batch ??= this.deps.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, prefillApart: true, prefillChunkTokens: row.chunk });
     return rest;
@@ -120,6 +120,8 @@ export class RowPrompts {
    * while waiting ends the prefill with an AbortError.
    */
   async prefillChunkForward(row: Row, signal: AbortSignal, inputData: unknown[], inputDataLen: number): Promise<unknown> {
+    // web-llm has detached the previous chunk's logits: the turn held since it was handed over goes.
+    this.deps.releaseTurn(row);
     const view = row.view;
     const tvm = this.deps.tvm;
     const forward = this.deps.ownForward;
@@ -138,8 +140,9 @@ export class RowPrompts {
         if (!last) (tvm.detachFromCurrentScope(result) as { dispose?: () => void }).dispose?.();
         return result;
       };
-      // The prompt's last piece: in a turn held until its first token is sampled, as a text prompt's.
-      const out = await (last && row.fed + piece.length === row.apartLength ? this.deps.holdTurn(row, run) : this.deps.exclusive(run));
+      // The chunk's last piece: its logits go to web-llm, which detaches them (and after the prompt's last,
+      // closes its prefill scope and samples) in a turn held until it calls again or samples.
+      const out = await (last ? this.deps.holdTurn(row, run) : this.deps.exclusive(run));
       row.fed += piece.length;
       if (last) logits = out;
     }

@@ -19,8 +19,6 @@ export interface Row {
   chunk: number;
   /** Prompt tokens fed so far in its prefill (web-llm's own: a prompt with an image). */
   fed: number;
-  /** The prompt tokens web-llm's own prefill feeds (0 when the steps feed the prompt). */
-  apartLength: number;
   /** Inside web-llm's decode step (its forward is the step's). */
   decoding: boolean;
   /** The token the row feeds in the next step (set while it waits for it). */
@@ -50,5 +48,5 @@ export interface Row {
 export function newRow(id: string, owner: string, key: string | undefined, seq: number, chunk: number, random: RowRandom): Row {
   let markPrefilled = () => {};
   const prefilled = new Promise<void>((resolve) => (markPrefilled = resolve));
-  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, apartLength: 0, decoding: false, input: undefined, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
+  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, decoding: false, input: undefined, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
 }

@@ -174,6 +174,7 @@ export class WebLlmRows {
       ownForward: this.pristine.embedAndForward,
       exclusive: (work) => this.exclusive(work),
       holdTurn: (row, work) => this.holdTurn(row, work),
+      releaseTurn: (row) => this.releaseTurn(row),
     });
   }
 
