@@ -158,6 +158,8 @@ describe("continuous batching on web-llm's pipeline: each row is what it is alon
     // one pass per step, prompts included: far below 4 × 16
     expect(counters.forward_passes).toBe(forwardCount(pipe));
     expect(counters.forward_passes).toBeLessThanOrEqual(15 + 4);
+    // every TVM scope the rows' prefills and decodes opened was closed
+    expect(pipe.scopeStack).toEqual([]);
   });
 });
 
@@ -586,6 +588,7 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     ]);
     // The fourth prompt's first token after 4 forwards; one prompt after another it came after 2 + 3 + 3 + 3.
     expect(results.map((r) => r.firstAfter)).toEqual([2, 4, 4, 4]);
+    expect(pipe.scopeStack).toEqual([]);
     expect(rows.counters().mean_rows).toBeGreaterThanOrEqual(3.5);
   });
 

@@ -12,6 +12,15 @@
  * The state a forward reads (`pending` ids, `forwardSeq`) lives in one box
  * shared by the pipeline and every view made of it with `Object.create`, as
  * the TVM runtime's state is shared in web-llm.
+ *
+ * The runtime's scopes are tvmjs's: one stack of scopes, shared by every
+ * view. A tensor the runtime makes (`empty`, `embed`, a forward's output, the
+ * logits web-llm's `embedAndForward` returns) goes into the scope on top;
+ * `endScope` pops the top scope and disposes what is in it; detaching a
+ * tensor that is not in the top scope throws ("Cannot find obj in the
+ * current auto conversion pool"). So a binding that let one row's prefill
+ * close another's scope, or detach its logits from someone else's, fails here
+ * as on the real runtime (the sampler refuses a disposed tensor).
  */
 import { FakeDecodingPipeline, FakeMatcher, FakeTensor, logitsAfter, VOCAB, type GenConfig } from "./fake-webllm-decoder.js";
 import { chunkInput } from "./fake-webllm-pipeline.js";
@@ -64,6 +73,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     const box = this.box;
     Object.defineProperty(this, "pending", { configurable: true, get: () => box.pending, set: (value: number[]) => (box.pending = value) });
     Object.defineProperty(this, "forwardSeq", { configurable: true, get: () => box.forwardSeq, set: (value: number) => (box.forwardSeq = value) });
+    this.modelScopes();
     const rng = new FakeRng();
     (this.tvm as unknown as { rng: FakeRng }).rng = rng;
     Object.defineProperty(this, "rng", { configurable: true, get: () => () => rng.randomFloat() });
@@ -101,6 +111,47 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
 
   private batchSeqs: number[] = [];
   private batchLengths: number[] = [];
+  /** tvmjs's stack of scopes (shared by every view). */
+  readonly scopeStack: Array<Set<unknown>> = [];
+
+  /** tvmjs's scopes over the stand-in's runtime (see the file's comment). */
+  private modelScopes(): void {
+    const tvm = this.tvm as unknown as Record<string, (...args: never[]) => unknown>;
+    const counter = this as unknown as { scopes: number };
+    const stack = this.scopeStack;
+    tvm.beginScope = () => {
+      counter.scopes++;
+      stack.push(new Set());
+    };
+    tvm.endScope = () => {
+      const top = stack.pop();
+      if (!top) throw new Error("tvm.endScope called when the stack is empty.");
+      counter.scopes--;
+      for (const value of top) (value as FakeTensor).dispose();
+    };
+    const attach = <T>(value: T): T => {
+      if (stack.length === 0) throw new Error("Must call beginScope to use functions that returns TVM objects");
+      stack[stack.length - 1].add(value);
+      return value;
+    };
+    tvm.attachToCurrentScope = attach as never;
+    tvm.detachFromCurrentScope = (<T>(value: T): T => {
+      if (!(value instanceof FakeTensor)) return value; // the stand-in tracks tensors only
+      if (!stack[stack.length - 1]?.delete(value)) throw new Error("Cannot find obj in the current auto conversion pool");
+      return value;
+    }) as never;
+    const empty = tvm.empty as unknown as (shape: number[], dtype: string, device: unknown) => FakeTensor;
+    tvm.empty = ((shape: number[], dtype: string, device: unknown) => attach(empty(shape, dtype, device))) as never;
+    this.made = attach;
+  }
+
+  /** A tensor the runtime made, in the scope on top. */
+  private made: <T>(value: T) => T = (value) => value;
+
+  /** web-llm's embedAndForward returns the logits in the caller's scope. */
+  override async embedAndForward(inputData: Array<number[] | object>, inputDataLen: number): Promise<unknown> {
+    return this.made(await super.embedAndForward(inputData, inputDataLen));
+  }
 
   setSeed(seed: number): void {
     (this.tvm as unknown as { rng: FakeRng }).rng.setSeed(seed);
@@ -109,7 +160,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
   private embed(ids: FakeTensor): FakeTensor {
     const tokens = Array.from(ids.data);
     this.box.pending = tokens;
-    return new FakeTensor([tokens.length, 4], "float32", "gpu", new Float32Array(tokens.length * 4));
+    return this.made(new FakeTensor([tokens.length, 4], "float32", "gpu", new Float32Array(tokens.length * 4)));
   }
 
   /** `decode` (one sequence) or `batch_decode` (the sequences of the last begin_forward). */
@@ -124,7 +175,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.queued += batched ? this.deviceWork.batch(seqs.length) : this.deviceWork.decode;
     this.log.push(`decode ${seqs.join(",")}`);
     this.batchSeqs = [];
-    return { get: () => new FakeTensor([seqs.length, 1, VOCAB], "float32", "gpu", out) };
+    return { get: () => this.made(new FakeTensor([seqs.length, 1, VOCAB], "float32", "gpu", out)) };
   }
 
   /** The library's `prefill`: one sequence's chunk, the logits after its last token. */
@@ -135,7 +186,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.forwards.prefill.push(n);
     this.queued += this.deviceWork.prefill?.(n) ?? this.deviceWork.decode;
     this.log.push(`prefill ${this.box.forwardSeq} ${n}`);
-    return { get: () => new FakeTensor([1, 1, VOCAB], "float32", "gpu", logitsAfter(cache.seqs.get(this.box.forwardSeq) as number[])) };
+    return { get: () => this.made(new FakeTensor([1, 1, VOCAB], "float32", "gpu", logitsAfter(cache.seqs.get(this.box.forwardSeq) as number[]))) };
   }
 
   /**
@@ -164,7 +215,7 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.queued += this.deviceWork.mixed?.(seqs.length, total) ?? this.deviceWork.batch(seqs.length);
     this.log.push(`mixed ${seqs.map((seq, i) => `${seq}:${lens[i]}`).join(",")}`);
     this.batchSeqs = [];
-    return { get: () => new FakeTensor([1, rows.length, VOCAB], "float32", "gpu", out) };
+    return { get: () => this.made(new FakeTensor([1, rows.length, VOCAB], "float32", "gpu", out)) };
   }
 
   /** web-llm's prefillStep: the conversation's tokens in chunks, then the first token sampled. */
@@ -178,11 +229,21 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     this.tokenLogprobArray = [];
     this.grammarMatcher = config.grammar ? new FakeMatcher() : undefined;
     this.curRoundPrefillTotalTokens = 0;
-    const [chunks, promptLen] = await this.getInputData();
-    let logits: unknown;
-    // web-llm's chunks of at most prefillChunkSize positions (an image is not split)
-    for (const part of chunkInput(chunks, this.prefillChunkSize)) logits = await this.embedAndForward(part.chunks, part.length);
+    // web-llm 0.2.79: getInputData is not awaited, and the scope opens right after it, before any await
+    const [chunks, promptLen] = this.getInputData() as [Array<number[] | object>, number];
+    // its chunks of at most prefillChunkSize positions (an image is not split), in one scope,
+    // each chunk's logits detached from it, the filled length checked
+    let logits: FakeTensor | undefined;
+    this.tvm.beginScope();
+    for (const part of chunkInput(chunks, this.prefillChunkSize)) {
+      const previous = this.filledKVCacheLength;
+      logits = this.tvm.detachFromCurrentScope(await this.embedAndForward(part.chunks, part.length)) as FakeTensor;
+      if (this.filledKVCacheLength !== previous + part.length) throw new Error("Internal Error: filledKVCacheLength does not match expected value.");
+    }
+    this.tvm.endScope();
+    await this.device.sync();
     const first = await this.sampleTokenFromLogits(logits as FakeTensor, config);
+    (logits as FakeTensor).dispose();
     // web-llm counts the prompt tokens getInputData gave it (its usage's prompt_tokens)
     this.curRoundPrefillTotalTokens += promptLen;
     this.processNextToken(first, config);
