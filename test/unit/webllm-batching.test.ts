@@ -658,6 +658,25 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     expect([...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()]).toEqual([0]);
   });
 
+  it("the n choices of a prompt wait for the first choice's prefill to fork it; when that one is aborted first, they feed the prompt themselves, side by side", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const prompt = "thesystempromptsaysquestion"; // 27 tokens: 4 steps of 8
+    const seeded = (seed: number): GenConfig => ({ max_tokens: 6, temperature: 1, seed });
+    const jobs: Job[] = [{ prompt, config: seeded(1), abortAfter: 2 }, { prompt, config: seeded(2) }, { prompt, config: seeded(3) }];
+    const results = await sideBySide(pipe, rows, jobs);
+    expect((results[0].error as Error)?.name).toBe("AbortError");
+    for (const i of [1, 2]) {
+      const expected = await alone(jobs[i]);
+      expect(results[i].tokens, `choice ${i}`).toEqual(expected.tokens);
+      expect(results[i].held, `choice ${i} sequence`).toEqual(expected.held);
+      expect(results[i].counted, `choice ${i} prompt tokens`).toBe(27);
+    }
+    expect(results.map((r) => r.cached)).toEqual([0, 0, 0]);
+    // the first choice's 2 chunks, then the whole prompt twice, in shared forwards
+    expect(rows.counters().prefill_tokens).toBe(16 + 27 + 27);
+    expect(pipe.forwards.mixed.some((forward) => forward.length === 2 && forward.every(([, tokens]) => tokens === 8))).toBe(true);
+  });
+
   it("a prompt with an image is web-llm's own prefill, in a forward of its own, while text prompts are prefilled side by side; each row is what it is alone", async () => {
     const { pipe, rows } = bigChunkSetup();
     const jobs: Array<Job & { image?: [number, number] }> = [
