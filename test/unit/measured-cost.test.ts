@@ -64,3 +64,22 @@ describe("measured step cost", () => {
     expect(chooseForward(FOUR, cost)).toMatchObject({ mode: "batch", cost: 44_000 });
   });
 });
+
+describe("measured step cost by kind and size: prompt chunks", () => {
+  it("a batch_prefill of mixed rows and a prompt chunk's prefill are measured apart from batch_decode and decode, by tokens", () => {
+    const cost = new MeasuredStepCost();
+    for (const ms of [60_000, 17_000]) cost.record("single", 1, ms);
+    for (const ms of [200_000, 54_000]) cost.record("batch", 4, ms);
+    // a step of 3 decoding rows and a 256-token chunk: batch_prefill of 4 rows, 259 tokens
+    for (const ms of [300_000, 150_000]) cost.record("batch", 4, ms, 259);
+    for (const ms of [250_000, 140_000]) cost.record("single", 1, ms, 256);
+    expect(cost.batch(4, 4)).toBe(54_000);
+    expect(cost.batch(4, 259)).toBe(150_000);
+    // the same size bucket (a chunk of 200 is measured as one of 256)
+    expect(cost.single(200)).toBe(140_000);
+    expect(cost.single(1)).toBe(17_000);
+    // separate forwards (three decodes and the chunk's prefill: 191 s) cost more than the mixed one (150 s)
+    expect(chooseForward([1, 1, 1, 256], cost)).toMatchObject({ mode: "batch", cost: 150_000 });
+    expect(cost.stepTimes()).toEqual({ decode: 17_000, batch_decode: { "4": 54_000 }, prefill: { "256": 140_000 }, batch_prefill: { "4x512": 150_000 } });
+  });
+});

@@ -208,3 +208,44 @@ describe("step scheduler: misuse", () => {
     expect(() => scheduler({ maxRows: 0 })).toThrow(/maxRows/);
   });
 });
+
+describe("step scheduler: a step's token budget and prompts fed apart (web-llm)", () => {
+  it("decoding rows come first; prefill rows take chunks from what is left, in admission order, and a row left with none sits the step out", () => {
+    const s = scheduler({ prefillChunkTokens: 8, stepTokens: 20, prefillStepwise: true });
+    s.submit({ id: "d", owner: "d", promptTokens: 1, maxTokens: 10 });
+    s.commit(s.plan()!); // d's one-token prompt: it decodes from now on
+    for (const id of ["p", "q", "r"]) s.submit({ id, owner: id, promptTokens: 12, maxTokens: 4 });
+    const first = s.plan()!;
+    // d's token, then 8 of p, 8 of q, and the 3 left for r: 20 in all
+    expect(first.rows.map((r) => [r.id, r.phase, r.tokens])).toEqual([["d", "decode", 1], ["p", "prefill", 8], ["q", "prefill", 8], ["r", "prefill", 3]]);
+    expect(first.tokens).toBe(20);
+    expect(first.stepwise).toBe(true);
+    s.commit(first);
+    const second = s.plan()!;
+    expect(second.rows.map((r) => [r.id, r.tokens, r.samples])).toEqual([["d", 1, true], ["p", 4, true], ["q", 4, true], ["r", 8, false]]);
+    s.commit(second);
+    // with a budget of 2 beside d: only the first prefill row still in its prompt gets a token; the other waits
+    const tight = scheduler({ prefillChunkTokens: 8, stepTokens: 2 });
+    tight.submit({ id: "d", owner: "d", promptTokens: 1, maxTokens: 10 });
+    tight.commit(tight.plan()!);
+    tight.submit({ id: "p", owner: "p", promptTokens: 5, maxTokens: 4 });
+    tight.submit({ id: "q", owner: "q", promptTokens: 5, maxTokens: 4 });
+    expect(tight.plan()!.rows.map((r) => [r.id, r.tokens])).toEqual([["d", 1], ["p", 1]]);
+  });
+
+  it("a row whose prompt runs apart (an image, fed by web-llm's own prefill) is outside the budget and the batch choice, and counts a pass of its own", () => {
+    const s = scheduler({ prefillChunkTokens: 8, stepTokens: 10, prefillStepwise: true });
+    s.submit({ id: "d", owner: "d", promptTokens: 1, maxTokens: 10 });
+    s.commit(s.plan()!);
+    s.submit({ id: "img", owner: "img", promptTokens: 600, maxTokens: 4, prefillChunkTokens: Infinity, prefillApart: true });
+    s.submit({ id: "t", owner: "t", promptTokens: 30, maxTokens: 4 });
+    const plan = s.plan()!;
+    expect(plan.rows.map((r) => [r.id, r.tokens, r.apart ?? false])).toEqual([["d", 1, false], ["img", 600, true], ["t", 8, false]]);
+    expect(plan).toMatchObject({ mode: "batch", apart: 1, passes: 2 });
+    const before = s.counters().forward_passes;
+    s.commit(plan);
+    expect(s.counters().forward_passes - before).toBe(2);
+    expect(s.rowReport("img")).toMatchObject({ max_rows: 1, passes: 1 });
+    expect(s.rowReport("t")).toMatchObject({ max_rows: 2, passes: 1 });
+  });
+});

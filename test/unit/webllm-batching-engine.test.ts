@@ -91,7 +91,8 @@ function standIn() {
           yield chunk();
         }
         yield { choices: [{ delta: {}, finish_reason: pipe.finishReason }] } as unknown as WebLlmChunk;
-        yield { choices: [], usage: { prompt_tokens: prompt.length, completion_tokens: pipe.outputIds.length } } as unknown as WebLlmChunk;
+        // web-llm's usage counts the prompt tokens its prefill step counted (getCurRoundPrefillTotalTokens)
+        yield { choices: [], usage: { prompt_tokens: pipe.curRoundPrefillTotalTokens, completion_tokens: pipe.outputIds.length } } as unknown as WebLlmChunk;
       } finally {
         await lock.release();
       }
@@ -148,8 +149,12 @@ describe("continuous batching at the web-llm engine seam", () => {
       expect(got[i].text, questions[i]).toBe(expected[i].text);
       expect(got[i].done?.finish).toBe(expected[i].done?.finish);
       expect(got[i].done?.usage.completionTokens).toBe(expected[i].done?.usage.completionTokens);
+      // the steps fed the prompt, web-llm's prefill only its last token: usage counts it all, as alone
+      expect(got[i].done?.usage.promptTokens, questions[i]).toBe(expected[i].done?.usage.promptTokens);
       expect(got[i].done?.usage.batch?.maxRows).toBe(4);
     }
+    expect(expected.map((e) => e.done?.usage.promptTokens)).toEqual(questions.map((q) => q.length));
+    expect(pipeline.forwards.mixed.length).toBeGreaterThanOrEqual(1);
     expect(pipeline.forwards.batched.length).toBeGreaterThanOrEqual(8);
     expect(Math.max(...pipeline.forwards.batched)).toBe(4);
     expect(engine.batchCounters?.()?.max_rows).toBe(4);

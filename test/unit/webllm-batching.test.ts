@@ -46,6 +46,23 @@ function outcomeOf(pipe: FakeBatchingPipeline, held: number[]): Outcome {
   return { tokens: pipe.outputIds.slice(), text: pipe.outputMessage, finish: pipe.finishReason, logprobs: pipe.tokenLogprobArray.slice(), held: held.slice() };
 }
 
+/** The stand-in's prompt gets an image of `size` positions from `at` (the prompt's ids there are ignored). */
+function withImage(pipe: FakeBatchingPipeline, [at, size]: [number, number]): void {
+  (pipe as unknown as { image: [number, number] }).image = [at, size];
+}
+
+/** Tokens all the step forwards fed: single decodes, single prefills, batch_decode rows, batch_prefill rows' lengths. */
+function fedTokens(pipe: FakeBatchingPipeline): number {
+  const { single, prefill, batched, mixed } = pipe.forwards;
+  return single + prefill.reduce((a, b) => a + b, 0) + batched.reduce((a, b) => a + b, 0) + mixed.flat().reduce((n, [, tokens]) => n + tokens, 0);
+}
+
+/** Forward passes the step forwards ran, of every kind. */
+function forwardCount(pipe: FakeBatchingPipeline): number {
+  const { single, prefill, batched, mixed } = pipe.forwards;
+  return single + prefill.length + batched.length + mixed.length;
+}
+
 /** The GPU-like cost (a batch of any size costs about one step): the stand-in's forwards take no time to measure. */
 const GPU_LIKE = WEIGHT_BOUND_COST;
 
@@ -68,6 +85,27 @@ function outputsTogether(rows: WebLlmRows, prompts: string[], maxTokens: number)
       return view.outputIds.slice();
     }),
   );
+}
+
+/** `prompts[0]` as a row, and once it has `after` tokens the other prompts beside it: each row's output ids. */
+async function outputsStaggered(rows: WebLlmRows, prompts: string[], maxTokens: number, after: number): Promise<number[][]> {
+  const run = async (prompt: string, i: number, onToken?: (n: number) => void) => {
+    const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+    const view = row.view as unknown as FakeBatchingPipeline;
+    const decodeStep = view.decodeStep.bind(view);
+    view.decodeStep = async (config?: GenConfig) => {
+      await decodeStep(config);
+      onToken?.(view.outputIds.length);
+    };
+    await view.generateRequest(encodeText(prompt), { max_tokens: maxTokens });
+    row.leave();
+    return view.outputIds.slice();
+  };
+  let others: Promise<number[][]> | null = null;
+  const first = await run(prompts[0], 0, (n) => {
+    if (n === after) others = Promise.all(prompts.slice(1).map((prompt, i) => run(prompt, i + 1)));
+  });
+  return [first, ...(await (others as unknown as Promise<number[][]>))];
 }
 
 /** `jobs` at once as rows of one pipeline; each outcome, and the row reports. */
@@ -110,17 +148,18 @@ describe("continuous batching on web-llm's pipeline: each row is what it is alon
       expect(results[i].outcome.finish).toBe(expected.finish);
       expect(results[i].report.max_rows, `row ${i} shared passes`).toBe(4);
     }
-    // 15 decode steps each (the first token comes from prefill). Prefills go one at a time, so a row
-    // decodes while the next prefills: the first steps hold 1, 2, 3 rows, then all four share them.
-    const forwards = [...Array(pipe.forwards.single).fill(1), ...pipe.forwards.batched];
-    expect(forwards.reduce((n, rows) => n + rows, 0)).toBe(4 * 15);
-    expect(pipe.forwards.batched.filter((rows) => rows === 4).length).toBeGreaterThanOrEqual(12);
+    // Every token fed went through the rows' step forwards, web-llm's own prefill fed none: the four
+    // prompts (24 tokens) and 15 decode tokens each (the first token comes from the prompt's logits).
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    expect(fedTokens(pipe)).toBe(24 + 4 * 15);
     const counters = rows.counters();
     expect(counters.generated_tokens).toBe(64);
     expect(counters.max_rows).toBe(4);
-    // 4 prefill passes and one pass per decode step: far below 4 × 16
-    expect(counters.forward_passes).toBe(4 + forwards.length);
-    expect(counters.forward_passes).toBeLessThanOrEqual(4 + 15 + 3);
+    // one pass per step, prompts included: far below 4 × 16
+    expect(counters.forward_passes).toBe(forwardCount(pipe));
+    expect(counters.forward_passes).toBeLessThanOrEqual(15 + 4);
+    // every TVM scope the rows' prefills and decodes opened was closed
+    expect(pipe.scopeStack).toEqual([]);
   });
 });
 
@@ -238,7 +277,10 @@ describe("continuous batching on web-llm's pipeline: the forward each step runs"
   it("a step with one row keeps the single-sequence decode (batch_decode costs more for one row)", async () => {
     const { pipe } = await together([{ prompt: "thecatsat", config: { max_tokens: 8 } }]);
     expect(pipe.forwards.batched).toEqual([]);
-    expect(pipe.forwards.single).toBe(7);
+    expect(pipe.forwards.mixed).toEqual([]);
+    // its prompt in the library's chunks (8, then the last token, a decode of it), then 7 decode steps
+    expect(pipe.forwards.prefill).toEqual([8]);
+    expect(pipe.forwards.single).toBe(1 + 7);
   });
 
   it("measured costs decide: where a batch of 2 costs more than two decodes, 2 rows decode one by one", async () => {
@@ -283,7 +325,8 @@ describe("continuous batching on web-llm's pipeline: the measured cost is the de
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, clock: () => pipe.clock });
     rows.ensureKvRoom({ maxRows: 4 });
     const prompts = ["thecatsat", "abcxyz", "hello", "qrstuv"];
-    const outputs = await outputsTogether(rows, prompts, 16);
+    // The first request decodes alone for a few steps (so single decodes are measured), then the others arrive.
+    const outputs = await outputsStaggered(rows, prompts, 16, 2);
     const times = rows.counters().step_ms;
     expect(times?.decode).toBe(10);
     expect(times?.batch_decode["4"]).toBe(14);
@@ -427,15 +470,18 @@ describe("continuous batching on web-llm's pipeline: rows start from each other"
   });
 });
 
-describe("continuous batching on web-llm's pipeline: a long prompt is prefilled in chunks between decode steps", () => {
-  it("rows already decoding get a token between each chunk of a newcomer's prompt; every row is what it is alone", async () => {
+describe("continuous batching on web-llm's pipeline: a long prompt is prefilled in chunks, in the decode steps' forwards", () => {
+  it("a newcomer's prompt rides in the forwards of the rows already decoding, a chunk per step, and they get a token every step; every row is what it is alone", async () => {
     const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = 64; // the library's chunk: what one step's forward may hold
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8 });
     rows.ensureKvRoom({ maxRows: 4 });
     const long = "thequickbrownfoxjumpsoverthelazydogagainandagain"; // 48 tokens: 6 chunks of 8
     const started: Promise<unknown>[] = [];
+    const seqs: Record<string, number> = {};
     const run = async (id: string, job: Job, onToken?: (n: number) => void) => {
       const row = await rows.open({ id, owner: id }, new AbortController().signal);
+      seqs[id] = row.sequence;
       const view = row.view as unknown as FakeBatchingPipeline;
       const decodeStep = view.decodeStep.bind(view);
       view.decodeStep = async (config?: GenConfig) => {
@@ -445,23 +491,233 @@ describe("continuous batching on web-llm's pipeline: a long prompt is prefilled 
       };
       await view.generateRequest(encodeText(job.prompt), job.config);
       const tokens = view.outputIds.slice();
+      const counted = view.curRoundPrefillTotalTokens + row.cachedTokens;
       row.leave();
-      return tokens;
+      return { tokens, counted };
     };
     const jobs: Record<string, Job> = { a: { prompt: "abc", config: { max_tokens: 40 } }, b: { prompt: "hello", config: { max_tokens: 40 } }, long: { prompt: long, config: { max_tokens: 4 } } };
     const a = run("a", jobs.a, (n) => {
       if (n === 5 && started.length === 0) started.push(run("long", jobs.long));
     });
     const b = run("b", jobs.b);
-    const [ta, tb] = await Promise.all([a, b]);
-    const tl = (await started[0]) as number[];
-    expect(ta).toEqual((await alone(jobs.a)).tokens);
-    expect(tb).toEqual((await alone(jobs.b)).tokens);
-    expect(tl).toEqual((await alone(jobs.long)).tokens);
-    // the newcomer's 6 prefill chunks each sit between decode steps of the others
-    const log = pipe.log.filter((line) => line.startsWith("forward 8") || line.startsWith("decode"));
-    const chunks = log.map((line, i) => (line.startsWith("forward 8") ? i : -1)).filter((i) => i >= 0);
-    expect(chunks).toHaveLength(6);
-    for (let k = 1; k < chunks.length; k++) expect(chunks[k] - chunks[k - 1], `a decode step between chunks ${k - 1} and ${k}`).toBeGreaterThan(1);
+    const [ra, rb] = await Promise.all([a, b]);
+    const rl = (await started[0]) as { tokens: number[]; counted: number };
+    expect(ra.tokens).toEqual((await alone(jobs.a)).tokens);
+    expect(rb.tokens).toEqual((await alone(jobs.b)).tokens);
+    expect(rl.tokens).toEqual((await alone(jobs.long)).tokens);
+    // web-llm's own prefill fed nothing: its usage still counts the whole prompt, as alone
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    expect(rl.counted).toBe(48);
+    // the newcomer's 6 chunks each went in ONE batch_prefill with a's and b's decode tokens, in consecutive steps
+    const withLong = pipe.forwards.mixed.filter((rowsOf) => rowsOf.some(([seq]) => seq === seqs.long));
+    expect(withLong).toEqual(Array.from({ length: 6 }, () => [[seqs.a, 1], [seqs.b, 1], [seqs.long, 8]]));
+    const forwards = pipe.log.filter((line) => /^(mixed|decode|prefill) /.test(line));
+    const steps = forwards.map((line, i) => (line.startsWith("mixed") && line.includes(`${seqs.long}:`) ? i : -1)).filter((i) => i >= 0);
+    expect(steps.map((i) => i - steps[0])).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: prompts prefilled side by side", () => {
+  /** `jobs` at once on `pipe`'s rows; each outcome, its prompt count, and how many forwards had run when its first token came. */
+  async function sideBySide(pipe: FakeBatchingPipeline, rows: WebLlmRows, jobs: Array<Job & { key?: string; image?: [number, number] }>) {
+    return Promise.all(
+      jobs.map(async (job, i) => {
+        const controller = new AbortController();
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}`, ...(job.key ? { key: job.key } : {}) }, controller.signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        if (job.image) withImage(view, job.image);
+        const prefillStep = view.prefillStep.bind(view);
+        let firstAfter = -1;
+        if (job.abortAfter !== undefined) {
+          // aborted as the pipeline's `abortAfter`th forward ends (inside a step)
+          const endForward = pipe.fKVCacheEndForward;
+          let forwards = 0;
+          pipe.fKVCacheEndForward = (kv: unknown) => {
+            if (++forwards === job.abortAfter) controller.abort();
+            return endForward(kv);
+          };
+        }
+        view.prefillStep = async (prompt: number[], config?: GenConfig) => {
+          await prefillStep(prompt, config);
+          firstAfter = forwardCount(pipe);
+        };
+        try {
+          await view.generateRequest(encodeText(job.prompt), job.config);
+          const outcome = { ...outcomeOf(view, pipe.held(row.sequence) as number[]), seq: row.sequence, firstAfter, counted: view.curRoundPrefillTotalTokens + row.cachedTokens, cached: row.cachedTokens, error: null as unknown };
+          row.leave({ keep: true });
+          return outcome;
+        } catch (error) {
+          row.leave();
+          return { ...outcomeOf(view, []), seq: row.sequence, firstAfter, counted: 0, cached: 0, error };
+        }
+      }),
+    );
+  }
+
+  function bigChunkSetup(options: Partial<WebLlmRowsOptions> = {}, libraryChunk = 64) {
+    const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = libraryChunk; // the library's chunk: what one step's forward may hold
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8, ...options });
+    rows.ensureKvRoom({ maxRows: 4 });
+    return { pipe, rows };
+  }
+
+  const PROMPTS = ["thequickbrownfox", "jumpsoverthelazydog", "abcdefghijklmnopqrstu", "sphinxofblackquartz"]; // 16, 19, 21, 19 tokens
+
+  it("four prompts arriving together are prefilled in the same forwards, a chunk of each per batch_prefill, and the fourth gets its first token after 4 forwards", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config: i % 2 === 0 ? { max_tokens: 10 } : { max_tokens: 10, temperature: 1, seed: 11 + i } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(results[i].tokens, `row ${i} tokens`).toEqual(expected.tokens);
+      expect(results[i].held, `row ${i} sequence`).toEqual(expected.held);
+      // usage counts the whole prompt, as alone
+      expect(results[i].counted, `row ${i} prompt tokens`).toBe(encodeText(job.prompt).length);
+    }
+    // No prompt went through web-llm's own prefill. The first step started as soon as A was waiting for it
+    // (A's first chunk alone); B, C and D arrived during it, and from then on every forward held a chunk of
+    // every prompt still prefilling, and A's decode token once A had its first token.
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([]);
+    const [A, B, C, D] = results.map((r) => r.seq);
+    expect(pipe.log.filter((line) => /^(mixed|decode|prefill) /.test(line)).slice(0, 4)).toEqual([
+      `prefill ${A} 8`,
+      `mixed ${A}:8,${B}:8,${C}:8,${D}:8`,
+      `mixed ${A}:1,${B}:8,${C}:8,${D}:8`,
+      `mixed ${A}:1,${B}:3,${C}:5,${D}:3`,
+    ]);
+    // The fourth prompt's first token after 4 forwards; one prompt after another it came after 2 + 3 + 3 + 3.
+    expect(results.map((r) => r.firstAfter)).toEqual([2, 4, 4, 4]);
+    expect(pipe.scopeStack).toEqual([]);
+    expect(rows.counters().mean_rows).toBeGreaterThanOrEqual(3.5);
+  });
+
+  it("the step's forward holds at most the library's prefill chunk: prompts beyond it wait for the next step, decoding rows first", async () => {
+    const { pipe, rows } = bigChunkSetup({}, 20);
+    const jobs: Job[] = PROMPTS.map((prompt) => ({ prompt, config: { max_tokens: 6 } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    for (const forward of pipe.forwards.mixed) expect(forward.reduce((n, [, tokens]) => n + tokens, 0)).toBeLessThanOrEqual(20);
+    expect(Math.max(...pipe.forwards.mixed.map((forward) => forward.length))).toBe(4);
+  });
+
+  it("where the measured cost makes batch_prefill dear, a step's rows run their own forwards (prefill, decode) instead, with the same output", async () => {
+    const dearMixed = { single: (tokens: number) => 1 + tokens / 1024, batch: (rows: number, tokens: number) => (tokens > rows ? 1000 : 1.1) };
+    const { pipe, rows } = bigChunkSetup({ cost: dearMixed });
+    const jobs: Job[] = PROMPTS.map((prompt) => ({ prompt, config: { max_tokens: 8 } }));
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) expect(results[i].tokens, `row ${i}`).toEqual((await alone(job)).tokens);
+    expect(pipe.forwards.mixed).toEqual([]);
+    expect(pipe.forwards.prefill.length).toBeGreaterThanOrEqual(8);
+    // once every row decodes, batch_decode is still cheaper
+    expect(pipe.forwards.batched.filter((n) => n === 4).length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("rows of two keys prefilled side by side: each forks only its own key's prompt, and the prompt cache's record is what its sequences hold", async () => {
+    const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = 64;
+    const rows = new WebLlmRows(
+      pipe as unknown as RowsPipeline,
+      { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 8 },
+      (child, full, key) => cache.forkInto(child, full, key),
+      (from, tokens, key) => cache.keep(from, tokens, key),
+    );
+    const cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 4, pageSize: 1, reserve: { sequences: 4, tokens: 1024 } });
+    const prompt = "thesystempromptsaysquestion"; // 27 tokens
+    const jobs: Array<Job & { key: string }> = [
+      { prompt, key: "a", config: { max_tokens: 6, temperature: 1, seed: 1 } },
+      { prompt, key: "b", config: { max_tokens: 6, temperature: 1, seed: 2 } },
+      { prompt, key: "a", config: { max_tokens: 6, temperature: 1, seed: 3 } },
+      { prompt: "thesystempromptsaysother", key: "b", config: { max_tokens: 6 } },
+    ];
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const expected = await alone(job);
+      expect(results[i].tokens, `row ${i}`).toEqual(expected.tokens);
+      expect(results[i].held, `row ${i} sequence`).toEqual(expected.held);
+      expect(results[i].counted, `row ${i} prompt tokens`).toBe(encodeText(job.prompt).length);
+    }
+    // a's second choice waited for a's first and forked its prompt but the last token; b's first fed its own
+    // (never a's), and b's second shares 19 of its 24 tokens with it: it waited and forked them.
+    expect(results.map((r) => r.cached)).toEqual([0, 0, 26, 19]);
+    expect(rows.counters().prefill_tokens).toBe(27 + 27 + 1 + 5);
+    // every kept sequence holds exactly what the cache's record says, under its own key
+    const kept = cache.policy!.sequences();
+    expect(kept.length).toBeGreaterThan(0);
+    for (const s of kept) expect(pipe.held(s.id)).toEqual(s.tokens);
+    expect(new Set(kept.map((s) => s.key))).toEqual(new Set(["a", "b"]));
+  });
+
+  it("an abort while a prompt is fed by the steps ends that row at a step boundary; the others are unchanged", async () => {
+    const { pipe, rows } = bigChunkSetup({ prefillChunkTokens: 4 });
+    const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config: { max_tokens: 8 }, ...(i === 2 ? { abortAfter: 2 } : {}) }));
+    const results = await sideBySide(pipe, rows, jobs);
+    expect((results[2].error as Error)?.name).toBe("AbortError");
+    for (const i of [0, 1, 3]) expect(results[i].tokens, `row ${i}`).toEqual((await alone(jobs[i])).tokens);
+    // its sequence went with it
+    expect([...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()]).toEqual([0]);
+  });
+
+  it("the n choices of a prompt wait for the first choice's prefill to fork it; when that one is aborted first, they feed the prompt themselves, side by side", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const prompt = "thesystempromptsaysquestion"; // 27 tokens: 4 steps of 8
+    const seeded = (seed: number): GenConfig => ({ max_tokens: 6, temperature: 1, seed });
+    const jobs: Job[] = [{ prompt, config: seeded(1), abortAfter: 2 }, { prompt, config: seeded(2) }, { prompt, config: seeded(3) }];
+    const results = await sideBySide(pipe, rows, jobs);
+    expect((results[0].error as Error)?.name).toBe("AbortError");
+    for (const i of [1, 2]) {
+      const expected = await alone(jobs[i]);
+      expect(results[i].tokens, `choice ${i}`).toEqual(expected.tokens);
+      expect(results[i].held, `choice ${i} sequence`).toEqual(expected.held);
+      expect(results[i].counted, `choice ${i} prompt tokens`).toBe(27);
+    }
+    expect(results.map((r) => r.cached)).toEqual([0, 0, 0]);
+    // the first choice's 2 chunks, then the whole prompt twice, in shared forwards
+    expect(rows.counters().prefill_tokens).toBe(16 + 27 + 27);
+    expect(pipe.forwards.mixed.some((forward) => forward.length === 2 && forward.every(([, tokens]) => tokens === 8))).toBe(true);
+  });
+
+  it("a prompt with an image is web-llm's own prefill, in a forward of its own, while text prompts are prefilled side by side; each row is what it is alone", async () => {
+    const { pipe, rows } = bigChunkSetup();
+    const jobs: Array<Job & { image?: [number, number] }> = [
+      { prompt: PROMPTS[0], config: { max_tokens: 8 } },
+      { prompt: "lookatthispicturenow", config: { max_tokens: 8 }, image: [4, 4] },
+      { prompt: PROMPTS[1], config: { max_tokens: 8 } },
+    ];
+    const results = await sideBySide(pipe, rows, jobs);
+    for (const [i, job] of jobs.entries()) {
+      const solo = new FakeBatchingPipeline();
+      if (job.image) withImage(solo, job.image);
+      await solo.generateRequest(encodeText(job.prompt), job.config);
+      expect(results[i].tokens, `row ${i}`).toEqual(solo.outputIds);
+      expect(results[i].held, `row ${i} sequence`).toEqual(solo.held(0));
+    }
+    const [text1, image, text2] = results.map((r) => r.seq);
+    // the image prompt (20 positions) in web-llm's own forwards; the text prompts only in the rows' forwards
+    expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([`forward 20 on ${image}`]);
+    const prefilledInSteps = pipe.forwards.mixed.flat().filter(([, tokens]) => tokens > 1).map(([seq]) => seq);
+    expect(new Set(prefilledInSteps)).toEqual(new Set([text1, text2]));
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: a library without batch_prefill", () => {
+  it("prompts are web-llm's own prefill, in forwards of their own between the steps, several chunks each; every row is what it is alone", async () => {
+    const pipe = new FakeBatchingPipeline();
+    const getFunction = pipe.vm.getFunction;
+    (pipe.vm as { getFunction: (name: string) => unknown }).getFunction = (name: string) => {
+      if (name === "batch_prefill") throw new Error("Cannot find function batch_prefill");
+      return getFunction(name);
+    };
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 4, cost: GPU_LIKE, prefillChunkTokens: 4 });
+    expect(rows.unsupported).toBeNull();
+    rows.ensureKvRoom({ maxRows: 4 });
+    const prompts = ["thequickbrownfox", "jumpsoverthelazydog", "hello"];
+    const outputs = await outputsTogether(rows, prompts, 8);
+    for (const [i, prompt] of prompts.entries()) expect(outputs[i], prompt).toEqual((await alone({ prompt, config: { max_tokens: 8 } })).tokens);
+    expect(pipe.forwards.mixed).toEqual([]);
+    // each prompt in web-llm's forwards of at most 4 tokens (the steps' chunk)
+    const own = pipe.log.filter((line) => line.startsWith("forward "));
+    expect(own.reduce((n, line) => n + Number(line.split(" ")[1]), 0)).toBe(16 + 19 + 5);
+    expect(Math.max(...own.map((line) => Number(line.split(" ")[1])))).toBe(4);
   });
 });

@@ -14,6 +14,29 @@ export class Serial {
     this.last = run.catch(() => undefined);
     return run;
   }
+
+  /**
+   * Runs `work` in a turn that stays taken after it resolves, until the
+   * caller calls `release` (work that fails releases it itself).
+   */
+  async runHeld<T>(work: () => Promise<T>): Promise<{ value: T; release: () => void }> {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let started!: (outcome: { value: T } | { error: unknown }) => void;
+    const outcome = new Promise<{ value: T } | { error: unknown }>((resolve) => (started = resolve));
+    void this.run(async () => {
+      try {
+        started({ value: await work() });
+      } catch (error) {
+        started({ error });
+        return;
+      }
+      await released;
+    });
+    const result = await outcome;
+    if ("error" in result) throw result.error;
+    return { value: result.value, release };
+  }
 }
 
 export class AloneTurns {

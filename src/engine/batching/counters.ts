@@ -31,6 +31,10 @@ export interface BatchCounters {
 export interface StepTimes {
   decode: number | null;
   batch_decode: Record<string, number>;
+  /** A prompt chunk's single-sequence `prefill`, by tokens (rounded up to a power of two). */
+  prefill?: Record<string, number>;
+  /** `batch_prefill` over mixed rows (decoding rows' tokens and prompt chunks), by "rows x tokens" (tokens rounded up to a power of two). */
+  batch_prefill?: Record<string, number>;
 }
 
 /** How many rows shared the passes one row took part in (1 when it ran alone). */

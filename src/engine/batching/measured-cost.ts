@@ -1,10 +1,14 @@
 /**
- * A step cost model learned on the running device: the time of each decode
- * forward actually run, by kind (one single-sequence `decode`, or one
- * `batch_decode` of n rows), as a running mean that forgets slowly. Until a
- * kind was measured its cost is the prior's shape (GPU-like by default)
- * scaled by what was measured, so the scheduler tries a batch once and then
- * keeps to what the device shows: on SwiftShader a 2-row `batch_decode`
+ * A step cost model learned on the running device: the time of each forward
+ * actually run, by kind and size, as a running mean that forgets slowly.
+ * Kinds: a single-sequence forward (`decode` for one token, `prefill` for a
+ * prompt chunk), and a batched one over n rows (`batch_decode` when every row
+ * feeds one token, else `batch_prefill` with mixed rows: decoding rows' tokens
+ * and prompt chunks). Sizes: the row count, and the tokens fed rounded up to a
+ * power of two (a chunk of 200 and one of 256 cost about the same). Until a
+ * kind and size was measured its cost is the prior's shape (GPU-like by
+ * default) scaled by the measured decode, so the scheduler tries it once and
+ * then keeps to what the device shows: on SwiftShader a 2-row `batch_decode`
  * (28.8 s) loses to two decodes (27 s) and a 4-row one (43.7 s) wins over
  * four (54 s); on a GPU every batch wins.
  */
@@ -13,78 +17,104 @@ import type { StepTimes } from "./counters.js";
 
 /** Weight of the newest measurement in the running mean. */
 const FORGET = 0.2;
-/** Forwards recorded after which a batch size's measurement is old enough to be tried again. */
+/** Forwards recorded after which a size's measurement is old enough to be tried again. */
 const REPROBE_AFTER = 64;
 
+/** The tokens a measurement stands for: 1, or the power of two at or above `tokens`. */
+function tokenBucket(tokens: number): number {
+  return tokens <= 1 ? 1 : 2 ** Math.ceil(Math.log2(tokens));
+}
+
+/** A measurement's key: single forwards by tokens; batched ones by rows and tokens ("d": one token per row, batch_decode). */
+function keyOf(mode: "batch" | "single", rows: number, tokens: number): string {
+  return mode === "single" ? `single:${tokenBucket(tokens)}` : `batch:${rows}:${tokens <= rows ? "d" : tokenBucket(tokens)}`;
+}
+
 /**
- * The first forward of each kind, and of each batch size, is not recorded:
- * the first `batch_decode` pays the compilation of its kernels (minutes on
+ * The first forward of each kind and size is not recorded: the first
+ * `batch_decode` pays the compilation of its kernels (minutes on
  * SwiftShader), and the first of each new row count still costs 1.2–1.6×
  * the next ones (real engine, SwiftShader: 3 rows 105 s then 67 s, 4 rows
- * 89 s then 74 s), which would make that size look dearer than it is. A batch size never measured
- * (or measured long ago) is estimated as the prior says, in units of a
- * measured decode, so the scheduler tries it: a measurement then decides.
+ * 89 s then 74 s), which would make that size look dearer than it is. A size
+ * never measured (or measured long ago) is estimated as the prior says, in
+ * units of a measured decode, so the scheduler tries it: a measurement then decides.
  */
 export class MeasuredStepCost implements StepCostModel {
-  private singleMs: number | null = null;
-  private readonly batchMs = new Map<number, { ms: number; at: number }>();
-  /** Whether a single decode, and a batch of each row count, ran once (its first run is not recorded). */
-  private warmedSingle = false;
-  private readonly warmedBatches = new Set<number>();
+  private readonly measured = new Map<string, { ms: number; at: number }>();
+  /** Kinds and sizes that ran once (their first run is not recorded). */
+  private readonly warmed = new Set<string>();
   private records = 0;
 
   constructor(private readonly prior: StepCostModel = WEIGHT_BOUND_COST) {}
 
-  /** A decode forward ran: `rows` rows as one batch, or one single-sequence decode (`rows` 1), in `ms`. */
-  record(mode: "batch" | "single", rows: number, ms: number): void {
+  /**
+   * A forward ran in `ms`: `rows` rows as one batch (`tokens` in all, default
+   * one per row), or one single-sequence forward (`rows` 1) of `tokens` (default 1: a decode).
+   */
+  record(mode: "batch" | "single", rows: number, ms: number, tokens: number = mode === "batch" ? rows : 1): void {
     if (!(ms >= 0) || !Number.isFinite(ms)) return;
-    if (mode === "single" ? !this.warmedSingle : !this.warmedBatches.has(rows)) {
-      if (mode === "single") this.warmedSingle = true;
-      else this.warmedBatches.add(rows);
+    const key = keyOf(mode, rows, tokens);
+    if (!this.warmed.has(key)) {
+      this.warmed.add(key);
       return;
     }
     this.records++;
-    if (mode === "single") this.singleMs = mean(this.singleMs, ms);
-    else this.batchMs.set(rows, { ms: mean(this.batchMs.get(rows)?.ms ?? null, ms), at: this.records });
+    const previous = this.measured.get(key)?.ms ?? null;
+    this.measured.set(key, { ms: previous === null ? ms : previous + FORGET * (ms - previous), at: this.records });
   }
 
   single(tokens: number): number {
-    return this.unit() * (this.prior.single(tokens) / this.prior.single(1));
+    return this.fresh(keyOf("single", 1, tokens)) ?? this.unit() * (this.prior.single(tokens) / this.prior.single(1));
   }
 
   batch(rows: number, tokens: number): number {
-    const measured = this.batchMs.get(rows);
-    if (measured !== undefined && this.records - measured.at <= REPROBE_AFTER) return measured.ms;
-    return this.unit() * (this.prior.batch(rows, tokens) / this.prior.single(1));
+    return this.fresh(keyOf("batch", rows, tokens)) ?? this.unit() * (this.prior.batch(rows, tokens) / this.prior.single(1));
   }
 
-  /** What the model knows (for stats and tests). */
-  snapshot(): { single_ms: number | null; batch_ms: Record<number, number> } {
-    return { single_ms: this.singleMs, batch_ms: Object.fromEntries([...this.batchMs].map(([rows, m]) => [rows, m.ms])) };
+  /** What the model knows (for stats and tests): the decode, and batches by row count (batch_decode) and by rows × tokens (batch_prefill). */
+  snapshot(): { single_ms: number | null; batch_ms: Record<number, number>; batch_prefill_ms: Record<string, number>; prefill_ms: Record<number, number> } {
+    const batchMs: Record<number, number> = {};
+    const batchPrefillMs: Record<string, number> = {};
+    const prefillMs: Record<number, number> = {};
+    for (const [key, { ms }] of this.measured) {
+      const [mode, a, b] = key.split(":");
+      if (mode === "batch" && b === "d") batchMs[Number(a)] = ms;
+      else if (mode === "batch") batchPrefillMs[`${a}x${b}`] = ms;
+      else if (a !== "1") prefillMs[Number(a)] = ms;
+    }
+    return { single_ms: this.measured.get("single:1")?.ms ?? null, batch_ms: batchMs, batch_prefill_ms: batchPrefillMs, prefill_ms: prefillMs };
   }
 
   /** The measurements as `client.stats()` reports them (whole ms). */
   stepTimes(): StepTimes {
+    const { single_ms, batch_ms, batch_prefill_ms, prefill_ms } = this.snapshot();
+    const rounded = (entries: Record<string | number, number>) =>
+      Object.fromEntries(Object.entries(entries).sort((a, b) => parseInt(a[0]) - parseInt(b[0]) || a[0].localeCompare(b[0])).map(([size, ms]) => [size, Math.round(ms)]));
     return {
-      decode: this.singleMs === null ? null : Math.round(this.singleMs),
-      batch_decode: Object.fromEntries([...this.batchMs].sort((a, b) => a[0] - b[0]).map(([rows, m]) => [String(rows), Math.round(m.ms)])),
+      decode: single_ms === null ? null : Math.round(single_ms),
+      batch_decode: rounded(batch_ms),
+      ...(Object.keys(prefill_ms).length > 0 ? { prefill: rounded(prefill_ms) } : {}),
+      ...(Object.keys(batch_prefill_ms).length > 0 ? { batch_prefill: rounded(batch_prefill_ms) } : {}),
     };
+  }
+
+  /** A measurement of `key` recent enough to trust, or null. */
+  private fresh(key: string): number | null {
+    const measured = this.measured.get(key);
+    return measured !== undefined && this.records - measured.at <= REPROBE_AFTER ? measured.ms : null;
   }
 
   /**
    * One single decode in ms: measured, or before any was, the smallest
-   * measured batch over the prior's ratio (so both sides of a choice are in
-   * ms); 1 (the prior's unit) while nothing is measured.
+   * measured batch_decode over the prior's ratio (so both sides of a choice
+   * are in ms); 1 (the prior's unit) while nothing is measured.
    */
   private unit(): number {
-    if (this.singleMs !== null) return this.singleMs;
-    const smallest = [...this.batchMs.entries()].sort((a, b) => a[0] - b[0])[0];
+    const decode = this.measured.get("single:1");
+    if (decode) return decode.ms;
+    const smallest = Object.entries(this.snapshot().batch_ms).sort((a, b) => Number(a[0]) - Number(b[0]))[0];
     if (!smallest) return 1;
-    const [rows, { ms }] = smallest;
+    const [rows, ms] = [Number(smallest[0]), smallest[1]];
     return ms / (this.prior.batch(rows, rows) / this.prior.single(1));
   }
-}
-
-function mean(previous: number | null, next: number): number {
-  return previous === null ? next : previous + FORGET * (next - previous);
 }

@@ -115,9 +115,9 @@ export class StepRunner {
     for (;;) {
       const plan = this.scheduler.plan();
       if (!plan) return;
-      // The rows the step waits for and releases: those it gives a token, and prefill rows that run
-      // their own chunk's forward (`prefillApart`, web-llm) and so take part in every step of their prompt.
-      const sampled = plan.rows.filter((row) => row.samples || (plan.apart !== undefined && plan.apart > 0 && row.phase === "prefill")).map((row) => row.id);
+      // The rows the step waits for and releases: those it gives a token, and prefill rows that feed
+      // each chunk in its step (`prefillStepwise`, web-llm) and so take part in every step of their prompt.
+      const sampled = plan.rows.filter((row) => row.samples || (plan.stepwise === true && row.phase === "prefill")).map((row) => row.id);
       // Every row the step samples is in pass() (or gone) before the forward runs.
       while (sampled.some((id) => this.waitingFor(id, "parked"))) await this.changes();
       await this.forward(plan);

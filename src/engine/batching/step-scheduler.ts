@@ -28,12 +28,19 @@ export interface StepSchedulerOptions {
   prefillChunkTokens: number;
   cost: StepCostModel;
   /**
-   * Prefill rows run as forwards of their own, outside the step's batched
-   * forward (web-llm: its `prefillStep` feeds a prompt whole, in the engine's
-   * own chunks): each counts one pass of one row, and only decoding rows
-   * take part in the batch-or-single choice. Default false.
+   * Rows in their prompt take part in every step of it: the engine feeds each
+   * chunk in its step and waits for the next (web-llm), rather than waiting
+   * only for the step that gives the first token (the scripted engine).
+   * Default false.
    */
-  prefillApart?: boolean;
+  prefillStepwise?: boolean;
+  /**
+   * Tokens one step's forward may hold, all rows together (web-llm: the
+   * library's prefill chunk, which bounds `batch_prefill`). Decoding rows
+   * come first; prefill rows then take chunks, in admission order, from what
+   * is left, and a row left with none sits the step out. Default unbounded.
+   */
+  stepTokens?: number;
 }
 
 export interface RowRequest {
@@ -47,6 +54,13 @@ export interface RowRequest {
   maxTokens: number;
   /** This row's prefill chunk, when not the scheduler's (Infinity: the whole prompt in one step, e.g. a prompt with an image). */
   prefillChunkTokens?: number;
+  /**
+   * Its prefill runs as forwards of its own, outside the step's forward
+   * (web-llm: a prompt with an image, fed by web-llm's own prefill): each
+   * step of it counts one pass of one row, outside the batch-or-single choice
+   * and the step's token budget.
+   */
+  prefillApart?: boolean;
 }
 
 /** One row's part in a step. */
@@ -58,6 +72,8 @@ export interface StepRow {
   tokens: number;
   /** Whether the step gives this row a token (a decode, or its prompt's last chunk). */
   samples: boolean;
+  /** Its prefill chunk runs as a forward of its own (`RowRequest.prefillApart`). */
+  apart?: boolean;
 }
 
 export interface StepPlan extends ForwardChoice {
@@ -66,8 +82,10 @@ export interface StepPlan extends ForwardChoice {
   rows: StepRow[];
   /** Tokens fed in all. */
   tokens: number;
-  /** Prefill rows run as forwards of their own (`prefillApart`); counted in `passes`, one row each. */
+  /** Prefill rows that run as forwards of their own (`prefillApart`); counted in `passes`, one row each. */
   apart?: number;
+  /** Prefill rows take part in every step of their prompt (`prefillStepwise`). */
+  stepwise?: boolean;
 }
 
 export type LeaveReason = "length" | "ended" | "cancelled";
@@ -105,6 +123,7 @@ export class StepScheduler {
   constructor(private readonly options: StepSchedulerOptions) {
     if (!(options.maxRows >= 1)) throw new RangeError(`maxRows must be at least 1 (got ${options.maxRows}).`);
     if (!(options.prefillChunkTokens >= 1)) throw new RangeError(`prefillChunkTokens must be at least 1 (got ${options.prefillChunkTokens}).`);
+    if (options.stepTokens !== undefined && !(options.stepTokens >= 1)) throw new RangeError(`stepTokens must be at least 1 (got ${options.stepTokens}).`);
   }
 
   /** Queues a row; it joins at the next step boundary with room. */
@@ -142,19 +161,26 @@ export class StepScheduler {
     this.admit();
     if (this.inFlight.size === 0) return null;
     const rows: StepRow[] = [];
+    // Decoding rows first: they always advance; prefill rows share what is left of the step's token budget.
+    let budget = (this.options.stepTokens ?? Infinity) - [...this.inFlight.values()].filter((row) => row.promptLeft === 0).length;
     for (const row of this.inFlight.values()) {
-      if (row.promptLeft > 0) {
-        const tokens = Math.min(row.promptLeft, row.request.prefillChunkTokens ?? this.options.prefillChunkTokens);
-        rows.push({ id: row.request.id, owner: row.request.owner, phase: "prefill", tokens, samples: tokens === row.promptLeft });
-      } else {
-        rows.push({ id: row.request.id, owner: row.request.owner, phase: "decode", tokens: 1, samples: true });
+      const { id, owner } = row.request;
+      if (row.promptLeft === 0) {
+        rows.push({ id, owner, phase: "decode", tokens: 1, samples: true });
+        continue;
       }
+      const apart = row.request.prefillApart === true;
+      const chunk = Math.min(row.promptLeft, row.request.prefillChunkTokens ?? this.options.prefillChunkTokens);
+      const tokens = apart ? chunk : Math.min(chunk, Math.max(0, budget));
+      if (tokens === 0) continue;
+      if (!apart) budget -= tokens;
+      rows.push({ id, owner, phase: "prefill", tokens, samples: tokens === row.promptLeft, ...(apart ? { apart } : {}) });
     }
-    const apart = this.options.prefillApart ? rows.filter((row) => row.phase === "prefill") : [];
-    const together = apart.length > 0 ? rows.filter((row) => row.phase === "decode") : rows;
+    const apart = rows.filter((row) => row.apart);
+    const together = apart.length > 0 ? rows.filter((row) => !row.apart) : rows;
     const choice = together.length > 0 ? chooseForward(together.map((row) => row.tokens), this.options.cost) : { mode: "single" as const, passes: 0, cost: 0 };
     for (const row of apart) choice.cost += this.options.cost.single(row.tokens);
-    this.pending = { step: ++this.steps, rows, tokens: rows.reduce((sum, row) => sum + row.tokens, 0), ...choice, passes: choice.passes + apart.length, apart: apart.length };
+    this.pending = { step: ++this.steps, rows, tokens: rows.reduce((sum, row) => sum + row.tokens, 0), ...choice, passes: choice.passes + apart.length, apart: apart.length, ...(this.options.prefillStepwise ? { stepwise: true } : {}) };
     return this.pending;
   }
 
@@ -175,7 +201,7 @@ export class StepScheduler {
       const row = this.inFlight.get(stepRow.id);
       // Cancelled after the plan: the pass ran, but its token is nobody's.
       if (!row) continue;
-      row.batch.add(apart > 0 && stepRow.phase === "prefill" ? 1 : rowsPerPass);
+      row.batch.add(stepRow.apart ? 1 : rowsPerPass);
       if (stepRow.phase === "prefill") {
         row.promptLeft -= stepRow.tokens;
         this.prefilled += stepRow.tokens;

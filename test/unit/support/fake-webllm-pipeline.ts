@@ -221,7 +221,7 @@ export class FakePipeline {
 }
 
 /** web-llm's getChunkedPrefillInputData: chunks of at most `size` positions (an image is not split). */
-function chunkInput(chunks: Array<number[] | object>, size: number): Array<{ chunks: Array<number[] | object>; length: number }> {
+export function chunkInput(chunks: Array<number[] | object>, size: number): Array<{ chunks: Array<number[] | object>; length: number }> {
   const out: Array<{ chunks: Array<number[] | object>; length: number }> = [];
   let cur: Array<number[] | object> = [];
   let len = 0;

@@ -86,6 +86,17 @@ export class RowSequences {
     return reused;
   }
 
+  /** Replaces what `seq` holds with the first `at` tokens of row sequence `donor`. */
+  forkFromRow(seq: number, donor: number, at: number): void {
+    this.ops.remove(seq);
+    try {
+      this.ops.fork(donor, seq, at);
+    } catch (error) {
+      this.ops.add(seq);
+      throw error;
+    }
+  }
+
   /**
    * Hands what `seq` holds to the prompt cache: `prompt` and the reply
    * tokens fed back (all but the last sampled), only where that is exactly

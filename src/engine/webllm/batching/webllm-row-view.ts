@@ -35,6 +35,40 @@ export interface RowRng {
   setSeed(seed: number): void;
 }
 
+/**
+ * A row's own random stream (a request's `seed`): the runtime's one
+ * generator (`tvm.rng`) is switched to it while the row samples, so a seeded
+ * reply does not depend on what else is in the batch. Without a seed the row
+ * draws from the runtime's stream, as web-llm does.
+ */
+export class RowRandom {
+  private state: number | undefined;
+
+  constructor(private readonly rng: RowRng) {}
+
+  /** The generator's state after seeding it with `seed`, computed on the generator and put back. */
+  seed(seed: number): void {
+    const saved = this.rng.rand_state;
+    this.rng.setSeed(seed);
+    this.state = this.rng.rand_state;
+    this.rng.rand_state = saved;
+  }
+
+  /** Runs `work` (a sample) with the row's stream in the generator. */
+  async with<T>(work: () => Promise<T>): Promise<T> {
+    const rng = this.rng;
+    if (this.state === undefined || rng.rand_state === undefined) return work();
+    const saved = rng.rand_state;
+    rng.rand_state = this.state;
+    try {
+      return await work();
+    } finally {
+      this.state = rng.rand_state;
+      rng.rand_state = saved;
+    }
+  }
+}
+
 /** The pipeline methods a view uses as they were before other bindings hooked them. */
 export const PRISTINE = ["decodeStep", "embedAndForward", "getInputData", "resetKVCache", "processNextToken", "triggerStop", "fKVCacheBeginForward"] as const;
 

@@ -1,8 +1,10 @@
 /**
  * Continuous batching on web-llm's loaded pipeline (issue 38): every
- * generation in flight is a row, and each decode step runs one forward for
- * all of them (`batch_decode`, or one `decode` per row where the measured
- * cost says so: webllm-step-forward.ts, measured-cost.ts).
+ * generation in flight is a row, and each step runs one forward for all of
+ * them: each decoding row's token and each prefilling row's next chunk of its
+ * prompt (`batch_prefill` over mixed rows, `batch_decode` when every row
+ * decodes), or one forward per row where the measured cost says so
+ * (webllm-step-forward.ts, measured-cost.ts).
  *
  * web-llm keeps a request's state on its `LLMChatPipeline` (output ids, the
  * grammar matcher, penalties' token counts, logprobs, the conversation, the
@@ -13,29 +15,36 @@
  * state is the view's own. What the view changes:
  * - its forwards go to its own KV sequence (`fKVCacheBeginForward`), and
  *   `resetKVCache` empties only that sequence;
- * - `prefillStep` waits for the row's step, then runs as web-llm's;
+ * - `getInputData` forks the longest prefix the row can and hands web-llm's
+ *   prefill step the last token of a text prompt: the steps feed the rest
+ *   beside the other rows' tokens, and its forward returns the logits the
+ *   step of the prompt's last chunk left (webllm-row-prompt.ts,
+ *   webllm-shared-prefill.ts). A prompt with an image is web-llm's own
+ *   prefill, in forwards of its own between the steps;
  * - `decodeStep` parks the row's last token until the step runner has every
- *   row's token, the step forward runs once, and web-llm's own decode step
+ *   row's input, the step forward runs once, and web-llm's own decode step
  *   then samples from the row's logits (`embedAndForward` hands them over);
- * - `setSeed` seeds the row's own random stream: the runtime's generator
- *   (`tvm.rng`) is switched to it while the row samples, so a `seed` gives
- *   the same reply whatever else is in the batch.
+ * - `setSeed` seeds the row's own random stream (`RowRandom`), so a `seed`
+ *   gives the same reply whatever else is in the batch.
  * The other bindings' hooks (prompt cache, speculation) stay on the pipeline
- * itself; a view uses the methods as they were before those hooks. Sampling,
- * prefill and forwards share the pipeline's buffers and TVM scopes, so they
- * run one at a time (`exclusive`); only waiting is concurrent.
+ * itself; a view uses the methods as they were before those hooks. Sampling
+ * and forwards share the pipeline's buffers and TVM scopes, so they run one
+ * at a time (`exclusive`); only waiting is concurrent. web-llm's prefill
+ * steps keep a TVM scope open (empty) while they wait for the steps: they
+ * open it and close it in turns of that work, so the tvmjs scope stack never
+ * changes inside another row's forward.
  *
- * A row starts from the prompt cache's longest prefix of its key (or another
- * row's prompt), and hands its prompt and reply back when it ends cleanly.
- * What a row does not do yet: speculate
- * (a row decodes one token per step; greedy output is the same), or take a
- * request that needs the logit processor (top_k, min_p, reasoning budgets,
- * more than 5 top logprobs): such a request runs alone (`alone()`), after
- * the rows in flight end, as today.
+ * A row hands its prompt and reply back to the prompt cache when it ends
+ * cleanly. What a row does not do yet: speculate (a row decodes one token per
+ * step; greedy output is the same), or take a request that needs the logit
+ * processor (top_k, min_p, reasoning budgets, more than 5 top logprobs): such
+ * a request runs alone (`alone()`), after the rows in flight end, as today.
  */
 import { AloneTurns, Serial } from "../../batching/alone-turns.js";
-import { longestRowPrefix, splitAtSteps } from "../../batching/prefill-pieces.js";
-import { giveOwnRequestState, PRISTINE, releaseViewState, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
+import { addPrefillCount, stepInputs, type SharedPrompt } from "./webllm-shared-prefill.js";
+import { newRow, type Row } from "./webllm-row.js";
+import { RowPrompts } from "./webllm-row-prompt.js";
+import { giveOwnRequestState, PRISTINE, releaseViewState, RowRandom, rowsUnsupportedReason, type Fn, type RowRng, type RowsPipeline } from "./webllm-row-view.js";
 import { MeasuredStepCost } from "../../batching/measured-cost.js";
 import { WEIGHT_BOUND_COST, type StepCostModel } from "../../batching/cost-model.js";
 import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
@@ -44,7 +53,7 @@ import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
-import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
+import type { InputData } from "../prompt-cache/webllm-binding.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
 export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
@@ -95,35 +104,6 @@ export interface RowHandle {
   leave(options?: { keep?: boolean }): RowBatchReport;
 }
 
-interface Row {
-  id: string;
-  owner: string;
-  seq: number;
-  view: RowsPipeline;
-  /** The row in the steps; null until its prompt's length is known (web-llm tokenizes inside its prefill). */
-  batch: BatchRow | null;
-  /** Its prefill chunk (Infinity for a prompt with an image: web-llm's chunks are then fed in one step). */
-  chunk: number;
-  /** Prompt tokens fed so far in its prefill. */
-  fed: number;
-  /** Inside web-llm's decode step (its forward is the step's). */
-  decoding: boolean;
-  /** The token the row feeds in the next step (set while it waits for it). */
-  input: number | undefined;
-  /** Its logits from the step forward, until web-llm's decode step takes them. */
-  logits: StepArray | null;
-  /** The row's own random stream (a `seed`), else undefined: it draws from the runtime's. */
-  randState: number | undefined;
-  left: boolean;
-  key: string | undefined;
-  /** Prompt tokens forked from a cached prefix or another row. */
-  reused: number;
-  /** The prompt the row's sequence holds once its prefill is done (null before): later rows may fork it. */
-  prompt: readonly number[] | null;
-  /** The prompt's tokens as getInputData gave them (up to its first image), until the prefill is done. */
-  promptSeen: readonly number[] | null;
-}
-
 export class WebLlmRows {
   readonly unsupported: string | null;
   readonly maxRows: number;
@@ -138,11 +118,11 @@ export class WebLlmRows {
   private readonly kvRowTokens: number;
   private readonly scheduler: StepScheduler;
   private readonly runner: StepRunner;
+  /** Where rows' prompts start and how they are fed. */
+  private readonly prompts: RowPrompts;
   private readonly rows = new Map<string, Row>();
   /** Pipeline work (forwards, prefill chunks, sampling) runs one at a time. */
   private readonly work = new Serial();
-  /** Rows prefill one at a time (web-llm's prefill step keeps a TVM scope open across its chunks). */
-  private readonly prefills = new Serial();
   /** Requests that run alone take turns with the rows. */
   private readonly turns = new AloneTurns(() => this.rows.size === 0);
 
@@ -180,8 +160,22 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
-    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: this.prefillChunk, cost, prefillApart: true });
+    // A step's forward holds at most the library's prefill chunk (batch_prefill's bound), prompt chunks included.
+    const stepTokens = pipe.prefillChunkSize && pipe.prefillChunkSize > 0 ? pipe.prefillChunkSize : 2048;
+    this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Math.min(this.prefillChunk, stepTokens), cost, prefillStepwise: true, stepTokens });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
+    this.prompts = new RowPrompts({
+      tvm: pipe.tvm,
+      rows: this.rows,
+      runner: this.runner,
+      sequences: this.sequences as RowSequences,
+      mixed: this.forward?.mixed === true,
+      prefillChunk: this.prefillChunk,
+      ownForward: this.pristine.embedAndForward,
+      exclusive: (work) => this.exclusive(work),
+      holdTurn: (row, work) => this.holdTurn(row, work),
+      releaseTurn: (row) => this.releaseTurn(row),
+    });
   }
 
   /** KV room the rows need beside web-llm's (and the prompt cache's): sequences and tokens. */
@@ -223,7 +217,7 @@ export class WebLlmRows {
     }
     if (signal.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
     const seq = sequences.take();
-    const row: Row = { id: request.id, owner: request.owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk: this.prefillChunk, fed: 0, decoding: false, input: undefined, logits: null, randState: undefined, left: false, key: request.key, reused: 0, prompt: null, promptSeen: null };
+    const row = newRow(request.id, request.owner, request.key, seq, this.prefillChunk, new RowRandom(this.pipe.tvm.rng as RowRng));
     row.view = this.makeView(row, signal);
     this.rows.set(request.id, row);
     return {
@@ -251,6 +245,8 @@ export class WebLlmRows {
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
+    this.releaseTurn(row);
+    row.markPrefilled();
     if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
@@ -260,114 +256,68 @@ export class WebLlmRows {
     return report;
   }
 
-  /** Runs a row's prefill once the previous row's prefill is done. */
-  private prefillTurn<T>(work: () => Promise<T>): Promise<T> {
-    return this.prefills.run(work);
-  }
-
   /** Runs `work` once the pipeline's previous work is done. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     return this.work.run(work);
   }
 
-  /** The step's forward over its decoding rows (prefill rows run their own, in web-llm's prefill step). */
+  /**
+   * Runs `work` in a turn of the pipeline's work that stays held until the
+   * row's first token is sampled (or its prefill step ends): web-llm takes
+   * the prompt's last logits, detaches them and closes its prefill scope in
+   * between, which must not land inside another row's forward.
+   */
+  private async holdTurn<T>(row: Row, work: () => Promise<T>): Promise<T> {
+    const { value, release } = await this.work.runHeld(work);
+    row.held = release;
+    return value;
+  }
+
+  private releaseTurn(row: Row): void {
+    const release = row.held;
+    row.held = null;
+    release?.();
+  }
+
+  /**
+   * The step's forward over its rows: each decoding row's token and each
+   * prefilling row's chunk of its prompt, as ONE batched forward (mixed rows:
+   * `batch_prefill`) or one forward per row, as the plan chose. A row whose
+   * prompt web-llm feeds itself (an image) runs its own forward (`apart`).
+   */
   private async runStep(plan: StepPlan): Promise<void> {
-    const decoding = plan.rows
-      .filter((stepRow) => stepRow.phase === "decode")
-      .map((stepRow) => this.rows.get(stepRow.id))
-      .filter((row): row is Row => !!row && !row.left && row.input !== undefined);
-    if (decoding.length === 0) return;
-    const mode = plan.mode === "batch" && decoding.length > 1 ? "batch" : "single";
+    const inputs = stepInputs(plan, this.rows);
+    if (inputs.length === 0) return;
+    const forward = this.forward as StepForward;
+    const mode = plan.mode === "batch" && inputs.length > 1 ? "batch" : "single";
     await this.exclusive(async () => {
-      const started = this.clock();
-      const logits = await (this.forward as StepForward).run(
-        decoding.map((row) => ({ seq: row.seq, token: row.input as number })),
-        mode,
-      );
-      const ms = this.clock() - started;
-      if (mode === "batch") this.measured.record("batch", decoding.length, ms);
-      else this.measured.record("single", 1, ms / decoding.length);
-      decoding.forEach((row, i) => {
+      let logits: StepArray[] = [];
+      if (mode === "batch") {
+        const started = this.clock();
+        logits = await forward.run(inputs, "batch");
+        this.measured.record("batch", inputs.length, this.clock() - started, inputs.reduce((n, input) => n + input.tokens.length, 0));
+      } else {
+        for (const input of inputs) {
+          const started = this.clock();
+          logits.push(...(await forward.run([input], "single")));
+          this.measured.record("single", 1, this.clock() - started, input.tokens.length);
+        }
+      }
+      inputs.forEach(({ row, phase, tokens, samples }, i) => {
+        row.input = undefined;
+        // It left while the forward ran (an abort): nobody takes its logits.
+        if (row.left) return logits[i].dispose();
+        if (phase === "prefill") {
+          (row.shared as SharedPrompt).fed += tokens.length;
+          if (!samples) return logits[i].dispose();
+          // Its sequence holds the whole prompt: rows waiting to fork it may.
+          row.prompt = row.promptSeen;
+          row.markPrefilled();
+        }
         row.logits?.dispose();
         row.logits = logits[i];
-        row.input = undefined;
       });
     });
-  }
-
-  /**
-   * The part of `full` the row still prefills after forking the longest
-   * prefix it can into its sequence: from a row of its key whose prefill is
-   * done (the n choices of one request, requests with one system prompt), or
-   * from the prompt cache, whichever shares more.
-   */
-  private startFromCache(row: Row, full: InputData): InputData {
-    const view = row.view;
-    if (view.filledKVCacheLength !== 0) return this.joinSteps(row, full, full[0].some((element) => !Array.isArray(element)));
-    const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
-    row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
-    const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
-    const { donor, shared } = longestRowPrefix(this.rows.values(), row, tokens, bound);
-    const reused = (this.sequences as RowSequences).startFrom(row.seq, full, row.key, donor ? { seq: donor.seq, shared } : null);
-    if (reused === 0) return this.joinSteps(row, full, firstImage !== undefined);
-    row.reused = reused;
-    view.filledKVCacheLength = reused;
-    return this.joinSteps(row, [cut(full[0], reused), full[1] - reused, ...full.slice(2)] as InputData, firstImage !== undefined);
-  }
-
-  /** The row joins the steps with what web-llm will prefill (`rest`); a prompt with an image goes in one step. */
-  private joinSteps(row: Row, rest: InputData, image: boolean): InputData {
-    row.fed = 0;
-    row.chunk = image ? Infinity : this.prefillChunk;
-    row.batch ??= this.runner.join({ id: row.id, owner: row.owner, promptTokens: rest[1], maxTokens: Number.MAX_SAFE_INTEGER, ...(image ? { prefillChunkTokens: Infinity } : {}) });
-    return rest;
-  }
-
-  /**
-   * One of web-llm's prefill chunks, fed in the steps' chunks: at each step
-   * boundary (every `row.chunk` tokens of the prompt) the row waits for its
-   * step, then forwards what that step holds, exclusively. web-llm gets the
-   * last piece's logits; an abort while waiting ends the prefill with an
-   * AbortError.
-   */
-  private async prefillChunkForward(row: Row, signal: AbortSignal, inputData: unknown[], inputDataLen: number): Promise<unknown> {
-    const view = row.view;
-    const tvm = this.pipe.tvm;
-    const forward = this.pristine.embedAndForward;
-    const pieces = splitAtSteps(inputData, inputDataLen, row.fed, row.chunk);
-    let logits: unknown = null;
-    for (const [i, piece] of pieces.entries()) {
-      if (row.fed % row.chunk === 0) {
-        if (!row.batch) throw new Error("A row prefilled before its prompt was tokenized.");
-        // An AbortError whatever the signal's reason: the generation maps it to the request's abort.
-        if (!(await row.batch.pass(signal))) throw new DOMException("The request was aborted while its prompt was prefilled.", "AbortError");
-      }
-      const last = i === pieces.length - 1;
-      const out = await this.exclusive(async () => {
-        // web-llm's forward attaches its logits to the current scope (the prefill's); a piece before the
-        // last is not web-llm's: detached and freed.
-        const result = await (forward.call(view, piece.data, piece.length) as Promise<unknown>);
-        if (!last) (tvm.detachFromCurrentScope(result) as { dispose?: () => void }).dispose?.();
-        return result;
-      });
-      row.fed += piece.length;
-      if (last) logits = out;
-    }
-    return logits;
-  }
-
-  /** With the row's random stream in the runtime's generator while `work` samples. */
-  private async withRowRandom<T>(row: Row, work: () => Promise<T>): Promise<T> {
-    const rng = this.pipe.tvm.rng as RowRng;
-    if (row.randState === undefined || rng.rand_state === undefined) return work();
-    const saved = rng.rand_state;
-    rng.rand_state = row.randState;
-    try {
-      return await work();
-    } finally {
-      row.randState = rng.rand_state;
-      rng.rand_state = saved;
-    }
   }
 
   private makeView(row: Row, signal: AbortSignal): RowsPipeline {
@@ -383,34 +333,45 @@ export class WebLlmRows {
       sequences.reset(row.seq);
       view.filledKVCacheLength = 0;
     };
-    view.setSeed = (seed: number) => {
-      // The generator's state after seeding it with `seed`, computed on the generator and put back.
-      const rng = tvm.rng as RowRng;
-      const saved = rng.rand_state;
-      rng.setSeed(seed);
-      row.randState = rng.rand_state;
-      rng.rand_state = saved;
-    };
+    view.setSeed = (seed: number) => row.random.seed(seed);
     // The whole prompt, as web-llm tokenizes it for a fresh conversation; a cached prefix (forked into the row's
     // sequence) is not prefilled again.
     view.getInputData = () => {
       const full = pristine.getInputData.call(view) as InputData | Promise<InputData>;
-      return full instanceof Promise ? full.then((data) => this.startFromCache(row, data)) : this.startFromCache(row, full);
+      return full instanceof Promise ? full.then((data) => this.prompts.startFromCache(row, data)) : this.prompts.startFromCache(row, full);
     };
-    // web-llm's prefill step, one row at a time (its TVM scope stays open across the steps its chunks wait
-    // for): the row joins the steps once its prompt is tokenized (getInputData), each chunk waits for its
-    // step, and the first token is sampled as the last chunk's step ends.
+    // web-llm's prefill step: the row joins the steps once its prompt is tokenized (getInputData), its prompt
+    // is fed by them, and its first token is sampled as the step of its last chunk ends.
     const prefillStep = base.prefillStep as Fn;
-    view.prefillStep = (...args: unknown[]) =>
-      this.prefillTurn(async () => {
-        await (prefillStep.apply(view, args) as Promise<void>);
-        // Its sequence now holds the prompt: rows prefilled after it may fork it.
-        row.prompt = row.promptSeen;
-      });
+    view.prefillStep = async (...args: unknown[]) => {
+      let running: Promise<void> = Promise.resolve();
+      // It opens its TVM scope as it starts: in a turn of the pipeline's work, so never between another
+      // row's forward and the hand-over of its logits. (Its scope stays open, empty, while it waits.)
+      await this.exclusive(async () => void (running = prefillStep.apply(view, args) as Promise<void>));
+      try {
+        await running;
+      } finally {
+        this.releaseTurn(row);
+      }
+      // web-llm counted the one token it was handed; the rest the steps fed counts as prefilled too (usage).
+      const counted = row.shared ? row.shared.tokens.length - row.reused - 1 : 0;
+      if (counted > 0) addPrefillCount(view, counted);
+      // Its sequence now holds the prompt: rows prefilled after it may fork it.
+      row.prompt ??= row.promptSeen;
+      row.markPrefilled();
+    };
     const sample = base.sampleTokenFromLogits as Fn;
-    view.sampleTokenFromLogits = (...args: unknown[]): Promise<number> =>
-      // In a decode step the whole step already runs exclusively (below); the prefill's sample takes its turn.
-      (row.decoding ? sample.apply(view, args) : this.exclusive(() => this.withRowRandom(row, () => sample.apply(view, args) as Promise<number>))) as Promise<number>;
+    view.sampleTokenFromLogits = async (...args: unknown[]): Promise<number> => {
+      // In a decode step the whole step already runs exclusively (below).
+      if (row.decoding) return sample.apply(view, args) as Promise<number>;
+      // The prefill's first token: in the turn its last logits were handed over in, else a turn of its own.
+      if (!row.held) return this.exclusive(() => row.random.with(() => sample.apply(view, args) as Promise<number>));
+      try {
+        return await row.random.with(() => sample.apply(view, args) as Promise<number>);
+      } finally {
+        this.releaseTurn(row);
+      }
+    };
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
       const batch = row.batch as BatchRow;
@@ -422,14 +383,14 @@ export class WebLlmRows {
       }
       row.decoding = true;
       try {
-        await this.exclusive(() => this.withRowRandom(row, () => pristine.decodeStep.call(view, genConfig) as Promise<void>));
+        await this.exclusive(() => row.random.with(() => pristine.decodeStep.call(view, genConfig) as Promise<void>));
       } finally {
         row.decoding = false;
       }
     };
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
-      if (!row.decoding) return this.prefillChunkForward(row, signal, inputData, inputDataLen);
+      if (!row.decoding) return row.shared ? this.prompts.feedPromptInSteps(row, row.shared, signal, inputDataLen) : this.prompts.prefillChunkForward(row, signal, inputData, inputDataLen);
       const logits = row.logits;
       if (!logits) return pristine.embedAndForward.call(view, inputData, inputDataLen);
       row.logits = null;

@@ -1,16 +1,32 @@
 /**
- * One step's decode forward on web-llm's loaded pipeline, for rows that each
- * feed one token on a KV sequence of their own: `batch_decode` over all of
- * them in one pass, or the library's single-sequence `decode` once per row
- * (what web-llm's own decode step runs). Both go through the TVM runtime the
- * way web-llm's `embedAndForward` does (`embed`, `kv_state_begin_forward`
- * with the rows' sequences and lengths, the forward, `end_forward`), and
- * leave each row's logits in a device array of web-llm's decode shape
- * `[1, 1, vocab]`, detached from every scope, for web-llm's sampler.
+ * One step's forward on web-llm's loaded pipeline, for rows that each feed
+ * tokens on a KV sequence of their own: a decoding row its one token, a row
+ * in its prompt the step's chunk of it. Either ONE batched forward over all
+ * rows, or one single-sequence forward per row (what web-llm's own steps run):
  *
- * `batch_decode` returns `[rows, 1, vocab]` on the device; a row's slice is
- * copied through the CPU into its own array (tvmjs has no offset views), a
- * vocab-sized copy per row that costs little beside a forward.
+ * | mode   | every row one token        | some row a prompt chunk                       |
+ * |--------|----------------------------|-----------------------------------------------|
+ * | batch  | `batch_decode`             | `batch_prefill` (mixed rows)                  |
+ * | single | `decode` per row           | `decode`, or `prefill` for a chunk, per row   |
+ *
+ * All go through the TVM runtime the way web-llm's `embedAndForward` does:
+ * `embed` the tokens, `kv_state_begin_forward` with the rows' sequences and
+ * their lengths (3 arguments: a chain, as web-llm's and the verify pass's),
+ * the forward, `end_forward`. `batch_prefill` takes the rows' tokens packed
+ * one after another (`[1, total, hidden]`, in the order begin_forward named
+ * the sequences) and logit positions into that packing: the last token of
+ * each row, so each row gets the logits after what its sequence then holds
+ * (the call the real-engine probe proved for one sequence: verify-probe,
+ * webllm-verify.ts). Each row's logits come back in a device array of
+ * web-llm's decode shape `[1, 1, vocab]`, detached from every scope, for
+ * web-llm's sampler.
+ *
+ * A batched forward's `[rows, 1, vocab]` or `[1, rows, vocab]` is copied
+ * through the CPU into each row's own array (tvmjs has no offset views), a
+ * vocab-sized copy per row that costs little beside a forward. No scope is
+ * open while waiting for the device: the rows' prefill steps keep web-llm's
+ * scopes open across steps, and an await inside a scope would let one of
+ * theirs be closed in its place.
  */
 
 /** The tvmjs instance, as far as the forward uses it. */
@@ -45,16 +61,31 @@ export interface StepPipeline {
 }
 
 export interface StepForwardRow {
-  /** The KV sequence the row's token goes to. */
+  /** The KV sequence the row's tokens go to. */
   seq: number;
-  token: number;
+  /** What it feeds: a decoding row its last token, a row in its prompt the step's chunk. */
+  tokens: readonly number[];
 }
 
 export interface StepForward {
   /** Whether the library exports `batch_decode`. */
   readonly batched: boolean;
-  /** Runs one forward: batched over every row, or one single-sequence decode per row. Each row's logits, in row order. */
+  /** Whether the library exports `batch_prefill` (mixed rows in one forward) and `prefill`. */
+  readonly mixed: boolean;
+  /**
+   * Runs the step: one batched forward over every row, or one
+   * single-sequence forward per row. Each row's logits after its last token, in row order.
+   */
   run(rows: readonly StepForwardRow[], mode: "batch" | "single"): Promise<StepArray[]>;
+}
+
+interface Functions {
+  embed: Fn;
+  decode: Fn;
+  prefill: Fn | null;
+  batchDecode: Fn | null;
+  batchPrefill: Fn | null;
+  beginForward: Fn;
 }
 
 /** Waits until the device has done the work enqueued so far. */
@@ -63,7 +94,7 @@ async function sync(pipe: StepPipeline): Promise<void> {
 }
 
 /** The library's functions, fetched once (inside a scope, as tvmjs requires, and kept). */
-function fetchFunctions(pipe: StepPipeline, beginForward: Fn): { embed: Fn; decode: Fn; batchDecode: Fn | null; beginForward: Fn } {
+function fetchFunctions(pipe: StepPipeline, beginForward: Fn): Functions {
   const tvm = pipe.tvm;
   tvm.beginScope();
   try {
@@ -77,7 +108,7 @@ function fetchFunctions(pipe: StepPipeline, beginForward: Fn): { embed: Fn; deco
     const embed = get("embed");
     const decode = get("decode");
     if (!embed || !decode) throw new Error("The model library exports no embed or decode function.");
-    return { embed, decode, batchDecode: get("batch_decode"), beginForward };
+    return { embed, decode, prefill: get("prefill"), batchDecode: get("batch_decode"), batchPrefill: get("batch_prefill"), beginForward };
   } finally {
     tvm.endScope();
   }
@@ -91,54 +122,92 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
   const fns = fetchFunctions(pipe, beginForward);
   const tvm = pipe.tvm;
 
-  /** One forward of `rows` with `forward` (batched when there are several); the logits of every row on the device. */
-  function forwardOnce(rows: readonly StepForwardRow[], forward: Fn): StepArray {
-    const n = rows.length;
-    const ids = tvm.empty([n], "int32", pipe.device);
-    ids.copyFrom(Int32Array.from(rows, (row) => row.token));
+  /**
+   * One forward of `rows` (inside the caller's scope): their tokens embedded and packed in row order,
+   * begin_forward with each row's sequence and length, then `kind`. Its logits on the device.
+   */
+  function forwardOnce(rows: readonly StepForwardRow[], kind: "decode" | "prefill" | "batchDecode" | "batchPrefill"): StepArray {
+    const total = rows.reduce((n, row) => n + row.tokens.length, 0);
+    const ids = tvm.empty([total], "int32", pipe.device);
+    ids.copyFrom(Int32Array.from(rows.flatMap((row) => row.tokens)));
     const embedded = fns.embed(ids, pipe.params) as StepArray;
     const hidden = embedded.shape[embedded.shape.length - 1];
-    // batch_decode takes [rows, 1, hidden]; the single decode [1, 1, hidden] (web-llm's view).
-    fns.beginForward(pipe.kvCache, tvm.makeShapeTuple(rows.map((row) => row.seq)), tvm.makeShapeTuple(rows.map(() => 1)));
-    const out = forward(embedded.view([n, 1, hidden]), pipe.kvCache, pipe.params) as { get(i: number): StepArray };
-    pipe.fKVCacheEndForward(pipe.kvCache);
+    fns.beginForward(pipe.kvCache, tvm.makeShapeTuple(rows.map((row) => row.seq)), tvm.makeShapeTuple(rows.map((row) => row.tokens.length)));
+    let out: { get(i: number): StepArray };
+    try {
+      if (kind === "batchPrefill") {
+        // The last token of each row, as positions into the packed tokens.
+        const positions = tvm.empty([rows.length], "int32", pipe.device);
+        let end = 0;
+        positions.copyFrom(Int32Array.from(rows, (row) => (end += row.tokens.length) - 1));
+        out = (fns.batchPrefill as Fn)(embedded.view([1, total, hidden]), positions, pipe.kvCache, pipe.params) as typeof out;
+      } else if (kind === "batchDecode") {
+        // batch_decode takes [rows, 1, hidden]
+        out = (fns.batchDecode as Fn)(embedded.view([rows.length, 1, hidden]), pipe.kvCache, pipe.params) as typeof out;
+      } else {
+        // the single forwards take [1, tokens, hidden] (web-llm's view) and give the last token's logits
+        out = (kind === "prefill" ? (fns.prefill as Fn) : fns.decode)(embedded.view([1, total, hidden]), pipe.kvCache, pipe.params) as typeof out;
+      }
+    } finally {
+      pipe.fKVCacheEndForward(pipe.kvCache);
+    }
     return out.get(0);
   }
 
-  return {
-    batched: fns.batchDecode !== null,
-    async run(rows, mode) {
-      if (mode === "single" || rows.length === 1 || !fns.batchDecode) {
-        const out: StepArray[] = [];
-        for (const row of rows) {
-          tvm.beginScope();
-          try {
-            out.push(tvm.detachFromCurrentScope(forwardOnce([row], fns.decode)));
-          } finally {
-            tvm.endScope();
-          }
-        }
-        // A forward only enqueues its work: waiting for the device here makes the step's time what the device
-        // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
-        await sync(pipe);
-        return out;
-      }
+  /** The rows' forwards one by one; each row's logits. */
+  async function singly(rows: readonly StepForwardRow[]): Promise<StepArray[]> {
+    const out: StepArray[] = [];
+    for (const row of rows) {
+      if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
       tvm.beginScope();
       try {
-        const logits = forwardOnce(rows, fns.batchDecode);
-        const [, , vocab] = logits.shape;
-        const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
-        host.copyFrom(logits);
-        await sync(pipe);
-        const all = host.toArray() as Float32Array;
+        out.push(tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode")));
+      } finally {
+        tvm.endScope();
+      }
+    }
+    // A forward only enqueues its work: waiting for the device here makes the step's time what the device
+    // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
+    await sync(pipe);
+    return out;
+  }
+
+  /** One batched forward; each row's logits, copied through the CPU into an array of its own. */
+  async function together(rows: readonly StepForwardRow[]): Promise<StepArray[]> {
+    const oneTokenEach = rows.every((row) => row.tokens.length === 1);
+    const kind = oneTokenEach && fns.batchDecode ? "batchDecode" : "batchPrefill";
+    if (kind === "batchPrefill" && !fns.batchPrefill) throw new Error("The model library exports no batch_prefill function.");
+    let host: StepArray;
+    tvm.beginScope();
+    try {
+      const logits = forwardOnce(rows, kind);
+      host = tvm.detachFromCurrentScope(tvm.empty(logits.shape, logits.dtype, tvm.cpu()));
+      host.copyFrom(logits);
+    } finally {
+      tvm.endScope();
+    }
+    try {
+      await sync(pipe);
+      const all = host.toArray() as Float32Array;
+      const vocab = host.shape[host.shape.length - 1];
+      tvm.beginScope();
+      try {
         return rows.map((_, i) => {
-          const own = tvm.empty([1, 1, vocab], logits.dtype, pipe.device);
+          const own = tvm.empty([1, 1, vocab], host.dtype, pipe.device);
           own.copyFrom(all.subarray(i * vocab, (i + 1) * vocab));
           return tvm.detachFromCurrentScope(own);
         });
       } finally {
         tvm.endScope();
       }
-    },
+    } finally {
+      host.dispose();
+    }
+  }
+
+  return {
+    batched: fns.batchDecode !== null,
+    mixed: fns.batchPrefill !== null && fns.prefill !== null,
+    run: (rows, mode) => (mode === "single" || rows.length === 1 ? singly(rows) : together(rows)),
   };
 }
