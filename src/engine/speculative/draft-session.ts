@@ -82,12 +82,12 @@ export class DraftSession<R> {
 
   /**
    * The step feeds `token`: when it is the pending draft's next token, the
-   * sequence already holds it and the step takes the logits after it (the
-   * verify's `rows` and the position, with no forward). Otherwise null: the
-   * rejected rest of the draft is released first, and the step runs as a
-   * fresh one.
+   * sequence already holds it and the step takes the logits after it, with
+   * no forward: `take(rows, position)` (before the draft is settled, when
+   * that was its last token). Otherwise null: the rejected rest of the draft
+   * is released first, and the step runs as a fresh one.
    */
-  serve(token: number): { rows: R; at: number } | null {
+  serve<T>(token: number, take: (rows: R, at: number) => T): T | null {
     const pending = this.pending;
     if (!pending) return null;
     if (pending.draft[pending.used] !== token) {
@@ -95,7 +95,7 @@ export class DraftSession<R> {
       return null;
     }
     pending.used++;
-    const served = { rows: pending.rows, at: pending.used };
+    const served = take(pending.rows, pending.used);
     if (pending.used === pending.draft.length) this.settle();
     return served;
   }

@@ -34,11 +34,12 @@
  * open it and close it in turns of that work, so the tvmjs scope stack never
  * changes inside another row's forward.
  *
- * A row hands its prompt and reply back to the prompt cache when it ends
- * cleanly. What a row does not do yet: speculate (a row decodes one token per
- * step; greedy output is the same), or take a request that needs the logit
- * processor (top_k, min_p, reasoning budgets, more than 5 top logprobs): such
- * a request runs alone (`alone()`), after the rows in flight end, as today.
+ * A decoding row with speculation on may feed a draft after its token, verified
+ * in the same step (webllm-row-drafts.ts). A row hands its prompt and reply
+ * back to the prompt cache when it ends cleanly. What a row does not do yet:
+ * take a request that needs the logit processor (top_k, min_p, reasoning
+ * budgets, more than 5 top logprobs): such a request runs alone (`alone()`),
+ * after the rows in flight end, as today.
  */
 import { AloneTurns, Serial } from "../../batching/alone-turns.js";
 import { addPrefillCount, stepInputs, type SharedPrompt } from "./webllm-shared-prefill.js";
@@ -54,6 +55,8 @@ import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-f
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
+import { RowDrafts, type RowSpeculation } from "./webllm-row-drafts.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
 export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
@@ -86,6 +89,8 @@ export interface RowOpen {
   owner: string;
   /** The request's `prompt_cache_key`: a row starts only from cached prefixes of its own key. */
   key?: string;
+  /** Speculative drafts for the row (absent: none, one token per step). */
+  speculative?: RowSpeculation;
 }
 
 /** A row: the pipeline view web-llm generates with, and how it leaves. */
@@ -102,6 +107,8 @@ export interface RowHandle {
    * how many rows shared its passes.
    */
   leave(options?: { keep?: boolean }): RowBatchReport;
+  /** Its drafts' counts once it left (passes, drafted and accepted tokens, the prediction's); null without speculation. */
+  readonly speculation: SpeculationUsage | null;
 }
 
 export class WebLlmRows {
@@ -125,6 +132,10 @@ export class WebLlmRows {
   private readonly work = new Serial();
   /** Requests that run alone take turns with the rows. */
   private readonly turns = new AloneTurns(() => this.rows.size === 0);
+  /** Rows' speculative drafts (null: the library cannot verify them beside other rows). */
+  private readonly drafts: RowDrafts | null;
+  /** What a decode step served from a verify took (ms, running mean), when the step costs are measured in ms. */
+  private servedMs: number | null = null;
 
   /**
    * Snapshots `pipe` (just loaded, before the prompt cache and speculation
@@ -160,10 +171,14 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
+    const measuredMs = !options.cost && options.forward !== "batched";
     // A step's forward holds at most the library's prefill chunk (batch_prefill's bound), prompt chunks included.
     const stepTokens = pipe.prefillChunkSize && pipe.prefillChunkSize > 0 ? pipe.prefillChunkSize : 2048;
     this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Math.min(this.prefillChunk, stepTokens), cost, prefillStepwise: true, stepTokens });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
+    this.drafts = this.forward?.mixed
+      ? new RowDrafts({ pipe, rows: this.rows, sequences: this.sequences as RowSequences, cost, stepTokens, maxRows: this.maxRows, prefillChunk: this.prefillChunk, servedCost: () => (measuredMs ? (this.servedMs ?? 0) : 0) })
+      : null;
     this.prompts = new RowPrompts({
       tvm: pipe.tvm,
       rows: this.rows,
@@ -219,6 +234,7 @@ export class WebLlmRows {
     const seq = sequences.take();
     const row = newRow(request.id, request.owner, request.key, seq, this.prefillChunk, new RowRandom(this.pipe.tvm.rng as RowRng));
     row.view = this.makeView(row, signal);
+    this.drafts?.open(row, request.speculative);
     this.rows.set(request.id, row);
     return {
       view: row.view,
@@ -227,6 +243,9 @@ export class WebLlmRows {
         return row.reused;
       },
       leave: (options) => this.leave(row, options?.keep === true),
+      get speculation() {
+        return row.usage;
+      },
     };
   }
 
@@ -247,6 +266,8 @@ export class WebLlmRows {
     row.logits = null;
     this.releaseTurn(row);
     row.markPrefilled();
+    // A pending draft's tokens leave the sequence first: it holds what was accepted, as the cache keeps it.
+    row.usage = this.drafts?.end(row) ?? null;
     if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
@@ -291,7 +312,7 @@ export class WebLlmRows {
     const forward = this.forward as StepForward;
     const mode = plan.mode === "batch" && inputs.length > 1 ? "batch" : "single";
     await this.exclusive(async () => {
-      let logits: StepArray[] = [];
+      let logits: StepArray[][] = [];
       if (mode === "batch") {
         const started = this.clock();
         logits = await forward.run(inputs, "batch");
@@ -304,20 +325,29 @@ export class WebLlmRows {
         }
       }
       inputs.forEach(({ row, phase, tokens, samples }, i) => {
+        const draft = row.draft;
         row.input = undefined;
+        row.draft = [];
         // It left while the forward ran (an abort): nobody takes its logits.
-        if (row.left) return logits[i].dispose();
+        if (row.left) return logits[i].forEach((array) => array.dispose());
         if (phase === "prefill") {
           (row.shared as SharedPrompt).fed += tokens.length;
-          if (!samples) return logits[i].dispose();
+          if (!samples) return logits[i][0].dispose();
           // Its sequence holds the whole prompt: rows waiting to fork it may.
           row.prompt = row.promptSeen;
           row.markPrefilled();
         }
         row.logits?.dispose();
-        row.logits = logits[i];
+        // A decoding row's token: its draft's logits (if it carried one) wait for the steps that feed it.
+        row.logits = phase === "decode" && this.drafts ? this.drafts.ran(row, draft, logits[i]) : logits[i][0];
       });
     });
+  }
+
+  /** A decode step served from a verify's logits: a generated token with no step, and its time. */
+  private servedStep(batch: BatchRow, ms: number): void {
+    batch.served();
+    if (ms >= 0 && Number.isFinite(ms)) this.servedMs = this.servedMs === null ? ms : this.servedMs + 0.2 * (ms - this.servedMs);
   }
 
   private makeView(row: Row, signal: AbortSignal): RowsPipeline {
@@ -375,11 +405,22 @@ export class WebLlmRows {
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
       const batch = row.batch as BatchRow;
-      row.input = view.outputIds[view.outputIds.length - 1];
-      if (!(await batch.pass(signal))) {
-        row.input = undefined;
-        view.triggerStop();
-        return;
+      // An abort stops the row at its next step, one its draft would serve too.
+      if (signal.aborted) return view.triggerStop();
+      const token = view.outputIds[view.outputIds.length - 1];
+      // A token its verified draft holds is sampled from the verify's logits, with no step; else a draft to verify.
+      const next = this.drafts ? await this.exclusive(async () => (this.drafts as RowDrafts).next(row, token, genConfig)) : { draft: [] };
+      const started = this.clock();
+      if ("served" in next) row.logits = next.served;
+      else {
+        row.input = token;
+        row.draft = next.draft;
+        if (!(await batch.pass(signal, 1 + next.draft.length))) {
+          row.input = undefined;
+          row.draft = [];
+          view.triggerStop();
+          return;
+        }
       }
       row.decoding = true;
       try {
@@ -387,6 +428,12 @@ export class WebLlmRows {
       } finally {
         row.decoding = false;
       }
+      if ("served" in next) this.servedStep(batch, this.clock() - started);
+    };
+    // A reply that stops (a stop token or string, max_tokens) leaves its pending draft at once: the sequence holds what was fed.
+    view.processNextToken = (...args: unknown[]) => {
+      pristine.processNextToken.apply(view, args);
+      if (view.stopTriggered) row.drafts?.settle();
     };
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {

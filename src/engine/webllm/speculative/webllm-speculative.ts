@@ -260,10 +260,10 @@ export class WebLlmSpeculative {
 
   /** The rows of a verified draft for the token being fed, or null (after rolling back a rejected rest). */
   private fromPending(token: number): unknown {
-    const served = this.drafts?.serve(token);
+    const served = this.drafts?.serve(token, (rows, at) => rows.row(at));
     if (!served) return null;
     this.pipeline.filledKVCacheLength += 1;
-    return served.rows.row(served.at);
+    return served;
   }
 
   /** A draft after the last output token, within `max_tokens`, the context window and a prefill chunk. */
