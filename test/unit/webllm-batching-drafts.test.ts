@@ -207,6 +207,8 @@ describe("speculative drafts in rows: KV sequences and the prompt cache", () => 
     for (const i of [1, 2, 3]) expect(results[i].outcome, `row ${i}`).toEqual(expected[i]);
     // the aborted row's draft left its sequence before the cache kept it: prompt and the tokens fed, nothing more
     const fed = [...encodeText(PROMPTS[0]), ...expected[0].tokens.slice(0, 3)];
+    expect(results[0].outcome.held, "its sequence as its generation ended").toEqual(fed);
+    expect(results[0].speculation!.draftTokens).toBeGreaterThan(4);
     const kept = cache!.policy!.sequences().find((s) => s.tokens.join() === fed.join());
     expect(kept, "the aborted row's turn is kept as fed").toBeDefined();
     expect(pipe.held(kept!.id)).toEqual(fed);

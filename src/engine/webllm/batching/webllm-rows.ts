@@ -405,8 +405,11 @@ export class WebLlmRows {
     view.decodeStep = async (genConfig?: unknown) => {
       if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
       const batch = row.batch as BatchRow;
-      // An abort stops the row at its next step, one its draft would serve too.
-      if (signal.aborted) return view.triggerStop();
+      // An abort stops the row at its next step, one its draft would serve too; the draft leaves its sequence.
+      if (signal.aborted) {
+        if (row.drafts?.hasPending) await this.exclusive(async () => row.drafts?.settle());
+        return view.triggerStop();
+      }
       const token = view.outputIds[view.outputIds.length - 1];
       // A token its verified draft holds is sampled from the verify's logits, with no step; else a draft to verify.
       const next = this.drafts ? await this.exclusive(async () => (this.drafts as RowDrafts).next(row, token, genConfig)) : { draft: [] };
