@@ -59,15 +59,24 @@ export interface RowDraftDeps {
   maxRows: number;
   /** Prompt tokens a row prefills per step at most. */
   prefillChunk: number;
-  /** What a decode step served from a verify costs, in the cost model's unit (0 when not measured in it). */
-  servedCost(): number;
+  /** Whether `cost` is in ms (measured on the device): served steps are then timed and weighed in; else they count as free. */
+  costInMs: boolean;
 }
 
 /** The longest draft a row proposes (the proposer's own bound is 16). */
 const MAX_ROW_DRAFT = 16;
 
 export class RowDrafts {
+  /** What a decode step served from a verify took (ms, running mean; null before one). */
+  private servedMs: number | null = null;
+
   constructor(private readonly deps: RowDraftDeps) {}
+
+  /** A decode step served from a verify's logits took `ms`, sampling included. */
+  servedTook(ms: number): void {
+    if (!(ms >= 0) || !Number.isFinite(ms)) return;
+    this.servedMs = this.servedMs === null ? ms : this.servedMs + 0.2 * (ms - this.servedMs);
+  }
 
   /** The row's draft session (null: speculation off for it). */
   open(row: Row, request: RowSpeculation | undefined): void {
@@ -79,7 +88,7 @@ export class RowDrafts {
     row.drafts = new DraftSession<VerifyLogits>(() => ({ prompt: row.prompt ?? row.promptSeen ?? [] }), prediction, {
       // The pass is the step: this row feeding t tokens beside the others' (chosen as the scheduler chooses).
       cost: { single: (tokens) => chooseForward([...step.tokens, tokens], this.deps.cost).cost },
-      served: () => this.deps.servedCost(),
+      served: () => (this.deps.costInMs ? (this.servedMs ?? 0) : 0),
       others: () => step.others,
     });
   }

@@ -21,9 +21,10 @@
  *   step of the prompt's last chunk left (webllm-row-prompt.ts,
  *   webllm-shared-prefill.ts). A prompt with an image is web-llm's own
  *   prefill, in forwards of its own between the steps;
- * - `decodeStep` parks the row's last token until the step runner has every
- *   row's input, the step forward runs once, and web-llm's own decode step
- *   then samples from the row's logits (`embedAndForward` hands them over);
+ * - `decodeStep` parks the row's last token (and a draft) until the step
+ *   runner has every row's input, the step forward runs once, and web-llm's
+ *   own decode step then samples from the row's logits (`embedAndForward`
+ *   hands them over; webllm-row-decode.ts);
  * - `setSeed` seeds the row's own random stream (`RowRandom`), so a `seed`
  *   gives the same reply whatever else is in the batch.
  * The other bindings' hooks (prompt cache, speculation) stay on the pipeline
@@ -49,13 +50,14 @@ import { giveOwnRequestState, PRISTINE, releaseViewState, RowRandom, rowsUnsuppo
 import { MeasuredStepCost } from "../../batching/measured-cost.js";
 import { WEIGHT_BOUND_COST, type StepCostModel } from "../../batching/cost-model.js";
 import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
-import { StepRunner, type BatchRow } from "../../batching/step-runner.js";
+import { StepRunner } from "../../batching/step-runner.js";
 import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
 import { RowDrafts, type RowSpeculation } from "./webllm-row-drafts.js";
+import { hookRowDecode } from "./webllm-row-decode.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
@@ -134,8 +136,6 @@ export class WebLlmRows {
   private readonly turns = new AloneTurns(() => this.rows.size === 0);
   /** Rows' speculative drafts (null: the library cannot verify them beside other rows). */
   private readonly drafts: RowDrafts | null;
-  /** What a decode step served from a verify took (ms, running mean), when the step costs are measured in ms. */
-  private servedMs: number | null = null;
 
   /**
    * Snapshots `pipe` (just loaded, before the prompt cache and speculation
@@ -171,13 +171,12 @@ export class WebLlmRows {
     this.unsupported = reason;
     this.forward = reason ? null : forward;
     this.sequences = ops && !reason ? new RowSequences(ops, this.maxRows, prefix, keeper) : null;
-    const measuredMs = !options.cost && options.forward !== "batched";
     // A step's forward holds at most the library's prefill chunk (batch_prefill's bound), prompt chunks included.
     const stepTokens = pipe.prefillChunkSize && pipe.prefillChunkSize > 0 ? pipe.prefillChunkSize : 2048;
     this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Math.min(this.prefillChunk, stepTokens), cost, prefillStepwise: true, stepTokens });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
     this.drafts = this.forward?.mixed
-      ? new RowDrafts({ pipe, rows: this.rows, sequences: this.sequences as RowSequences, cost, stepTokens, maxRows: this.maxRows, prefillChunk: this.prefillChunk, servedCost: () => (measuredMs ? (this.servedMs ?? 0) : 0) })
+      ? new RowDrafts({ pipe, rows: this.rows, sequences: this.sequences as RowSequences, cost, stepTokens, maxRows: this.maxRows, prefillChunk: this.prefillChunk, costInMs: !options.cost && options.forward !== "batched" })
       : null;
     this.prompts = new RowPrompts({
       tvm: pipe.tvm,
@@ -344,12 +343,6 @@ export class WebLlmRows {
     });
   }
 
-  /** A decode step served from a verify's logits: a generated token with no step, and its time. */
-  private servedStep(batch: BatchRow, ms: number): void {
-    batch.served();
-    if (ms >= 0 && Number.isFinite(ms)) this.servedMs = this.servedMs === null ? ms : this.servedMs + 0.2 * (ms - this.servedMs);
-  }
-
   private makeView(row: Row, signal: AbortSignal): RowsPipeline {
     const base = this.pipe;
     const view = Object.create(base) as RowsPipeline & Record<string, unknown>;
@@ -402,42 +395,7 @@ export class WebLlmRows {
         this.releaseTurn(row);
       }
     };
-    view.decodeStep = async (genConfig?: unknown) => {
-      if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
-      const batch = row.batch as BatchRow;
-      // An abort stops the row at its next step, one its draft would serve too; the draft leaves its sequence.
-      if (signal.aborted) {
-        if (row.drafts?.hasPending) await this.exclusive(async () => row.drafts?.settle());
-        return view.triggerStop();
-      }
-      const token = view.outputIds[view.outputIds.length - 1];
-      // A token its verified draft holds is sampled from the verify's logits, with no step; else a draft to verify.
-      const next = this.drafts ? await this.exclusive(async () => (this.drafts as RowDrafts).next(row, token, genConfig)) : { draft: [] };
-      const started = this.clock();
-      if ("served" in next) row.logits = next.served;
-      else {
-        row.input = token;
-        row.draft = next.draft;
-        if (!(await batch.pass(signal, 1 + next.draft.length))) {
-          row.input = undefined;
-          row.draft = [];
-          view.triggerStop();
-          return;
-        }
-      }
-      row.decoding = true;
-      try {
-        await this.exclusive(() => row.random.with(() => pristine.decodeStep.call(view, genConfig) as Promise<void>));
-      } finally {
-        row.decoding = false;
-      }
-      if ("served" in next) this.servedStep(batch, this.clock() - started);
-    };
-    // A reply that stops (a stop token or string, max_tokens) leaves its pending draft at once: the sequence holds what was fed.
-    view.processNextToken = (...args: unknown[]) => {
-      pristine.processNextToken.apply(view, args);
-      if (view.stopTriggered) row.drafts?.settle();
-    };
+    hookRowDecode(view, row, signal, { drafts: this.drafts, exclusive: (work) => this.exclusive(work), clock: this.clock, pristine });
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
       if (!row.decoding) return row.shared ? this.prompts.feedPromptInSteps(row, row.shared, signal, inputDataLen) : this.prompts.prefillChunkForward(row, signal, inputData, inputDataLen);
