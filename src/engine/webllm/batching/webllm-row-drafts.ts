@@ -128,7 +128,7 @@ export class RowDrafts {
     drafts.verified(draft.slice(), held, (rest) => {
       for (const unused of held) unused?.dispose();
       held.fill(null);
-      if (rest > 0 && !row.left) this.deps.sequences.popn(row.seq, rest);
+      if (rest > 0) this.deps.sequences.popn(row.seq, rest);
     });
     return first;
   }

@@ -260,13 +260,13 @@ export class WebLlmRows {
   private leave(row: Row, keep: boolean): RowBatchReport {
     const report = row.batch?.leave() ?? { max_rows: 0, mean_rows: 0, passes: 0 };
     if (row.left) return report;
+    // A pending draft's tokens leave the sequence first: it holds what was accepted, as the cache keeps it.
+    row.usage = this.drafts?.end(row) ?? null;
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
     this.releaseTurn(row);
     row.markPrefilled();
-    // A pending draft's tokens leave the sequence first: it holds what was accepted, as the cache keeps it.
-    row.usage = this.drafts?.end(row) ?? null;
     if (keep && row.prompt) this.sequences?.keep(row.seq, row.prompt, row.view.outputIds, row.view.filledKVCacheLength, row.key);
     releaseViewState(this.pipe, row.view);
     this.rows.delete(row.id);
