@@ -41,6 +41,8 @@ export class ScriptedSpeculation {
   private readonly forwardCost: ForwardCost | null;
   /** What the passes after the prefill cost by the device profile (0 without one). */
   cost = 0;
+  /** Draft tokens the pass `next()` last ran verified (0: a plain decode, or no pass): a batching engine plans the step by it. */
+  lastDraft = 0;
   /** Tokens those passes were expected to yield when their drafts were sized (the cost model's view; the bench compares it with what they yielded). */
   expectedTokens = 0;
 
@@ -68,6 +70,7 @@ export class ScriptedSpeculation {
    * (what a batching engine waits for a step for).
    */
   next(output: readonly number[], remaining: number, forced?: () => readonly number[]): boolean {
+    this.lastDraft = 0;
     if (this.ready > 0) {
       this.ready--;
       return this.firstPass();
@@ -82,6 +85,7 @@ export class ScriptedSpeculation {
       this.expectedTokens += this.proposer?.lastExpectedTokens ?? 1;
     }
     this.ready = verdict.accepted; // accepted + 1 produced; one is emitted now
+    this.lastDraft = draft.length;
     return true;
   }
 

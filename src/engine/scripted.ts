@@ -196,13 +196,17 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
       }
       const needsPass = speculation.next(fedIds, maxTokens - emitted, forcedTokens);
       if (row) {
-        // A token that needs a forward pass waits for the next shared step (which takes the token delay);
-        // one left over from a verify pass is paced as one-at-a-time decoding paces it.
-        if (needsPass && !(await row.pass(signal))) {
+        // A token that needs a forward pass waits for the next shared step (which takes the token delay), a verify
+        // row with its draft's tokens; one left over from a verify pass is a generated token with no step of its
+        // own, paced as one-at-a-time decoding paces it.
+        if (needsPass && !(await row.pass(signal, 1 + speculation.lastDraft))) {
           finish = "abort";
           break;
         }
-        if (!needsPass) await pace(signal);
+        if (!needsPass) {
+          row.served();
+          await pace(signal);
+        }
       }
       // Like a real engine: the token that completes a stop sequence is generated, then generation ends.
       const candidate = output + token;
@@ -221,7 +225,12 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     }
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
     // The end-of-text token takes a pass (a shared step when batching) unless a verify pass produced it.
-    if (finish === "stop" && ended && speculation.end(fedIds) && row) await row.pass(signal);
+    // (When a verify pass produced it, it is a generated token all the same.)
+    if (finish === "stop" && ended) {
+      const needsPass = speculation.end(fedIds);
+      if (row && needsPass) await row.pass(signal);
+      else row?.served();
+    }
     const batch = row?.leave();
     // The last sampled token is never fed back. Aborted before the first token: stopped inside prefill, contents uncertain.
     if (finish === "abort" && emitted === 0) kv.drop(turn);

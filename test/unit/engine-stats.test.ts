@@ -107,6 +107,37 @@ describe("client.stats()", () => {
     expect(await client.stats()).toMatchObject({ forward_passes: 1 + reply.x_webgpu.decode_passes, generated_tokens: reply.usage.completion_tokens + 1 });
   });
 
+  it("with the batch option and speculation on, a prediction request shares its verify passes with plain streams, and generated_tokens counts its accepted drafts", async () => {
+    const text = replyTo(60)({ messages: [{ content: "p" }] });
+    const run = async (batch: boolean) => {
+      const client = statsClient({ batch, speculative: true, words: 60 });
+      await client.models.load(model);
+      const replies = await Promise.all([
+        chat(client, "p", { prediction: { type: "content", content: text }, max_tokens: 100 }),
+        chat(client, "q", { max_tokens: 40 }),
+        chat(client, "r", { max_tokens: 40 }),
+      ]);
+      return { replies, stats: await client.stats() };
+    };
+    const batched = await run(true);
+    const [predicted] = batched.replies;
+    expect(predicted.choices[0].message.content).toBe(text);
+    expect(predicted.usage.completion_tokens_details?.accepted_prediction_tokens).toBeGreaterThan(50);
+    // its verify passes were steps shared with the plain streams
+    expect(predicted.x_webgpu.decode_passes).toBeLessThan(predicted.usage.completion_tokens / 3);
+    expect(predicted.x_webgpu.batch!.max_rows).toBe(3);
+    // tokens generated, not passes: each reply's tokens (and the end-of-text the prediction's reply sampled)
+    expect(batched.stats.generated_tokens).toBe(summed(batched.replies).generated_tokens);
+    const accepted = batched.replies.reduce((n, r) => n + r.x_webgpu.accepted_draft_tokens, 0);
+    expect(accepted).toBeGreaterThan(40);
+    expect(batched.stats.forward_passes).toBeLessThan(batched.stats.generated_tokens - accepted + 3);
+    // the same counts of tokens as the three run one at a time (whose tally adds accepted drafts to passes)
+    const oneAtATime = await run(false);
+    expect(oneAtATime.replies.map((r) => r.choices[0].message.content)).toEqual(batched.replies.map((r) => r.choices[0].message.content));
+    expect(batched.stats.generated_tokens).toBe(oneAtATime.stats.generated_tokens);
+    expect(batched.stats.forward_passes).toBeLessThan(oneAtATime.stats.forward_passes);
+  });
+
   it("an aborted generation's passes count", async () => {
     const client = statsClient({ words: 200 });
     const controller = new AbortController();

@@ -77,6 +77,21 @@ describe("draft length chooser", () => {
     }
   });
 
+  it("in a step of several rows (continuous batching), a draft pays for what it adds to the whole step", () => {
+    // the step's cost with this row feeding t tokens beside 3 rows of one token each: SwiftShader's batched forward
+    const step = { single: (t: number) => SWIFTSHADER_COST.batch(4, 3 + t) };
+    // counting only its own token, a draft on this batched cost pays at 50 % acceptance (its added cost against one
+    // token); the step also gives 3 other rows a token each, and against the 4 the same draft gains too little
+    const alone = chooseDraftLength(4, 0.5, step, 0, undefined, 0);
+    const beside = chooseDraftLength(4, 0.5, step, 0, undefined, 3);
+    expect(alone.length).toBeGreaterThan(0);
+    expect(beside.length).toBe(0);
+    expect(beside.rateWithout).toBeCloseTo(4 / step.single(1));
+    // where the step's cost hardly grows with its tokens (a GPU), the draft pays beside the other rows too
+    const gpu = { single: (t: number) => GPU_LIKE_COST.batch(4, 3 + t) };
+    expect(chooseDraftLength(8, 0.8, gpu, 0, undefined, 3).length).toBeGreaterThan(0);
+  });
+
   it("measures a source's acceptance per token from the verdicts", () => {
     const acceptance = new AcceptanceEstimate({ prior: 0.5, priorWeight: 2, forget: 0 });
     for (let i = 0; i < 20; i++) acceptance.record(8, 8);

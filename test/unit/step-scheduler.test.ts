@@ -249,3 +249,32 @@ describe("step scheduler: a step's token budget and prompts fed apart (web-llm)"
     expect(s.rowReport("t")).toMatchObject({ max_rows: 2, passes: 1 });
   });
 });
+
+describe("step scheduler: decoding rows with speculative drafts", () => {
+  it("a verify row is planned by its tokens (its token plus the draft), for the budget and the forward's cost, for its next step only", () => {
+    const s = scheduler({ prefillChunkTokens: 8, stepTokens: 12, prefillStepwise: true });
+    for (const id of ["v", "d"]) s.submit({ id, owner: id, promptTokens: 1, maxTokens: 50 });
+    s.commit(s.plan()!);
+    s.feed("v", 6); // its token and a draft of 5
+    s.submit({ id: "p", owner: "p", promptTokens: 20, maxTokens: 4 });
+    const plan = s.plan()!;
+    expect(plan.rows.map((r) => [r.id, r.phase, r.tokens])).toEqual([["v", "decode", 6], ["d", "decode", 1], ["p", "prefill", 5]]);
+    expect(plan.tokens).toBe(12);
+    expect(plan.cost).toBe(chooseForward([6, 1, 5], gpu).cost);
+    s.commit(plan);
+    // the draft was that step's: the next one feeds one token again unless told
+    expect(s.plan()!.rows.map((r) => [r.id, r.tokens])).toEqual([["v", 1], ["d", 1], ["p", 8]]);
+  });
+
+  it("draft tokens a row samples with no step of its own count as generated tokens, not passes", () => {
+    const s = scheduler();
+    s.submit({ id: "v", owner: "v", promptTokens: 3, maxTokens: 50 });
+    s.commit(s.plan()!); // prefill: the first token
+    s.feed("v", 5);
+    s.commit(s.plan()!); // a verify of 4: its own token...
+    for (let i = 0; i < 3; i++) s.served("v"); // ...and 3 accepted draft tokens
+    expect(s.counters()).toMatchObject({ forward_passes: 2, generated_tokens: 5 });
+    s.served("gone"); // a row not in flight: nothing
+    expect(s.counters().generated_tokens).toBe(5);
+  });
+});

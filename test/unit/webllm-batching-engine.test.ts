@@ -194,22 +194,33 @@ describe("continuous batching at the web-llm engine seam", () => {
     expect((await alone).done?.usage.batch).toBeUndefined();
   });
 
-  it("a request with a prediction runs alone (its drafts verify as today), after the rows in flight", async () => {
-    const { module } = standIn();
-    const engine = createWebLlmEngine({ webllm: module, batching: { maxRows: 4 }, promptCache: false });
+  it("a request with a prediction joins the rows: its drafts verify in the steps beside the other rows, its reply as alone, its drafts counted", async () => {
+    const long = { stop: [], max_tokens: 16, temperature: 0 };
+    const alone = await engineWith();
+    const reference = await run(alone.engine, request("hellohello", { sampling: long }));
+    const other = await run(alone.engine, request("thecat", { sampling: long }));
+    // the library's prefill chunk bounds a step: 64 tokens leave each of 4 rows room for a draft of 15
+    const { module, pipeline } = standIn();
+    pipeline.prefillChunkSize = 64;
+    const engine = createWebLlmEngine({ webllm: module, batching: { maxRows: 4, cost: WEIGHT_BOUND_COST }, promptCache: false });
     await engine.load(record, {});
-    const order: string[] = [];
-    const row = run(engine, request("thecat")).then(() => order.push("row"));
-    const predicted = run(engine, request("hello", { prediction: "hello world", speculative: undefined })).then((r) => {
-      order.push("alone");
-      return r;
-    });
-    await Promise.all([row, predicted]);
-    expect(order).toEqual(["row", "alone"]);
-    expect((await predicted).done?.usage.batch).toBeUndefined();
-    // speculation off: the same request is a row like any other
-    const plain = await run(engine, request("hello", { prediction: "hello world", speculative: false }));
-    expect(plain.done?.usage.batch?.passes).toBeGreaterThan(0);
+    const [predicted, plain] = await Promise.all([
+      run(engine, request("hellohello", { sampling: long, prediction: reference.text, speculative: undefined })),
+      run(engine, request("thecat", { sampling: long })),
+    ]);
+    expect(predicted.text).toBe(reference.text);
+    expect(plain.text).toBe(other.text);
+    // it shared the steps with the other row, and most of its tokens came from its accepted drafts
+    expect(predicted.done?.usage.batch?.maxRows).toBe(2);
+    expect(predicted.done?.usage).toMatchObject({ acceptedPredictionTokens: 16, rejectedPredictionTokens: 0 });
+    // one verify pass of its whole draft (its token and 14 drafted ones), in the same batch_prefill as the other row's prompt
+    expect(predicted.done?.usage).toMatchObject({ decodePasses: 1, draftTokens: 14, acceptedDraftTokens: 14 });
+    expect(pipeline.forwards.mixed.some((rowsOf) => rowsOf.length === 2 && rowsOf.some(([, n]) => n === 15))).toBe(true);
+    // speculation off: a row like any other, one token per step, no drafts counted
+    const off = await run(engine, request("hellohello", { sampling: long, prediction: reference.text, speculative: false }));
+    expect(off.text).toBe(reference.text);
+    expect(off.done?.usage.decodePasses).toBeUndefined();
+    expect(off.done?.usage.batch?.passes).toBeGreaterThanOrEqual(16);
   });
 
   it("without batching, or with it on a model whose rows cannot run, stats say why", async () => {

@@ -17,8 +17,12 @@ export interface BatchRow {
   /**
    * Waits for the next step that gives this row a token (its prompt's last
    * chunk, or a decode). Resolves false, at once, when `signal` aborts.
+   * `tokens`: what a decoding row feeds in that step, its last token plus a
+   * speculative draft to verify (default 1).
    */
-  pass(signal: AbortSignal): Promise<boolean>;
+  pass(signal: AbortSignal, tokens?: number): Promise<boolean>;
+  /** The row sampled a token its last verify pass accepted, with no step of its own: a generated token. */
+  served(): void;
   /**
    * The row is done (its reply ended, an abort, an error): it leaves the
    * steps at once. Returns how many rows shared its passes. Idempotent.
@@ -54,7 +58,11 @@ export class StepRunner {
     this.slots.set(request.id, slot);
     const id = request.id;
     return {
-      pass: (signal) => this.pass(id, slot, signal),
+      pass: (signal, tokens = 1) => {
+        this.scheduler.feed(id, tokens);
+        return this.pass(id, slot, signal);
+      },
+      served: () => this.scheduler.served(id),
       leave: () => this.leave(id, slot),
     };
   }

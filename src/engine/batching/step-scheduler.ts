@@ -13,6 +13,10 @@
  *   another's request.
  * - Each step runs as one batched forward or one single forward per row,
  *   whichever the caller's cost model says is cheaper (cost-model.ts).
+ * - A decoding row may feed its token plus a speculative draft to verify
+ *   (`feed()`): the step is planned by the tokens it holds, and the draft
+ *   tokens the model accepts (the row samples them with no forward of its
+ *   own, `served()`) count as generated tokens, as a pass's token does.
  * - `commit()` records the step; a row that reached `maxTokens`, or that the
  *   engine says ended (a stop, its end of text), leaves then. `cancel()` (abort,
  *   a closed tab) removes a row at once, waiting or in flight; a step already
@@ -105,6 +109,8 @@ interface Row {
   /** Prompt tokens still to feed. */
   promptLeft: number;
   generated: number;
+  /** Tokens the row feeds in its next decode step: its last token, plus a draft to verify. */
+  feed: number;
   batch: RowsPerPass;
 }
 
@@ -130,7 +136,7 @@ export class StepScheduler {
   submit(request: RowRequest): void {
     if (this.has(request.id)) throw new RangeError(`Row ${request.id} is already scheduled.`);
     if (!(request.maxTokens >= 1)) throw new RangeError(`Row ${request.id}: maxTokens must be at least 1 (got ${request.maxTokens}).`);
-    this.waiting.push({ request, promptLeft: Math.max(1, request.promptTokens), generated: 0, batch: new RowsPerPass() });
+    this.waiting.push({ request, promptLeft: Math.max(1, request.promptTokens), generated: 0, feed: 1, batch: new RowsPerPass() });
   }
 
   /** Removes a row at once, waiting or in flight: its report, or null when it was not there. */
@@ -161,12 +167,13 @@ export class StepScheduler {
     this.admit();
     if (this.inFlight.size === 0) return null;
     const rows: StepRow[] = [];
-    // Decoding rows first: they always advance; prefill rows share what is left of the step's token budget.
-    let budget = (this.options.stepTokens ?? Infinity) - [...this.inFlight.values()].filter((row) => row.promptLeft === 0).length;
+    // Decoding rows first (a token each, plus a draft to verify): they always advance; prefill rows share what is
+    // left of the step's token budget.
+    let budget = (this.options.stepTokens ?? Infinity) - [...this.inFlight.values()].filter((row) => row.promptLeft === 0).reduce((n, row) => n + row.feed, 0);
     for (const row of this.inFlight.values()) {
       const { id, owner } = row.request;
       if (row.promptLeft === 0) {
-        rows.push({ id, owner, phase: "decode", tokens: 1, samples: true });
+        rows.push({ id, owner, phase: "decode", tokens: row.feed, samples: true });
         continue;
       }
       const apart = row.request.prefillApart === true;
@@ -205,7 +212,7 @@ export class StepScheduler {
       if (stepRow.phase === "prefill") {
         row.promptLeft -= stepRow.tokens;
         this.prefilled += stepRow.tokens;
-      }
+      } else row.feed = 1;
       if (!stepRow.samples) continue;
       outcome.sampled.push({ id: stepRow.id, index: row.generated });
       row.generated++;
@@ -217,6 +224,29 @@ export class StepScheduler {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Row `id`'s next decode step feeds `tokens`: its last token plus a draft
+   * of `tokens - 1` to verify (the step is planned by it; its own next step
+   * only). Ignored for a row not waiting or in flight.
+   */
+  feed(id: string, tokens: number): void {
+    const row = this.inFlight.get(id) ?? this.waiting.find((waiting) => waiting.request.id === id);
+    if (row) row.feed = Math.max(1, Math.floor(tokens));
+  }
+
+  /**
+   * Row `id` sampled a token with no forward of its own: a draft token its
+   * last verify accepted (the verify pass computed its logits). It counts as
+   * a generated token, as a pass's does; the row is not removed for it (the
+   * engine bounds drafts by what the row may still generate).
+   */
+  served(id: string, tokens = 1): void {
+    const row = this.inFlight.get(id);
+    if (!row || !(tokens > 0)) return;
+    row.generated += tokens;
+    this.generated += tokens;
   }
 
   /**

@@ -217,13 +217,20 @@ export interface DraftChoice {
  * must promise `margin` more than decoding without one (default 25 %): the
  * acceptance is an estimate, and a bet that barely pays on average loses
  * time whenever the estimate is high.
+ *
+ * In a step of continuous batching the pass is the step: `cost.single(t)` is
+ * then what the step costs with this row feeding t tokens (its token and a
+ * draft of t - 1) beside the other rows, and `others` the tokens the step
+ * gives the other rows, so a draft must pay for what it adds to everyone's
+ * step, not only to its own row's.
  */
-export function chooseDraftLength(available: number, acceptance: number, cost: ForwardCost, served = 0, margin = DRAFT_MARGIN): DraftChoice {
-  const rateWithout = 1 / Math.max(Number.MIN_VALUE, cost.single(1));
+export function chooseDraftLength(available: number, acceptance: number, cost: ForwardCost, served = 0, margin = DRAFT_MARGIN, others = 0): DraftChoice {
+  const base = 1 + Math.max(0, others);
+  const rateWithout = base / Math.max(Number.MIN_VALUE, cost.single(1));
   let best = { length: 0, rate: rateWithout };
   for (let k = 1; k <= available; k++) {
     const gained = expectedAccepted(acceptance, k);
-    const rate = (1 + gained) / Math.max(Number.MIN_VALUE, cost.single(k + 1) + served * gained);
+    const rate = (base + gained) / Math.max(Number.MIN_VALUE, cost.single(k + 1) + served * gained);
     if (rate > best.rate * (1 + 1e-9) && rate > rateWithout * (1 + margin)) best = { length: k, rate };
   }
   return { ...best, rateWithout };

@@ -43,4 +43,9 @@ export interface DraftSizing {
   cost: ForwardCost;
   /** Cost of a step served from a verified draft's row (sampling only). Default 0. */
   served?: () => number;
+  /**
+   * Tokens the pass gives other rows (continuous batching: `cost` is then
+   * the whole step's, with this row feeding t tokens). Default 0: the pass is this request's alone.
+   */
+  others?: () => number;
 }

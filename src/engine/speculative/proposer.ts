@@ -208,7 +208,7 @@ export class DraftProposer implements Proposer {
     let length = found.tokens.length;
     if (this.sizing) {
       const acceptance = this.acceptanceOf(found.key).rate;
-      length = chooseDraftLength(length, acceptance, this.sizing.cost, this.sizing.served?.() ?? 0).length;
+      length = chooseDraftLength(length, acceptance, this.sizing.cost, this.sizing.served?.() ?? 0, undefined, this.sizing.others?.() ?? 0).length;
       this.lastExpectedTokens = 1 + expectedAccepted(acceptance, length);
       if (length === 0) {
         this.shadow(found);

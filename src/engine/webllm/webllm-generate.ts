@@ -227,15 +227,12 @@ async function* generateAlone(ctx: WebLlmGenerationContext, request: EngineReque
   }
 }
 
-/** Whether a row can take `request`: everything but what needs the request's logit processor (one per model). */
 /**
- * Whether a row can run `request`. Not one that needs the logit processor,
- * nor one that brings a `prediction` with speculation on: a row decodes one
- * token per step, and such a request's accepted drafts (often most of its
- * reply) save more passes alone than sharing them would.
+ * Whether a row can run `request`: everything but what needs the request's
+ * logit processor (one per model). A request with a `prediction` drafts from
+ * it in its row, its drafts verified in the steps beside the other rows.
  */
 function rowsTake(request: EngineRequest): boolean {
-  if (request.prediction && request.speculative !== false) return false;
   return !needsLogitProcessor(request);
 }
 
@@ -251,7 +248,8 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
   if (signal.aborted) throw abortError();
   const continued = continuation(ctx, request);
   if (continued) request = continued.request;
-  const row = await rows.open({ id: `row-${++rowIds}`, owner: request.owner ?? "", key: request.promptCacheKey }, signal);
+  const speculative = { enabled: request.speculative !== false, ...(request.prediction ? { prediction: request.prediction } : {}) };
+  const row = await rows.open({ id: `row-${++rowIds}`, owner: request.owner ?? "", key: request.promptCacheKey, speculative }, signal);
   let iterator: AsyncIterator<WebLlmChunk> | null = null;
   let finished = false;
   let report: RowBatchReport | null = null;
@@ -279,6 +277,8 @@ async function* generateInRow(ctx: WebLlmGenerationContext, rows: WebLlmRows, re
         prefillTokensPerS: finite(usage?.extra?.prefill_tokens_per_s),
         decodeTokensPerS: finite(usage?.extra?.decode_tokens_per_s),
         batch: { maxRows: report.max_rows, meanRows: report.mean_rows, passes: report.passes },
+        // Its decode passes and drafts (speculation on), counted by the row.
+        ...(row.speculation ?? {}),
       },
     };
   } catch (error) {

@@ -59,6 +59,11 @@ export class RowSequences {
     }
   }
 
+  /** Takes the last `n` tokens out of `seq` (a row's rejected draft tokens; exact after a 3-argument forward). */
+  popn(seq: number, n: number): void {
+    if (n > 0) this.ops.popn(seq, n);
+  }
+
   /** Empties `seq` (web-llm's resetKVCache on a row's view). */
   reset(seq: number): void {
     this.ops.remove(seq);

@@ -7,6 +7,8 @@ import type { BatchRow } from "../../batching/step-runner.js";
 import type { RowRandom, RowsPipeline } from "./webllm-row-view.js";
 import type { SharedPrompt } from "./webllm-shared-prefill.js";
 import type { StepArray } from "./webllm-step-forward.js";
+import type { RowDraftSession } from "./webllm-row-drafts.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export interface Row {
   id: string;
@@ -23,6 +25,14 @@ export interface Row {
   decoding: boolean;
   /** The token the row feeds in the next step (set while it waits for it). */
   input: number | undefined;
+  /** The speculative draft it feeds after that token, to verify in the same step (empty: none). */
+  draft: number[];
+  /** Its drafts (webllm-row-drafts.ts); null: speculation off for it. */
+  drafts: RowDraftSession | null;
+  /** What the other rows fed when it last sized a draft (webllm-row-drafts.ts). */
+  step: { tokens: number[]; others: number } | null;
+  /** Its drafts' counts, once it left (null: no speculation). */
+  usage: SpeculationUsage | null;
   /** Its logits from the step forward, until web-llm's decode step takes them. */
   logits: StepArray | null;
   /** The row's own random stream (a `seed`); without one it draws from the runtime's. */
@@ -48,5 +58,5 @@ export interface Row {
 export function newRow(id: string, owner: string, key: string | undefined, seq: number, chunk: number, random: RowRandom): Row {
   let markPrefilled = () => {};
   const prefilled = new Promise<void>((resolve) => (markPrefilled = resolve));
-  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, decoding: false, input: undefined, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
+  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, decoding: false, input: undefined, draft: [], drafts: null, step: null, usage: null, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
 }

@@ -21,9 +21,10 @@
  *   step of the prompt's last chunk left (webllm-row-prompt.ts,
  *   webllm-shared-prefill.ts). A prompt with an image is web-llm's own
  *   prefill, in forwards of its own between the steps;
- * - `decodeStep` parks the row's last token until the step runner has every
- *   row's input, the step forward runs once, and web-llm's own decode step
- *   then samples from the row's logits (`embedAndForward` hands them over);
+ * - `decodeStep` parks the row's last token (and a draft) until the step
+ *   runner has every row's input, the step forward runs once, and web-llm's
+ *   own decode step then samples from the row's logits (`embedAndForward`
+ *   hands them over; webllm-row-decode.ts);
  * - `setSeed` seeds the row's own random stream (`RowRandom`), so a `seed`
  *   gives the same reply whatever else is in the batch.
  * The other bindings' hooks (prompt cache, speculation) stay on the pipeline
@@ -34,11 +35,12 @@
  * open it and close it in turns of that work, so the tvmjs scope stack never
  * changes inside another row's forward.
  *
- * A row hands its prompt and reply back to the prompt cache when it ends
- * cleanly. What a row does not do yet: speculate (a row decodes one token per
- * step; greedy output is the same), or take a request that needs the logit
- * processor (top_k, min_p, reasoning budgets, more than 5 top logprobs): such
- * a request runs alone (`alone()`), after the rows in flight end, as today.
+ * A decoding row with speculation on may feed a draft after its token, verified
+ * in the same step (webllm-row-drafts.ts). A row hands its prompt and reply
+ * back to the prompt cache when it ends cleanly. What a row does not do yet:
+ * take a request that needs the logit processor (top_k, min_p, reasoning
+ * budgets, more than 5 top logprobs): such a request runs alone (`alone()`),
+ * after the rows in flight end, as today.
  */
 import { AloneTurns, Serial } from "../../batching/alone-turns.js";
 import { addPrefillCount, stepInputs, type SharedPrompt } from "./webllm-shared-prefill.js";
@@ -48,12 +50,15 @@ import { giveOwnRequestState, PRISTINE, releaseViewState, RowRandom, rowsUnsuppo
 import { MeasuredStepCost } from "../../batching/measured-cost.js";
 import { WEIGHT_BOUND_COST, type StepCostModel } from "../../batching/cost-model.js";
 import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
-import { StepRunner, type BatchRow } from "../../batching/step-runner.js";
+import { StepRunner } from "../../batching/step-runner.js";
 import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
+import { RowDrafts, type RowSpeculation } from "./webllm-row-drafts.js";
+import { hookRowDecode } from "./webllm-row-decode.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
 export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
@@ -86,6 +91,8 @@ export interface RowOpen {
   owner: string;
   /** The request's `prompt_cache_key`: a row starts only from cached prefixes of its own key. */
   key?: string;
+  /** Speculative drafts for the row (absent: none, one token per step). */
+  speculative?: RowSpeculation;
 }
 
 /** A row: the pipeline view web-llm generates with, and how it leaves. */
@@ -102,6 +109,8 @@ export interface RowHandle {
    * how many rows shared its passes.
    */
   leave(options?: { keep?: boolean }): RowBatchReport;
+  /** Its drafts' counts once it left (passes, drafted and accepted tokens, the prediction's); null without speculation. */
+  readonly speculation: SpeculationUsage | null;
 }
 
 export class WebLlmRows {
@@ -125,6 +134,8 @@ export class WebLlmRows {
   private readonly work = new Serial();
   /** Requests that run alone take turns with the rows. */
   private readonly turns = new AloneTurns(() => this.rows.size === 0);
+  /** Rows' speculative drafts (null: the library cannot verify them beside other rows). */
+  private readonly drafts: RowDrafts | null;
 
   /**
    * Snapshots `pipe` (just loaded, before the prompt cache and speculation
@@ -164,6 +175,9 @@ export class WebLlmRows {
     const stepTokens = pipe.prefillChunkSize && pipe.prefillChunkSize > 0 ? pipe.prefillChunkSize : 2048;
     this.scheduler = new StepScheduler({ maxRows: this.maxRows, prefillChunkTokens: Math.min(this.prefillChunk, stepTokens), cost, prefillStepwise: true, stepTokens });
     this.runner = new StepRunner(this.scheduler, (plan) => this.runStep(plan));
+    this.drafts = this.forward?.mixed
+      ? new RowDrafts({ pipe, rows: this.rows, sequences: this.sequences as RowSequences, cost, stepTokens, maxRows: this.maxRows, prefillChunk: this.prefillChunk, costInMs: !options.cost && options.forward !== "batched" })
+      : null;
     this.prompts = new RowPrompts({
       tvm: pipe.tvm,
       rows: this.rows,
@@ -219,6 +233,7 @@ export class WebLlmRows {
     const seq = sequences.take();
     const row = newRow(request.id, request.owner, request.key, seq, this.prefillChunk, new RowRandom(this.pipe.tvm.rng as RowRng));
     row.view = this.makeView(row, signal);
+    this.drafts?.open(row, request.speculative);
     this.rows.set(request.id, row);
     return {
       view: row.view,
@@ -227,6 +242,9 @@ export class WebLlmRows {
         return row.reused;
       },
       leave: (options) => this.leave(row, options?.keep === true),
+      get speculation() {
+        return row.usage;
+      },
     };
   }
 
@@ -242,6 +260,8 @@ export class WebLlmRows {
   private leave(row: Row, keep: boolean): RowBatchReport {
     const report = row.batch?.leave() ?? { max_rows: 0, mean_rows: 0, passes: 0 };
     if (row.left) return report;
+    // A pending draft's tokens leave the sequence first: it holds what was accepted, as the cache keeps it.
+    row.usage = this.drafts?.end(row) ?? null;
     row.left = true;
     row.logits?.dispose();
     row.logits = null;
@@ -291,7 +311,7 @@ export class WebLlmRows {
     const forward = this.forward as StepForward;
     const mode = plan.mode === "batch" && inputs.length > 1 ? "batch" : "single";
     await this.exclusive(async () => {
-      let logits: StepArray[] = [];
+      let logits: StepArray[][] = [];
       if (mode === "batch") {
         const started = this.clock();
         logits = await forward.run(inputs, "batch");
@@ -304,18 +324,21 @@ export class WebLlmRows {
         }
       }
       inputs.forEach(({ row, phase, tokens, samples }, i) => {
+        const draft = row.draft;
         row.input = undefined;
+        row.draft = [];
         // It left while the forward ran (an abort): nobody takes its logits.
-        if (row.left) return logits[i].dispose();
+        if (row.left) return logits[i].forEach((array) => array.dispose());
         if (phase === "prefill") {
           (row.shared as SharedPrompt).fed += tokens.length;
-          if (!samples) return logits[i].dispose();
+          if (!samples) return logits[i][0].dispose();
           // Its sequence holds the whole prompt: rows waiting to fork it may.
           row.prompt = row.promptSeen;
           row.markPrefilled();
         }
         row.logits?.dispose();
-        row.logits = logits[i];
+        // A decoding row's token: its draft's logits (if it carried one) wait for the steps that feed it.
+        row.logits = phase === "decode" && this.drafts ? this.drafts.ran(row, draft, logits[i]) : logits[i][0];
       });
     });
   }
@@ -372,22 +395,7 @@ export class WebLlmRows {
         this.releaseTurn(row);
       }
     };
-    view.decodeStep = async (genConfig?: unknown) => {
-      if (view.stopTriggered) throw new Error("Cannot run decode when stopped");
-      const batch = row.batch as BatchRow;
-      row.input = view.outputIds[view.outputIds.length - 1];
-      if (!(await batch.pass(signal))) {
-        row.input = undefined;
-        view.triggerStop();
-        return;
-      }
-      row.decoding = true;
-      try {
-        await this.exclusive(() => row.random.with(() => pristine.decodeStep.call(view, genConfig) as Promise<void>));
-      } finally {
-        row.decoding = false;
-      }
-    };
+    hookRowDecode(view, row, signal, { drafts: this.drafts, exclusive: (work) => this.exclusive(work), clock: this.clock, pristine });
     // web-llm's decode step forwards its last token: the step already did; hand over the row's logits.
     view.embedAndForward = async (inputData: unknown[], inputDataLen: number) => {
       if (!row.decoding) return row.shared ? this.prompts.feedPromptInSteps(row, row.shared, signal, inputDataLen) : this.prompts.prefillChunkForward(row, signal, inputData, inputDataLen);

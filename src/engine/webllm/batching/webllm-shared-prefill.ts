@@ -32,6 +32,8 @@ export interface PrefillingRow {
   left: boolean;
   /** The token a decoding row feeds in the next step (set while it waits for it). */
   input: number | undefined;
+  /** The speculative draft it feeds after that token, verified in the same step. */
+  draft: readonly number[];
   shared: SharedPrompt | null;
   /** The prompt its sequence holds once its prefill is done (null before). */
   prompt: readonly number[] | null;
@@ -44,6 +46,8 @@ export interface StepInput<R> extends StepForwardRow {
   phase: "prefill" | "decode";
   /** Whether the step gives the row a token (a decode, its prompt's last chunk): its logits are kept. */
   samples: boolean;
+  /** A decoding row's token and draft: logits at each of them (webllm-row-drafts.ts). */
+  verify?: boolean;
 }
 
 /**
@@ -57,7 +61,7 @@ export function stepInputs<R extends PrefillingRow>(plan: StepPlan, rows: Readon
     const row = rows.get(stepRow.id);
     if (stepRow.apart || !row || row.left) continue;
     if (stepRow.phase === "decode") {
-      if (row.input !== undefined) inputs.push({ seq: row.seq, tokens: [row.input], row, phase: "decode", samples: true });
+      if (row.input !== undefined) inputs.push({ seq: row.seq, tokens: [row.input, ...row.draft], row, phase: "decode", samples: true, ...(row.draft.length > 0 ? { verify: true } : {}) });
       continue;
     }
     const shared = row.shared;

@@ -21,6 +21,12 @@
  * web-llm's decode shape `[1, 1, vocab]`, detached from every scope, for
  * web-llm's sampler.
  *
+ * A decoding row may carry a speculative draft to verify (`verify`): it
+ * feeds its token and the draft, and `batch_prefill` gives it logits at
+ * every one of its positions (the call web-llm's speculative binding makes
+ * for one sequence, webllm-verify.ts), beside the other rows' last-token
+ * logits; alone in a single forward it is that call.
+ *
  * A batched forward's `[rows, 1, vocab]` or `[1, rows, vocab]` is copied
  * through the CPU into each row's own array (tvmjs has no offset views), a
  * vocab-sized copy per row that costs little beside a forward. No scope is
@@ -63,8 +69,10 @@ export interface StepPipeline {
 export interface StepForwardRow {
   /** The KV sequence the row's tokens go to. */
   seq: number;
-  /** What it feeds: a decoding row its last token, a row in its prompt the step's chunk. */
+  /** What it feeds: a decoding row its last token (and a draft), a row in its prompt the step's chunk. */
   tokens: readonly number[];
+  /** Logits at every one of its tokens, not only the last: a decoding row's token and the draft it verifies. */
+  verify?: boolean;
 }
 
 export interface StepForward {
@@ -74,9 +82,10 @@ export interface StepForward {
   readonly mixed: boolean;
   /**
    * Runs the step: one batched forward over every row, or one
-   * single-sequence forward per row. Each row's logits after its last token, in row order.
+   * single-sequence forward per row. Each row's logits, in row order: after
+   * its last token, or for a `verify` row after each of its tokens.
    */
-  run(rows: readonly StepForwardRow[], mode: "batch" | "single"): Promise<StepArray[]>;
+  run(rows: readonly StepForwardRow[], mode: "batch" | "single"): Promise<StepArray[][]>;
 }
 
 interface Functions {
@@ -86,6 +95,23 @@ interface Functions {
   batchDecode: Fn | null;
   batchPrefill: Fn | null;
   beginForward: Fn;
+}
+
+/** How many logits a row gets: one after its last token, or one after each token of a verify row. */
+function positionsOf(row: StepForwardRow): number {
+  return row.verify ? row.tokens.length : 1;
+}
+
+/** The logit positions of `rows` in their tokens packed one after another. */
+export function logitPositions(rows: readonly StepForwardRow[]): number[] {
+  const at: number[] = [];
+  let start = 0;
+  for (const row of rows) {
+    const end = start + row.tokens.length;
+    for (let p = end - positionsOf(row); p < end; p++) at.push(p);
+    start = end;
+  }
+  return at;
 }
 
 /** Waits until the device has done the work enqueued so far. */
@@ -136,10 +162,10 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     let out: { get(i: number): StepArray };
     try {
       if (kind === "batchPrefill") {
-        // The last token of each row, as positions into the packed tokens.
-        const positions = tvm.empty([rows.length], "int32", pipe.device);
-        let end = 0;
-        positions.copyFrom(Int32Array.from(rows, (row) => (end += row.tokens.length) - 1));
+        // The last token of each row (every token of a verify row), as positions into the packed tokens.
+        const at = logitPositions(rows);
+        const positions = tvm.empty([at.length], "int32", pipe.device);
+        positions.copyFrom(Int32Array.from(at));
         out = (fns.batchPrefill as Fn)(embedded.view([1, total, hidden]), positions, pipe.kvCache, pipe.params) as typeof out;
       } else if (kind === "batchDecode") {
         // batch_decode takes [rows, 1, hidden]
@@ -154,14 +180,19 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     return out.get(0);
   }
 
-  /** The rows' forwards one by one; each row's logits. */
-  async function singly(rows: readonly StepForwardRow[]): Promise<StepArray[]> {
-    const out: StepArray[] = [];
+  /** The rows' forwards one by one; each row's logits (a verify row's at each of its tokens). */
+  async function singly(rows: readonly StepForwardRow[]): Promise<StepArray[][]> {
+    const out: StepArray[][] = [];
     for (const row of rows) {
+      if (row.verify && row.tokens.length > 1) {
+        // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
+        out.push(...(await together([row])));
+        continue;
+      }
       if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
       tvm.beginScope();
       try {
-        out.push(tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode")));
+        out.push([tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode"))]);
       } finally {
         tvm.endScope();
       }
@@ -172,10 +203,10 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     return out;
   }
 
-  /** One batched forward; each row's logits, copied through the CPU into an array of its own. */
-  async function together(rows: readonly StepForwardRow[]): Promise<StepArray[]> {
+  /** One batched forward; each row's logits, copied through the CPU into arrays of their own. */
+  async function together(rows: readonly StepForwardRow[]): Promise<StepArray[][]> {
     const oneTokenEach = rows.every((row) => row.tokens.length === 1);
-    const kind = oneTokenEach && fns.batchDecode ? "batchDecode" : "batchPrefill";
+    const kind = oneTokenEach && fns.batchDecode && rows.length > 1 ? "batchDecode" : "batchPrefill";
     if (kind === "batchPrefill" && !fns.batchPrefill) throw new Error("The model library exports no batch_prefill function.");
     let host: StepArray;
     tvm.beginScope();
@@ -190,13 +221,16 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
       await sync(pipe);
       const all = host.toArray() as Float32Array;
       const vocab = host.shape[host.shape.length - 1];
+      let next = 0;
       tvm.beginScope();
       try {
-        return rows.map((_, i) => {
-          const own = tvm.empty([1, 1, vocab], host.dtype, pipe.device);
-          own.copyFrom(all.subarray(i * vocab, (i + 1) * vocab));
-          return tvm.detachFromCurrentScope(own);
-        });
+        return rows.map((row) =>
+          Array.from({ length: positionsOf(row) }, () => {
+            const own = tvm.empty([1, 1, vocab], host.dtype, pipe.device);
+            own.copyFrom(all.subarray(next * vocab, ++next * vocab));
+            return tvm.detachFromCurrentScope(own);
+          }),
+        );
       } finally {
         tvm.endScope();
       }

@@ -47,8 +47,8 @@
  * manifest models (their decode bypasses `embedAndForward`), and libraries
  * without `batch_prefill` or `kv_state_popn`.
  */
-import { DraftProposer, ENGINE_PROPOSER_OPTIONS } from "../../speculative/proposer.js";
-import { SpeculationCounters, type SpeculationUsage } from "../../speculative/counters.js";
+import { DraftSession } from "../../speculative/draft-session.js";
+import type { SpeculationUsage } from "../../speculative/counters.js";
 import { verifierOf, type LogitRows, type Verifier, type VerifyHost } from "./webllm-verify.js";
 import { kvOpsOf, type KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import { ForwardCostEstimate } from "../../speculative/draft-sizing.js";
@@ -88,18 +88,6 @@ export interface SequenceInfo {
   cachedReplies(): ReadonlyArray<readonly number[]>;
 }
 
-/** A verified draft whose rows wait for the steps that feed its tokens. */
-interface Pending {
-  draft: number[];
-  rows: LogitRows;
-  /** Draft tokens already fed back (accepted). */
-  used: number;
-  /** The KV sequence that holds them. */
-  seq: number;
-  /** The grammar forced them (jump-forward). */
-  forced: boolean;
-}
-
 /** Why a pipeline cannot speculate (null: it can). */
 export function unsupportedReason(pipeline: SpeculativePipeline): string | null {
   if ((pipeline.slidingWindowSize ?? -1) !== -1) return "sliding-window model";
@@ -130,11 +118,8 @@ export class WebLlmSpeculative {
   private readonly ops: KvOps | null;
   private info: SequenceInfo = { sequence: () => 0, prompt: () => null, cachedReplies: () => [] };
   private request: SpeculativeRequest | null = null;
-  private counts = new SpeculationCounters();
-  private proposer: DraftProposer | null = null;
-  /** The request's prediction as token ids. */
-  private prediction: number[] | undefined;
-  private pending: Pending | null = null;
+  /** The request's drafts: sources, the verified draft waiting for its tokens, counts (draft-session.ts). */
+  private drafts: DraftSession<LogitRows> | null = null;
   /** Tokens this request prefilled (the prompt when the prompt cache does not say). */
   private prefilled: number[] = [];
   /** Inside web-llm's decodeStep, with its generation config. */
@@ -143,6 +128,8 @@ export class WebLlmSpeculative {
   private steps = 0;
   /** This request sampled a token (`outputIds` is its output). */
   private sampled = false;
+  /** The KV cache was just emptied: a pending draft has nothing left to pop. */
+  private emptied = false;
 
   constructor(
     private readonly pipeline: SpeculativePipeline,
@@ -170,11 +157,14 @@ export class WebLlmSpeculative {
   begin(request: SpeculativeRequest): void {
     this.settle();
     this.request = request;
-    this.prediction = request.prediction && this.pipeline.tokenizer ? Array.from(this.pipeline.tokenizer.encode(request.prediction)) : undefined;
-    this.counts = new SpeculationCounters(this.prediction?.length);
+    const prediction = request.prediction && this.pipeline.tokenizer ? Array.from(this.pipeline.tokenizer.encode(request.prediction)) : undefined;
+    this.drafts = new DraftSession(
+      () => ({ prompt: this.info.prompt() ?? this.prefilled, cachedReplies: this.info.cachedReplies() }),
+      prediction,
+      { cost: this.costs, served: () => this.costs.served() },
+    );
     this.steps = 0;
     this.sampled = false;
-    this.proposer = null;
     this.prefilled = [];
   }
 
@@ -185,18 +175,12 @@ export class WebLlmSpeculative {
    * `embedAndForward`): every step is a pass or an accepted draft token.
    */
   end(): SpeculationUsage | null {
-    this.settle();
-    const c = this.counts;
-    // The prediction's tokens that appeared in the output: walked to the output's end.
-    let matched = 0;
-    if (this.prediction && this.sampled) {
-      this.proposer ??= this.makeProposer();
-      this.proposer.observe(this.pipeline.outputIds);
-      matched = this.proposer.predictionTokensMatched;
-    }
+    const drafts = this.drafts;
+    if (!drafts) return null;
+    const usage = drafts.end(this.sampled ? this.pipeline.outputIds : null);
     this.request = null;
-    this.proposer = null;
-    return this.steps === c.decodePasses + c.acceptedDraftTokens ? c.usage(matched) : null;
+    this.drafts = null;
+    return this.steps === usage.decodePasses + usage.acceptedDraftTokens ? usage : null;
   }
 
   private hook(): void {
@@ -236,7 +220,7 @@ export class WebLlmSpeculative {
       this.stepTokens = draft.length + 1;
       if (draft.length === 0) {
         const logits = await embedAndForward.call(pipe, inputData, inputDataLen);
-        this.counts.pass(0, 0);
+        this.drafts?.plainPass();
         return logits;
       }
       return this.verify(token, draft);
@@ -251,7 +235,12 @@ export class WebLlmSpeculative {
       this.settle();
     };
     pipe.resetKVCache = () => {
-      this.pending = null; // the cache is empty: nothing to pop
+      this.emptied = true; // the cache is empty: nothing to pop
+      try {
+        this.drafts?.settle();
+      } finally {
+        this.emptied = false;
+      }
       resetKVCache.call(pipe);
     };
   }
@@ -271,17 +260,10 @@ export class WebLlmSpeculative {
 
   /** The rows of a verified draft for the token being fed, or null (after rolling back a rejected rest). */
   private fromPending(token: number): unknown {
-    const pending = this.pending;
-    if (!pending) return null;
-    if (pending.draft[pending.used] !== token) {
-      this.settle();
-      return null;
-    }
-    pending.used++;
+    const served = this.drafts?.serve(token, (rows, at) => rows.row(at));
+    if (!served) return null;
     this.pipeline.filledKVCacheLength += 1;
-    const row = pending.rows.row(pending.used);
-    if (pending.used === pending.draft.length) this.settle();
-    return row;
+    return served;
   }
 
   /** A draft after the last output token, within `max_tokens`, the context window and a prefill chunk. */
@@ -296,14 +278,14 @@ export class WebLlmSpeculative {
       (pipe.contextWindowSize ?? Infinity) - pipe.filledKVCacheLength - 2,
       (pipe.prefillChunkSize ?? Infinity) - 1,
     );
-    if (!(limit >= 1)) return [];
-    this.proposer ??= this.makeProposer();
+    const drafts = this.drafts;
+    if (!(limit >= 1) || !drafts) return [];
     // A decode's cost is what every draft is weighed against: measured first, on a plain step.
     if (!this.costs.has(1)) {
-      this.proposer.observe(pipe.outputIds);
+      drafts.observe(pipe.outputIds);
       return [];
     }
-    return this.proposer.propose(pipe.outputIds, limit, this.forced(genConfig));
+    return drafts.propose(pipe.outputIds, limit, this.forced(genConfig));
   }
 
   /**
@@ -318,34 +300,21 @@ export class WebLlmSpeculative {
     return forcedDraft(matcher.findJumpForwardString(), (text) => tokenizer.encode(text));
   }
 
-  private makeProposer(): DraftProposer {
-    return new DraftProposer({
-      prompt: this.info.prompt() ?? this.prefilled,
-      prediction: this.prediction,
-      cachedReplies: this.info.cachedReplies(),
-    }, { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: this.costs, served: () => this.costs.served() } });
-  }
-
-  /** One pass over [token, ...draft]; the step gets row 0, the rest wait in `pending`. */
+  /** One pass over [token, ...draft]; the step gets row 0, the rest wait in the request's draft session. */
   private async verify(token: number, draft: number[]): Promise<unknown> {
     const pipe = this.pipeline;
     const rows = await (this.verifier as Verifier).forward([token, ...draft]);
     pipe.filledKVCacheLength += 1;
-    this.pending = { draft, rows, used: 0, seq: this.info.sequence(), forced: this.proposer?.lastSource === "grammar" };
+    const seq = this.info.sequence();
+    const ops = this.ops as KvOps;
+    (this.drafts as DraftSession<LogitRows>).verified(draft, rows, (rest) => {
+      if (rest > 0 && !this.emptied) ops.popn(seq, rest);
+    });
     return rows.row(0);
   }
 
-  /**
-   * Closes the pending draft: its rejected or unused tokens leave the
-   * sequence; the verify pass is counted and the proposer learns what was kept.
-   */
+  /** Closes the pending draft: its rejected or unused tokens leave the sequence (draft-session.ts). */
   private settle(): void {
-    const pending = this.pending;
-    if (!pending) return;
-    this.pending = null;
-    const rest = pending.draft.length - pending.used;
-    if (rest > 0) (this.ops as KvOps).popn(pending.seq, rest);
-    this.proposer?.record(pending.draft.length, pending.used);
-    this.counts.pass(pending.draft.length, pending.used, pending.forced);
+    this.drafts?.settle();
   }
 }
