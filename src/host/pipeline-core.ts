@@ -271,9 +271,15 @@ export class Pipeline implements PipelineCore {
   private async shareOf(record: ModelRecord): Promise<ShareSpec | null> {
     if (isEmbeddingRecord(record) || !(await this.capabilitiesOf(record)).batch) return null;
     const engine = await this.engineFor(record);
-    const maxRows = engine.batchRows ?? 1;
-    if (maxRows <= 1) return null;
-    return { group: { engine, model: record.model_id }, maxRows, ready: () => engine.loadedModel === record.model_id };
+    if ((engine.batchRows ?? 1) <= 1 && !engine.batchesAfterLoad) return null;
+    return {
+      group: { engine, model: record.model_id },
+      // Read at each admission: the cap is the loaded model's (another model's before this one loads, 1 where it cannot batch).
+      get maxRows() {
+        return engine.batchRows ?? 1;
+      },
+      ready: () => engine.loadedModel === record.model_id,
+    };
   }
 
   prepareAgain(prepared: Prepared, messages: NormalizedMessage[], toolChoice?: ToolChoice): Prepared {

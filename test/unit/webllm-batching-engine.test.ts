@@ -41,6 +41,8 @@ class Lock {
 /** `tick`: each decode step ends on a later task, as a real one does (its logits are read back from the device). */
 function standIn(pipeline = new FakeBatchingPipeline(), tick = false) {
   let interrupt = false;
+  /** chatCompletion calls in flight (before web-llm's per-model lock), and the most at once. */
+  const calls = { inFlight: 0, most: 0 };
   class MLCEngine {
     loadedModelIdToPipeline = new Map<string, unknown>();
     loadedModelIdToLock = new Map<string, unknown>();
@@ -65,6 +67,7 @@ function standIn(pipeline = new FakeBatchingPipeline(), tick = false) {
       const model = [...this.loadedModelIdToPipeline.keys()][0];
       const pipe = this.loadedModelIdToPipeline.get(model) as FakeBatchingPipeline;
       const lock = this.loadedModelIdToLock.get(model) as Lock;
+      calls.most = Math.max(calls.most, ++calls.inFlight);
       await lock.acquire();
       return this.asyncGenerate(body, pipe, model);
     }
@@ -97,12 +100,13 @@ function standIn(pipeline = new FakeBatchingPipeline(), tick = false) {
         yield { choices: [{ delta: {}, finish_reason: pipe.finishReason }] } as unknown as WebLlmChunk;
         yield { choices: [], usage: { prompt_tokens: prompt.length, completion_tokens: pipe.outputIds.length } } as unknown as WebLlmChunk;
       } finally {
+        calls.inFlight--;
         await lock.release();
       }
     }
   }
   const module = { MLCEngine, prebuiltAppConfig: { cacheBackend: "cache", model_list: [] }, modelVersion: "v0_2_79" } as unknown as WebLlmModule;
-  return { module, pipeline };
+  return { module, pipeline, calls };
 }
 
 const request = (q: string, over: Partial<EngineRequest> = {}): EngineRequest => ({
@@ -242,24 +246,15 @@ describe("batching by default: the host as createClient makes it", () => {
     (pipeline as unknown as { config: unknown }).config = config;
     const device = memory === undefined ? undefined : new FakeGpuMemory(memory);
     if (device) (pipeline.tvm.lib.webGPUContext as { device?: unknown }).device = device;
-    const { module } = standIn(pipeline, true);
+    const { module, calls } = standIn(pipeline, true);
     provideModules({ webllm: module } as never);
     const host = new EngineHost({ models: [record], probeGpu: async () => gpu as never, ...options });
-    return { host, pipeline, device };
+    return { host, pipeline, device, calls };
   }
 
   const body = (q: string) => ({ model: record.model_id, messages: [{ role: "user" as const, content: q }], max_tokens: 12, temperature: 0 });
   type Reply = { choices: Array<{ message: { content: string } }>; x_webgpu: { batch?: { max_rows: number } } };
   const questions = ["thecat", "abcxyz", "hello", "zzqq"];
-
-  /**
-   * The model loaded by a first request: the host learns that web-llm batches
-   * (`Engine.batchRows`) once the model is loaded, so generations that arrive
-   * while it loads run one at a time.
-   */
-  async function loaded(host: EngineHost): Promise<void> {
-    await host.createChatCompletion(body("first"));
-  }
 
   async function alone(): Promise<string[]> {
     const { host } = hostWith({ batching: false });
@@ -268,18 +263,30 @@ describe("batching by default: the host as createClient makes it", () => {
     return texts;
   }
 
-  it("batching unset: four requests at once share passes as rows, each reply as alone", async () => {
+  it("batching unset: four requests at once, the model not loaded yet, share passes as rows once it is, each reply as alone", async () => {
     const expected = await alone();
-    const { host, pipeline } = hostWith({});
-    await loaded(host);
+    const { host, pipeline, calls } = hostWith({});
     const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
     expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
     expect(Math.max(...got.map((r) => r.x_webgpu.batch?.max_rows ?? 0))).toBeGreaterThanOrEqual(2);
     const stats = await host.stats();
     expect(stats.batching).toMatchObject({ available: true, model: record.model_id, row_cap: 4, reason: null });
+    expect(calls.most).toBeGreaterThanOrEqual(2);
     expect(stats.max_rows).toBeGreaterThanOrEqual(2);
     // no device reachable (the stand-in's runtime has none): the starting size stands, as `batching: true` would
     expect(pipeline.forwards.batched.length + pipeline.forwards.single).toBeGreaterThan(0);
+  });
+
+  it("a first burst on a model whose rows cannot run (sliding window) goes into web-llm one generation at a time", async () => {
+    const expected = await alone();
+    const { host, pipeline, calls } = hostWith({});
+    pipeline.slidingWindowSize = 1024;
+    const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
+    expect(got.every((r) => r.x_webgpu.batch === undefined)).toBe(true);
+    // the host let one generation into the engine at a time (web-llm's own lock would hide a second one waiting)
+    expect(calls.most).toBe(1);
+    expect((await host.stats()).batching.reason).toMatch(/sliding-window model/);
   });
 
   it("batching: false runs one generation at a time, and stats say so", async () => {
@@ -300,7 +307,6 @@ describe("batching by default: the host as createClient makes it", () => {
     const expected = await alone();
     const memory = (cacheBytes(4) + cacheBytes(2)) / 2;
     const { host, pipeline, device } = hostWith({ promptCache: false }, memory);
-    await loaded(host);
     const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
     expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
     expect((await host.stats()).batching).toMatchObject({ available: true, row_cap: 2, reason: null });

@@ -308,6 +308,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     get batchRows() {
       return rows ? rows.maxRows : undefined;
     },
+    // The rows exist once a chat model is loaded and sized (attachChat): until then the host lets the first generation load alone.
+    batchesAfterLoad: !!options.batching,
     batchCounters: () => rows?.counters() ?? null,
     get oneAtATime() {
       return rows ? undefined : `the web-llm engine decodes one sequence at a time here: ${rowsReason}`;
