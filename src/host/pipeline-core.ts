@@ -65,7 +65,7 @@ export interface PipelineOptions {
   promptCache?: PromptCacheOption;
   /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
   speculative?: boolean;
-  /** Continuous batching on the web-llm engine (engine/webllm/batching/webllm-rows.ts). Default off. */
+  /** Continuous batching on the web-llm engine (engine/webllm/batching/webllm-rows.ts). Default on, sized to the device (webllm-kv-fit.ts); `false` turns it off. */
   batching?: BatchingOption;
 }
 
