@@ -221,7 +221,9 @@ export class Pipeline implements PipelineCore {
       // A batching engine admits rows in turns between clients (the shared worker's tabs).
       if (request.client !== undefined) prepared.engineRequest.owner = request.client;
       return work(prepared, signal);
-    }, { generation: true });
+      // A generation with audio (a transcription is one) holds the engine alone, as issue 38 keeps transcriptions'
+      // own turn: on web-llm the models that hear decode one at a time anyway, and the scripted engine does the same.
+    }, { generation: !audio });
   }
 
   /**
