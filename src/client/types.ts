@@ -104,10 +104,15 @@ export interface ClientOptions {
    */
   speculative?: boolean;
   /**
-   * Continuous batching on the web-llm engine (default off in this version):
-   * generations in flight share each decode forward pass, up to `maxRows`
-   * (default 4). `true` is `{ maxRows: 4 }`. What a batched generation does
-   * not do yet (reuse a cached prefix, speculate) is in docs/concurrency.md.
+   * Continuous batching on the web-llm engine (default on): generations in
+   * flight share each decode forward pass. Unset, the row cap is sized to the
+   * model and device at load: up to 4 rows, lowered to the library's compiled
+   * batch limit and halved until the rows' KV cache can be allocated (one at a
+   * time below 2 rows; `client.stats().batching.reason` says why). `false`
+   * decodes one generation at a time. `true` is `{ maxRows: 4 }`; an object
+   * is used as given, and a load fails with a 400 saying what to lower when
+   * the device cannot hold it. What a row does not do yet (speculate) is in
+   * docs/concurrency.md.
    */
   batching?: BatchingOption;
 }

@@ -51,14 +51,16 @@ export interface ScriptedEngineOptions {
   /** Prompt caching, as `createClient({ promptCache })` (which wins when set). Default on. */
   promptCache?: PromptCacheOption;
   /**
-   * Continuous batching (engine/batching/): concurrent generations decode in
-   * shared steps, one forward pass each, as a batching engine's would; each
-   * reply stays what it is alone, and reports `x_webgpu.batch`. The host then
-   * lets up to `maxRows` generations run at once. Default off: one at a time.
-   * `maxRows` default 8, `prefillChunkTokens` 256, `cost` a GPU-like model.
-   * An engine with it cannot be rebuilt in a worker (`spec` is null).
+   * Continuous batching (engine/batching/), on by default as on web-llm:
+   * concurrent generations decode in shared steps, one forward pass each, as
+   * a batching engine's would; each reply stays what it is alone, and reports
+   * `x_webgpu.batch`. The host then lets up to `maxRows` generations run at
+   * once. `false`: one generation at a time (what web-llm does with
+   * `batching: false`). `maxRows` default 8, `prefillChunkTokens` 256, `cost`
+   * a GPU-like model. With a `cost` of its own (a function) the engine cannot
+   * be rebuilt in a worker (`spec` is null).
    */
-  batch?: { maxRows?: number; prefillChunkTokens?: number; cost?: StepCostModel };
+  batch?: boolean | { maxRows?: number; prefillChunkTokens?: number; cost?: StepCostModel };
   /**
    * The device speculative decoding is sized for, as web-llm's binding sizes
    * drafts by the forward times it measures (speculative/draft-sizing.ts):
@@ -79,8 +81,8 @@ export interface ScriptedEngine extends Engine {
   /** Every embedding batch received, in order. */
   readonly embeds: EmbedRequest[];
   /** Serializable form, so the same engine can be rebuilt inside a worker (array replies only). */
-  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: { maxRows?: number; prefillChunkTokens?: number }; device?: { verifyCostPerToken: number } } | null;
-  /** With `batch`: engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null without. */
+  readonly spec: { kind: "scripted"; replies: string[]; tokenDelayMs?: number; loadDelayMs?: number; embedDelayMs?: number; promptCache?: PromptCacheOption; batch?: false | { maxRows?: number; prefillChunkTokens?: number }; device?: { verifyCostPerToken: number } } | null;
+  /** Batching (the default): engine-wide counts of the step scheduler (forward passes, tokens, rows per pass); null with `batch: false`. */
   batchCounters(): BatchCounters | null;
 }
 
@@ -102,9 +104,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
   let loaded: string | null = null;
   const vocab = new Vocabulary();
   const kv = new ScriptedCache(options.promptCache);
-  const scheduler = options.batch
-    ? new StepScheduler({ maxRows: options.batch.maxRows ?? 8, prefillChunkTokens: options.batch.prefillChunkTokens ?? 256, cost: options.batch.cost ?? WEIGHT_BOUND_COST })
-    : null;
+  // On unless `batch: false`; `true` or absent: the defaults.
+  const batch = options.batch === false ? null : typeof options.batch === "object" && options.batch !== null ? options.batch : {};
+  const scheduler = batch ? new StepScheduler({ maxRows: batch.maxRows ?? 8, prefillChunkTokens: batch.prefillChunkTokens ?? 256, cost: batch.cost ?? WEIGHT_BOUND_COST }) : null;
   // The step's forward: the scripted engine only takes its token delay, once per step for every row.
   const runner = scheduler ? new StepRunner(scheduler, () => (delay > 0 ? sleep(delay) : Promise.resolve())) : null;
   let rowCount = 0;
@@ -276,17 +278,17 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
 
   // A function cannot cross to a worker: an engine with its own `embed` stays in this thread.
   // A batch option crosses without a cost model of its own (functions do not); the default cost is rebuilt there.
-  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed && !options.batch?.cost;
+  const serializable = Array.isArray(options.replies) && options.replies.every((r) => typeof r === "string") && !options.embed && !batch?.cost;
   return {
     requests,
     loads,
     spec: serializable
-      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, ...(options.batch ? { batch: { maxRows: options.batch.maxRows, prefillChunkTokens: options.batch.prefillChunkTokens } } : {}), ...(options.device ? { device: { ...options.device } } : {}) }
+      ? { kind: "scripted", replies: [...(options.replies as string[])], tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, embedDelayMs: options.embedDelayMs, promptCache: options.promptCache, batch: batch ? { maxRows: batch.maxRows, prefillChunkTokens: batch.prefillChunkTokens } : false, ...(options.device ? { device: { ...options.device } } : {}) }
       : null,
     get loadedModel() {
       return loaded;
     },
-    ...(scheduler ? { batchRows: options.batch?.maxRows ?? 8 } : { oneAtATime: "scripted engine without the batch option" }),
+    ...(scheduler ? { batchRows: batch?.maxRows ?? 8 } : { oneAtATime: "scripted engine without the batch option" }),
     batchCounters: () => scheduler?.counters() ?? null,
     continuesReply: (request: EngineRequest) => canContinue(request, scriptedTokens(request.continueReply ?? "").length),
     embeds,

@@ -271,9 +271,19 @@ export interface Engine {
    * Continuous batching: how many generations of the loaded chat model the
    * engine decodes together, each step one forward over all of them
    * (engine/batching/). The host then lets up to this many generations run at
-   * once. Absent or 1: one at a time (web-llm, for now).
+   * once. Absent or 1: one at a time. Read at each admission: it may change
+   * with the loaded model.
    */
   readonly batchRows?: number;
+  /**
+   * The engine may batch a model it has yet to load (web-llm, whose row cap
+   * is known once the model is loaded and its rows sized to the device). The
+   * host then treats generations as a batching engine's before the load: the
+   * first holds the engine alone to load, and the others join once it is
+   * loaded, up to `batchRows` as it is then (one at a time when the model
+   * cannot batch).
+   */
+  readonly batchesAfterLoad?: boolean;
   /**
    * A batching engine's own engine-wide counts since it was created (forward
    * passes, tokens, rows per pass), or null when it does not batch. Absent or

@@ -65,7 +65,7 @@ export interface PipelineOptions {
   promptCache?: PromptCacheOption;
   /** Speculative decoding (engine/speculative/): `false` turns it off. Default on. */
   speculative?: boolean;
-  /** Continuous batching on the web-llm engine (engine/webllm/batching/webllm-rows.ts). Default off. */
+  /** Continuous batching on the web-llm engine (engine/webllm/batching/webllm-rows.ts). Default on, sized to the device (webllm-kv-fit.ts); `false` turns it off. */
   batching?: BatchingOption;
 }
 
@@ -221,7 +221,9 @@ export class Pipeline implements PipelineCore {
       // A batching engine admits rows in turns between clients (the shared worker's tabs).
       if (request.client !== undefined) prepared.engineRequest.owner = request.client;
       return work(prepared, signal);
-    }, { generation: true });
+      // A generation with audio (a transcription is one) holds the engine alone, as issue 38 keeps transcriptions'
+      // own turn: on web-llm the models that hear decode one at a time anyway, and the scripted engine does the same.
+    }, { generation: !audio });
   }
 
   /**
@@ -271,9 +273,15 @@ export class Pipeline implements PipelineCore {
   private async shareOf(record: ModelRecord): Promise<ShareSpec | null> {
     if (isEmbeddingRecord(record) || !(await this.capabilitiesOf(record)).batch) return null;
     const engine = await this.engineFor(record);
-    const maxRows = engine.batchRows ?? 1;
-    if (maxRows <= 1) return null;
-    return { group: { engine, model: record.model_id }, maxRows, ready: () => engine.loadedModel === record.model_id };
+    if ((engine.batchRows ?? 1) <= 1 && !engine.batchesAfterLoad) return null;
+    return {
+      group: { engine, model: record.model_id },
+      // Read at each admission: the cap is the loaded model's (another model's before this one loads, 1 where it cannot batch).
+      get maxRows() {
+        return engine.batchRows ?? 1;
+      },
+      ready: () => engine.loadedModel === record.model_id,
+    };
   }
 
   prepareAgain(prepared: Prepared, messages: NormalizedMessage[], toolChoice?: ToolChoice): Prepared {

@@ -13,8 +13,8 @@ import { ApiError, abortError } from "../protocol/api-error.js";
 export interface ShareSpec {
   /** Generations share only with the same group (an engine and its model). */
   group: { engine: object; model: string };
-  /** At most this many hold it together. */
-  maxRows: number;
+  /** At most this many hold it together (read at each admission: the engine's cap may change with the loaded model). */
+  readonly maxRows: number;
   /** Whether the group's model is loaded: otherwise the generation first holds the engine alone, to load it. */
   ready: () => boolean;
 }

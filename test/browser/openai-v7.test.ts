@@ -17,8 +17,8 @@ afterEach(() => {
   clients = [];
 });
 
-function setup(replies: string[], options: { tokenDelayMs?: number; maxQueue?: number; maxRetries?: number } = {}) {
-  const client = createClient({ engine: createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs }), maxQueue: options.maxQueue });
+function setup(replies: string[], options: { tokenDelayMs?: number; maxQueue?: number; maxRetries?: number; batch?: false } = {}) {
+  const client = createClient({ engine: createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs, ...(options.batch === false ? { batch: false } : {}) }), maxQueue: options.maxQueue });
   clients.push(client);
   const attempts: string[] = [];
   const openai = new OpenAI({
@@ -114,7 +114,8 @@ describe("openai v7 in the page, host in the worker", () => {
   });
 
   it("429 from a full queue → RateLimitError after the SDK's retries", async () => {
-    const { client, openai, attempts } = setup([words(600), words(600), words(600)], { tokenDelayMs: 5, maxQueue: 0, maxRetries: 1 });
+    // One generation at a time, no queue: a second request while one runs is a 429.
+    const { client, openai, attempts } = setup([words(600), words(600), words(600)], { tokenDelayMs: 5, maxQueue: 0, maxRetries: 1, batch: false });
     const controller = new AbortController();
     const blocker = client.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("long")] }, { signal: controller.signal }).catch(() => undefined);
     await expect.poll(() => client.queueState(), { timeout: 20_000 }).toEqual({ waiting: 0, running: true });

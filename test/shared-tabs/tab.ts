@@ -51,7 +51,7 @@ const api = {
   info,
   warnings,
   /** `custom`: the test's own SharedWorker (its engine reports loads and requests on a BroadcastChannel). */
-  connect(options: { replies?: string[]; tokenDelayMs?: number; loadDelayMs?: number; custom?: boolean; worker?: "shared" | true; maxQueue?: number; batch?: { maxRows: number } }) {
+  connect(options: { replies?: string[]; tokenDelayMs?: number; loadDelayMs?: number; custom?: boolean; worker?: "shared" | true; maxQueue?: number; batch?: false | { maxRows: number } }) {
     const engine = options.replies ? createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, batch: options.batch }) : undefined;
     const worker = options.custom
       ? new SharedWorker(new URL("./custom-shared-worker.ts", import.meta.url), { type: "module", name: "shared-tabs-custom" })

@@ -14,6 +14,11 @@ describe("createClient({ batching }): the option as a user writes it", () => {
     expect(batchingSettings({ forward: "measured", prefillChunkTokens: 64 })).toEqual({ maxRows: 4, forward: "measured", prefillChunkTokens: 64 });
   });
 
+  it("unset is on by default: 4 rows where sizing to the model and device starts; false is off", () => {
+    expect(batchingSettings(undefined)).toEqual({ maxRows: 4, sizeToDevice: true });
+    expect(batchingSettings(false)).toBeNull();
+  });
+
   it.each([
     [{ maxRows: 0 }, "batching.maxRows"],
     [{ maxRows: 2.5 }, "batching.maxRows"],

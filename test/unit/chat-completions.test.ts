@@ -7,7 +7,8 @@ const base = { model: "Qwen/Qwen3-0.6B", messages: [user("hi")] };
 
 describe("non-streaming completion", () => {
   it("has the contract's shape and echoes the model as sent", async () => {
-    const { client } = scriptedClient(["Hello there."]);
+    // One generation at a time: no x_webgpu.batch (a batching engine adds it: continuous-batching.test.ts).
+    const { client } = scriptedClient(["Hello there."], { batch: false });
     const before = Math.floor(Date.now() / 1000);
     const completion = await client.chat.completions.create(base);
     expect(completion).toMatchObject({

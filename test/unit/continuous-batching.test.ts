@@ -163,8 +163,24 @@ describe("continuous batching (scripted engine with `batch`)", () => {
     expect(plain.x_webgpu.batch!.max_rows).toBe(3);
   });
 
-  it("an engine without `batch` reports no x_webgpu.batch and runs one generation at a time", async () => {
-    const engine = createScriptedEngine({ replies: replyTo(10), tokenDelayMs: 1 });
+  it("batching is the scripted engine's default: without `batch` it schedules concurrent requests as rows, 8 at most, as a batching engine would", async () => {
+    const engine = createScriptedEngine({ replies: replyTo(40), tokenDelayMs: 1 });
+    const client = createClient({ engine, worker: false, speculative: false });
+    expect(engine.batchRows).toBe(8);
+    await client.models.load(model);
+    const replies = await Promise.all(["a", "b", "c", "d"].map((q) => stream(client, q)));
+    const counts = engine.batchCounters()!;
+    expect(counts.forward_passes).toBeLessThanOrEqual(1.25 * 40 + 8);
+    expect(counts.max_rows).toBe(4);
+    for (const [i, q] of ["a", "b", "c", "d"].entries()) {
+      expect(replies[i].text).toBe(replyTo(40)({ messages: [{ content: q }] }));
+      expect(replies[i].last!.x_webgpu!.batch!.max_rows).toBeGreaterThanOrEqual(2);
+    }
+    expect((await client.stats()).batching).toMatchObject({ available: true, row_cap: 8, reason: null });
+  });
+
+  it("an engine with `batch: false` reports no x_webgpu.batch and runs one generation at a time", async () => {
+    const engine = createScriptedEngine({ replies: replyTo(10), tokenDelayMs: 1, batch: false });
     const client = createClient({ engine, worker: false, speculative: false });
     const results = (await Promise.all(["a", "b"].map((q) => client.chat.completions.create({ model, messages: [user(q)] })))) as ChatCompletion[];
     expect(results[0].x_webgpu.batch).toBeUndefined();

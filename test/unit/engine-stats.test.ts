@@ -20,8 +20,9 @@ const replyTo = (n: number) => (request: { messages: Array<{ content: unknown }>
   return Array.from({ length: n }, (_, i) => `${q}${i}`).join(" ");
 };
 
+/** A client over the scripted engine: one generation at a time unless `batch` (the engine's default is to batch, 8 rows). */
 function statsClient(options: { batch?: boolean; speculative?: boolean; words?: number } = {}): Client {
-  const engine = createScriptedEngine({ replies: replyTo(options.words ?? 30), tokenDelayMs: 1, ...(options.batch ? { batch: { maxRows: 8 } } : {}) });
+  const engine = createScriptedEngine({ replies: replyTo(options.words ?? 30), tokenDelayMs: 1, batch: options.batch ? { maxRows: 8 } : false });
   return createClient({ engine, worker: false, speculative: options.speculative ?? false });
 }
 

@@ -67,7 +67,9 @@ describe("bad input", () => {
   it(`${COUNT} seeded malformed requests: each the contract's status with an OpenAI error body naming its param`, async () => {
     const cases = malformedRequests(SEED, COUNT);
     expect(cases).toHaveLength(COUNT);
-    const engine = createScriptedEngine({ replies: () => "Fine, thanks." });
+    // One generation at a time: an over-long prompt with n: 2 reaches the engine once (its first choice fails, the
+    // second never starts); a batching engine starts both choices together.
+    const engine = createScriptedEngine({ replies: () => "Fine, thanks.", batch: false });
     const client = createClient({ engine, worker: false });
     const layer = seededRandom(SEED + 1);
     const failures: string[] = [];

@@ -16,7 +16,8 @@ const answer = (id: number) => `answer ${id}: ${Array.from({ length: 10 }, (_, i
 const idOf = (request: EngineRequest) => Number(/^q(\d+)$/.exec(String(request.messages.at(-1)?.content))?.[1]);
 
 async function warmClient() {
-  const engine = createScriptedEngine({ replies: (request) => answer(idOf(request)), tokenDelayMs: 1 });
+  // One generation at a time: the queue's FIFO order and its overflow are what these tests check.
+  const engine = createScriptedEngine({ replies: (request) => answer(idOf(request)), tokenDelayMs: 1, batch: false });
   const client = createClient({ engine, worker: false, maxQueue: MAX_QUEUE });
   // Load the model first, so every request below meets a loaded engine.
   await client.chat.completions.create({ model: "Qwen3-0.6B", messages: [{ role: "user", content: "q-1" }] });

@@ -23,9 +23,9 @@ function entry(id: string, text = "x"): StoredResponse {
 }
 const delta = (n: number, text: string) => ({ type: "response.output_text.delta", sequence_number: n, item_id: "m", output_index: 0, content_index: 0, delta: text, logprobs: [] }) as unknown as ResponseStreamEvent;
 
-/** A host over `store` whose replies take ~5 ms a token. */
+/** A host over `store` whose replies take ~5 ms a token, one generation at a time (`drained` queues behind the others). */
 function host(store: MemoryResponseStore) {
-  return new EngineHost({ engine: createScriptedEngine({ replies: () => WORDS, tokenDelayMs: 5 }), responseStore: store });
+  return new EngineHost({ engine: createScriptedEngine({ replies: () => WORDS, tokenDelayMs: 5, batch: false }), responseStore: store });
 }
 
 /** Resolves once every run queued before has ended (the queue is one slot) and their last writes are done. */

@@ -178,7 +178,8 @@ describe("background: true", () => {
   });
 
   it("cancel while queued: it never reaches the engine", async () => {
-    const { client, engine } = scriptedClient([WORDS, "never"], { tokenDelayMs: 2 });
+    // One generation at a time: the second waits in the queue.
+    const { client, engine } = scriptedClient([WORDS, "never"], { tokenDelayMs: 2, batch: false });
     const running = client.responses.create({ model: MODEL, input: "first" });
     await sleep(5);
     const created = await client.responses.create({ model: MODEL, input: "second", background: true });

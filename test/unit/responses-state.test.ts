@@ -192,7 +192,8 @@ describe("abort", () => {
   });
 
   it("a queued request aborted by its signal never reaches the engine; the running one completes", async () => {
-    const { client, engine } = scriptedClient(["one two three four five", "never"], { tokenDelayMs: 5 });
+    // One generation at a time: the second waits in the queue.
+    const { client, engine } = scriptedClient(["one two three four five", "never"], { tokenDelayMs: 5, batch: false });
     const running = client.responses.create({ model: QWEN25, input: "first" });
     const controller = new AbortController();
     const queued = client.responses.create({ model: QWEN25, input: "second" }, { signal: controller.signal });

@@ -236,7 +236,8 @@ describe("openai v6: errors and retries", () => {
   });
 
   it("429 queue full → retried after retry-after-ms, then served", async () => {
-    const { client, engine } = scriptedClient((r) => (r.messages[0].content === "long" ? words(20) : "served after retry"), { tokenDelayMs: 10, maxQueue: 0 });
+    // One generation at a time, no queue: a second request while one runs is a 429.
+    const { client, engine } = scriptedClient((r) => (r.messages[0].content === "long" ? words(20) : "served after retry"), { tokenDelayMs: 10, maxQueue: 0, batch: false });
     const { openai, attempts } = sdkOn(client);
     const blocker = client.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("long")] });
     await expect.poll(() => client.queueState()).toEqual({ waiting: 0, running: true });
@@ -252,7 +253,8 @@ describe("openai v6: errors and retries", () => {
   });
 
   it("429 with retries exhausted → RateLimitError", async () => {
-    const { client } = scriptedClient(() => words(400), { tokenDelayMs: 5, maxQueue: 0 });
+    // One generation at a time, no queue: a second request while one runs is a 429.
+    const { client } = scriptedClient(() => words(400), { tokenDelayMs: 5, maxQueue: 0, batch: false });
     const { openai, attempts } = sdkOn(client, { maxRetries: 0 });
     const stop = new AbortController();
     const blocker = client.chat.completions.create({ model: "Qwen3-0.6B", messages: [user("long")] }, { signal: stop.signal });

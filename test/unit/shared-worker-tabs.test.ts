@@ -104,7 +104,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("two tabs, one engine: the second tab's first request starts without the load delay, and the model loaded once", async () => {
     const ctx = await context();
-    const options = { replies: Array.from({ length: 8 }, (_, i) => words(`r${i}-`, 5)), loadDelayMs: 1500 };
+    // One generation at a time: the stats below are the one-at-a-time counts (max_rows 1).
+    const options = { replies: Array.from({ length: 8 }, (_, i) => words(`r${i}-`, 5)), loadDelayMs: 1500, batch: false };
     const a = await tab(ctx, options);
     const first = await call(a, (t) => t.complete({}));
     expect(first.error).toBeNull();
@@ -204,7 +205,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("requests of two tabs share one FIFO queue: their streams run in the order they were sent", async () => {
     const ctx = await context();
-    const options = { replies: replies(4, 20), tokenDelayMs: 10 };
+    // One generation at a time: the FIFO queue is what is checked.
+    const options = { replies: replies(4, 20), tokenDelayMs: 10, batch: false };
     const a = await tab(ctx, options);
     const b = await tab(ctx, options);
     await call(a, (t) => t.stream("s1"));
@@ -226,7 +228,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("closing a tab mid-stream stops its request within a second; the other tab's stream completes untouched", async () => {
     const ctx = await context();
-    const options = { replies: [words("long-", 400), words("r1-", 30)], tokenDelayMs: 10 };
+    // One generation at a time: the other tab's request waits in the queue.
+    const options = { replies: [words("long-", 400), words("r1-", 30)], tokenDelayMs: 10, batch: false };
     const a = await tab(ctx, options);
     const b = await tab(ctx, options);
     await call(a, (t) => t.stream("long"));
@@ -293,7 +296,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("a queued request of a closed tab never starts; the running stream of another tab is not disturbed", async () => {
     const ctx = await context();
-    const options = { replies: [words("a-", 60), words("r1-", 5), words("r2-", 5)], tokenDelayMs: 10 };
+    // One generation at a time: B's request waits in the queue.
+    const options = { replies: [words("a-", 60), words("r1-", 5), words("r2-", 5)], tokenDelayMs: 10, batch: false };
     const a = await tab(ctx, options);
     const b = await tab(ctx, options);
     const c = await tab(ctx, options);
@@ -314,7 +318,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("a tab that crashes or reloads mid-stream stops its request within a second", async () => {
     const ctx = await context();
-    const options = { replies: [words("w-", 3), words("b-", 400), words("c-", 400), words("a-", 10)], tokenDelayMs: 10 };
+    // One generation at a time: the other tabs' requests wait in the queue.
+    const options = { replies: [words("w-", 3), words("b-", 400), words("c-", 400), words("a-", 10)], tokenDelayMs: 10, batch: false };
     const a = await tab(ctx, options);
     expect((await call(a, (t) => t.complete({}))).error).toBeNull(); // tab A starts the worker
     const b = await tab(ctx, options);
@@ -364,7 +369,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("errors keep status, type, code and param across the shared port", async () => {
     const ctx = await context();
-    const options = { replies: [words("long-", 300)], tokenDelayMs: 10, maxQueue: 1 };
+    // One generation at a time, one waiting: a third request is a 429.
+    const options = { replies: [words("long-", 300)], tokenDelayMs: 10, maxQueue: 1, batch: false };
     const a = await tab(ctx, options);
     const b = await tab(ctx, options);
     expect((await call(b, (t) => t.complete({ temperature: 9 }))).error).toMatchObject({ apiError: true, status: 400, type: "invalid_request_error", param: "temperature" });
@@ -385,7 +391,8 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
 
   it("client.terminate() leaves the shared worker: its requests stop, the other tab's go on, and its next request joins again", async () => {
     const ctx = await context();
-    const options = { replies: [words("a-", 400), words("b-", 5), words("again-", 3)], tokenDelayMs: 10 };
+    // One generation at a time: the other tab's request waits in the queue.
+    const options = { replies: [words("a-", 400), words("b-", 5), words("again-", 3)], tokenDelayMs: 10, batch: false };
     const a = await tab(ctx, options);
     const b = await tab(ctx, options);
     await call(a, (t) => t.stream("a"));

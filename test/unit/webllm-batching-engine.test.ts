@@ -16,6 +16,9 @@ import type { ModelRecord } from "../../src/models/record.js";
 import { decodeIds, encodeText } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
 import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
+import { EngineHost, type EngineHostOptions } from "../../src/host/engine-host.js";
+import { provideModules } from "../../src/lazy-imports.js";
+import { FakeGpuMemory } from "./support/fake-gpu-memory.js";
 
 const record: ModelRecord = { model: "http://127.0.0.1/m/", model_id: "Qwen3-0.6B-q4f32_1-MLC", model_lib: "http://127.0.0.1/m.wasm", family: "qwen3" };
 
@@ -35,9 +38,11 @@ class Lock {
   }
 }
 
-function standIn() {
-  const pipeline = new FakeBatchingPipeline();
+/** `tick`: each decode step ends on a later task, as a real one does (its logits are read back from the device). */
+function standIn(pipeline = new FakeBatchingPipeline(), tick = false) {
   let interrupt = false;
+  /** chatCompletion calls in flight (before web-llm's per-model lock), and the most at once. */
+  const calls = { inFlight: 0, most: 0 };
   class MLCEngine {
     loadedModelIdToPipeline = new Map<string, unknown>();
     loadedModelIdToLock = new Map<string, unknown>();
@@ -62,6 +67,7 @@ function standIn() {
       const model = [...this.loadedModelIdToPipeline.keys()][0];
       const pipe = this.loadedModelIdToPipeline.get(model) as FakeBatchingPipeline;
       const lock = this.loadedModelIdToLock.get(model) as Lock;
+      calls.most = Math.max(calls.most, ++calls.inFlight);
       await lock.acquire();
       return this.asyncGenerate(body, pipe, model);
     }
@@ -88,18 +94,20 @@ function standIn() {
             break;
           }
           await pipe.decodeStep(config);
+          if (tick) await new Promise((resolve) => setTimeout(resolve, 0));
           yield chunk();
         }
         yield { choices: [{ delta: {}, finish_reason: pipe.finishReason }] } as unknown as WebLlmChunk;
         // web-llm's usage counts the prompt tokens its prefill step counted (getCurRoundPrefillTotalTokens)
         yield { choices: [], usage: { prompt_tokens: pipe.curRoundPrefillTotalTokens, completion_tokens: pipe.outputIds.length } } as unknown as WebLlmChunk;
       } finally {
+        calls.inFlight--;
         await lock.release();
       }
     }
   }
   const module = { MLCEngine, prebuiltAppConfig: { cacheBackend: "cache", model_list: [] }, modelVersion: "v0_2_79" } as unknown as WebLlmModule;
-  return { module, pipeline };
+  return { module, pipeline, calls };
 }
 
 const request = (q: string, over: Partial<EngineRequest> = {}): EngineRequest => ({
@@ -233,5 +241,130 @@ describe("continuous batching at the web-llm engine seam", () => {
     await engine.load(record, {});
     expect(engine.batchRows).toBeUndefined();
     expect(engine.oneAtATime).toMatch(/sliding-window model/);
+  });
+});
+
+/**
+ * Batching on by default (createClient's host, which makes the web-llm engine
+ * from the client's options as in an app): with `batching` unset the rows are
+ * sized to the model and device; `false` opts out; settings the client gave
+ * are used as given.
+ */
+describe("batching by default: the host as createClient makes it", () => {
+  const gpu = { available: true, info: { vendor: "t", architecture: "t", device: "", description: "", features: [], limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 }, isFallbackAdapter: false } };
+  /** 64 KV bytes per token (2 layers × 1 KV head × 4 dims × K and V × 4 bytes), 32 per layer. */
+  const config = { quantization: "q4f32_1", model_config: { num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 4 } };
+  const BYTES_PER_TOKEN = 64;
+
+  /** A host with the stand-in web-llm as the one `import("@mlc-ai/web-llm")` gives; `memory`: the device's bytes. */
+  function hostWith(options: Pick<EngineHostOptions, "batching" | "promptCache">, memory?: number) {
+    const pipeline = new FakeBatchingPipeline();
+    (pipeline as unknown as { config: unknown }).config = config;
+    const device = memory === undefined ? undefined : new FakeGpuMemory(memory);
+    if (device) (pipeline.tvm.lib.webGPUContext as { device?: unknown }).device = device;
+    const { module, calls } = standIn(pipeline, true);
+    provideModules({ webllm: module } as never);
+    const host = new EngineHost({ models: [record], probeGpu: async () => gpu as never, ...options });
+    return { host, pipeline, device, calls };
+  }
+
+  const body = (q: string) => ({ model: record.model_id, messages: [{ role: "user" as const, content: q }], max_tokens: 12, temperature: 0 });
+  type Reply = { choices: Array<{ message: { content: string } }>; x_webgpu: { batch?: { max_rows: number } } };
+  const questions = ["thecat", "abcxyz", "hello", "zzqq"];
+
+  async function alone(): Promise<string[]> {
+    const { host } = hostWith({ batching: false });
+    const texts: string[] = [];
+    for (const q of questions) texts.push(((await host.createChatCompletion(body(q))) as Reply).choices[0].message.content);
+    return texts;
+  }
+
+  it("batching unset: four requests at once, the model not loaded yet, share passes as rows once it is, each reply as alone", async () => {
+    const expected = await alone();
+    const { host, pipeline, calls } = hostWith({});
+    const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
+    expect(Math.max(...got.map((r) => r.x_webgpu.batch?.max_rows ?? 0))).toBeGreaterThanOrEqual(2);
+    const stats = await host.stats();
+    expect(stats.batching).toMatchObject({ available: true, model: record.model_id, row_cap: 4, reason: null });
+    expect(calls.most).toBeGreaterThanOrEqual(2);
+    expect(stats.max_rows).toBeGreaterThanOrEqual(2);
+    // no device reachable (the stand-in's runtime has none): the starting size stands, as `batching: true` would
+    expect(pipeline.forwards.batched.length + pipeline.forwards.single).toBeGreaterThan(0);
+  });
+
+  it("a first burst on a model whose rows cannot run (sliding window) goes into web-llm one generation at a time", async () => {
+    const expected = await alone();
+    const { host, pipeline, calls } = hostWith({});
+    pipeline.slidingWindowSize = 1024;
+    const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
+    expect(got.every((r) => r.x_webgpu.batch === undefined)).toBe(true);
+    // the host let one generation into the engine at a time (web-llm's own lock would hide a second one waiting)
+    expect(calls.most).toBe(1);
+    expect((await host.stats()).batching.reason).toMatch(/sliding-window model/);
+  });
+
+  it("batching: false runs one generation at a time, and stats say so", async () => {
+    const { host, pipeline } = hostWith({ batching: false });
+    const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.every((r) => r.x_webgpu.batch === undefined)).toBe(true);
+    expect(pipeline.forwards.batched).toEqual([]);
+    const stats = await host.stats();
+    expect(stats.batching.available).toBe(false);
+    expect(stats.batching.reason).toMatch(/batching is off/);
+    expect(stats.max_rows).toBe(1);
+  });
+
+  // Prompt caching off: the re-created cache is web-llm's window (4096) plus 2048 tokens per row.
+  const cacheBytes = (rows: number) => (4096 + rows * 2048) * BYTES_PER_TOKEN;
+
+  it("batching unset on a device without room for four rows' KV: the rows are halved until the cache fits, and the client still works", async () => {
+    const expected = await alone();
+    const memory = (cacheBytes(4) + cacheBytes(2)) / 2;
+    const { host, pipeline, device } = hostWith({ promptCache: false }, memory);
+    const got = (await Promise.all(questions.map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.map((r) => r.choices[0].message.content)).toEqual(expected);
+    expect((await host.stats()).batching).toMatchObject({ available: true, row_cap: 2, reason: null });
+    expect(Math.max(...got.map((r) => r.x_webgpu.batch?.max_rows ?? 0))).toBe(2);
+    // the device was asked for four rows' cache, refused, then two rows', which it gave; the check freed what it took
+    expect(device!.checks).toEqual([
+      { bytes: cacheBytes(4), fitted: false },
+      { bytes: cacheBytes(2), fitted: true },
+    ]);
+    expect(device!.inUse).toBe(0);
+    // the KV cache made for the rows is the one that fitted: web-llm's sequence and two rows
+    expect(pipeline.log.filter((line) => line.startsWith("create_kv_cache")).at(-1)).toBe(`create_kv_cache seqs=3 total=${4096 + 2 * 2048} chunk=8 page=16 sliding=0`);
+  });
+
+  it("batching unset on a device without room for two rows: one at a time, and stats say why", async () => {
+    const { host, pipeline } = hostWith({ promptCache: false }, cacheBytes(2) - 1);
+    const got = (await Promise.all(questions.slice(0, 2).map((q) => host.createChatCompletion(body(q))))) as Reply[];
+    expect(got.every((r) => r.x_webgpu.batch === undefined && r.choices[0].message.content.length > 0)).toBe(true);
+    expect(pipeline.forwards.batched).toEqual([]);
+    const stats = await host.stats();
+    expect(stats.batching).toMatchObject({ available: false, row_cap: 1 });
+    expect(stats.batching.reason).toMatch(/sized to the device: a KV cache for 4, then 2 rows could not be allocated/);
+  });
+
+  it("with the prompt cache on (the default), the rows' room is checked with the cache's budget beside it", async () => {
+    const { host, device } = hostWith({}, 2 ** 30);
+    await host.createChatCompletion(body("thecat"));
+    expect((await host.stats()).batching.row_cap).toBe(4);
+    // the cache's default budget (8 windows: the most the budget rule gives) + its reply room (a window) + 4 rows × 2048 + a page per sequence (16 + 1 + 4)
+    expect(device!.checks).toEqual([{ bytes: (8 * 4096 + 4096 + 4 * 2048 + 16 * 21) * BYTES_PER_TOKEN, fitted: true }]);
+  });
+
+  it("settings the client gave are used as given: they fit, or the load fails saying what to lower", async () => {
+    const small = (cacheBytes(4) + cacheBytes(2)) / 2;
+    const two = hostWith({ promptCache: false, batching: { maxRows: 2 } }, small);
+    await two.host.createChatCompletion(body("thecat"));
+    expect((await two.host.stats()).batching).toMatchObject({ available: true, row_cap: 2 });
+    const roomy = hostWith({ promptCache: false, batching: true }, 2 ** 30);
+    await roomy.host.createChatCompletion(body("thecat"));
+    expect((await roomy.host.stats()).batching.row_cap).toBe(4);
+    const four = hostWith({ promptCache: false, batching: { maxRows: 4 } }, small);
+    await expect(four.host.createChatCompletion(body("thecat"))).rejects.toMatchObject({ status: 400, param: "batching.maxRows", message: expect.stringMatching(/lower batching\.maxRows/) });
+    expect(four.device!.checks).toEqual([{ bytes: cacheBytes(4), fitted: false }]);
   });
 });

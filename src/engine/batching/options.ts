@@ -1,7 +1,11 @@
 /**
  * `createClient({ batching })`: continuous batching on the web-llm engine
- * (webllm-rows.ts). `true` is the default row cap; an object sets it and the
- * KV room the rows get. Checked when the client is made, so a bad option
+ * (webllm-rows.ts). On by default: left unset, the row cap and the rows' KV
+ * room are sized to the loaded model and the device when it loads
+ * (webllm-kv-fit.ts: at most `DEFAULT_MAX_ROWS`, halved until the KV cache
+ * can be allocated, one at a time when not even two rows fit). `false` turns
+ * it off; `true` is the default row cap and an object sets it and the KV room,
+ * as given (not resized). Checked when the client is made, so a bad option
  * fails there with a message that says what to pass.
  */
 import { ApiError } from "../../protocol/api-error.js";
@@ -17,14 +21,19 @@ export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; pr
  */
 export type StepForwardChoice = "measured" | "batched";
 
-/** Rows in flight at most when `batching: true`. */
+/** Rows in flight at most with `batching: true`, and where sizing to the device starts when `batching` is unset. */
 export const DEFAULT_MAX_ROWS = 4;
 /** The most rows a client may ask for (each holds a KV sequence and its share of a forward). */
 export const MAX_ROWS_LIMIT = 64;
 
-/** The rows' settings for `option`, or null when batching is off. Throws a 400 naming the field for a bad value. */
+/**
+ * The rows' settings for `option`, or null when batching is off (`false`).
+ * Unset: the default, sized to the model and device at load (`sizeToDevice`).
+ * Throws a 400 naming the field for a bad value.
+ */
 export function batchingSettings(option: BatchingOption | undefined): WebLlmRowsOptions | null {
-  if (option === undefined || option === false) return null;
+  if (option === undefined) return { maxRows: DEFAULT_MAX_ROWS, sizeToDevice: true };
+  if (option === false) return null;
   if (option === true) return { maxRows: DEFAULT_MAX_ROWS };
   if (typeof option !== "object" || option === null) {
     throw new ApiError({ status: 400, param: "batching", message: "`batching` must be true, false or { maxRows, kvTokens, prefillChunkTokens, forward }." });

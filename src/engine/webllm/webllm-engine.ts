@@ -46,6 +46,7 @@ import { loadedModelOf, type WebLlmEngineLike, type WebLlmModule } from "./webll
 import { WebLlmResidency } from "./webllm-residency.js";
 import { continuesReply, generateWithWebLlm, type WebLlmGenerationContext } from "./webllm-generate.js";
 import { WebLlmRows, type KvKeeper, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
+import { fitRows, type KvFitPipeline } from "./batching/webllm-kv-fit.js";
 
 export type { WebLlmChunk, WebLlmEngineLike, WebLlmModule } from "./webllm-shapes.js";
 
@@ -58,8 +59,10 @@ export interface WebLlmEngineOptions {
   promptCache?: PromptCacheOption | PromptCacheSettings;
   /**
    * Continuous batching (batching/webllm-rows.ts): generations in flight
-   * share each decode forward, up to `maxRows`. Off by default in this
-   * version: a row does not reuse cached prefixes or speculate yet.
+   * share each decode forward, up to `maxRows`. Absent here: off. The client
+   * passes it on by default (`batchingSettings`), with `sizeToDevice`: the
+   * rows are then fitted to the model and device at each load
+   * (batching/webllm-kv-fit.ts).
    */
   batching?: WebLlmRowsOptions;
 }
@@ -117,9 +120,10 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
   /**
    * Hooks a freshly (re)loaded chat pipeline: the rows snapshot it first (they
    * use its methods as they were before the prompt cache and speculation hook
-   * them), then the prompt cache re-creates the KV cache with room for the rows.
+   * them), are sized to the device (batching/webllm-kv-fit.ts), then the
+   * prompt cache re-creates the KV cache with room for the rows.
    */
-  function attachChat(loaded: unknown, promptCache?: PromptCacheSettings): void {
+  async function attachChat(loaded: unknown, promptCache?: PromptCacheSettings): Promise<void> {
     rows = null;
     // Before any constrained request builds xgrammar's token table from the tokenizer (webllm-stop-token-text.ts).
     giveStopTokensText(loaded);
@@ -128,14 +132,24 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     const prefix: PrefixSource = (child, full, key) => cache.current?.forkInto(child, full, key) ?? 0;
     // A row that ended cleanly hands its prompt and reply to the cache, as a request run alone leaves them there.
     const keeper: KvKeeper = (from, tokens, key) => cache.current?.keep(from, tokens, key) ?? false;
-    const candidate = loaded ? new WebLlmRows(loaded as ConstructorParameters<typeof WebLlmRows>[0], options.batching, prefix, keeper) : null;
+    type Pipe = ConstructorParameters<typeof WebLlmRows>[0];
+    let candidate = loaded ? new WebLlmRows(loaded as Pipe, options.batching, prefix, keeper) : null;
     rowsReason = candidate ? candidate.unsupported : "the web-llm pipeline is not reachable";
-    const usable = candidate && !candidate.unsupported ? candidate : null;
-    cache.attach(loaded, promptCache, usable ? WebLlmRows.kvReservation(loaded as { contextWindowSize?: number }, options.batching) : undefined);
-    if (!usable) return;
+    let settings: WebLlmRowsOptions | null = candidate && !candidate.unsupported ? options.batching : null;
+    if (candidate && settings) {
+      // The whole cache the prompt cache (or ensureKvRoom) will re-create with these rows beside it.
+      const cacheTokens = (sized: WebLlmRowsOptions) => cache.plannedKvTokens(loaded, promptCache, WebLlmRows.kvReservation(loaded as Pipe, sized)) ?? WebLlmRows.ownKvTokens(loaded as Pipe, sized);
+      const fit = await fitRows(loaded as KvFitPipeline, settings, cacheTokens);
+      if (!fit.settings) rowsReason = fit.reason;
+      else if (fit.settings.maxRows !== candidate.maxRows) candidate = new WebLlmRows(loaded as Pipe, fit.settings, prefix, keeper);
+      settings = fit.settings;
+    }
+    const usable = candidate && settings ? candidate : null;
+    cache.attach(loaded, promptCache, usable && settings ? WebLlmRows.kvReservation(loaded as Pipe, settings) : undefined);
+    if (!usable || !settings) return;
     if (!cache.current?.policy) {
       try {
-        usable.ensureKvRoom(options.batching);
+        usable.ensureKvRoom(settings);
       } catch (error) {
         rowsReason = `the KV cache could not be re-created for rows (${(error as Error).message})`;
         return;
@@ -208,7 +222,15 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     // Bound at reload; detached again when reachable so requests that need none pay no logits copy per token.
     const loaded = loadedModelOf(engine, next.model_id);
     if (loaded && "logitProcessor" in loaded) loaded.logitProcessor = undefined;
-    attachChat(loaded, loadOptions.promptCache);
+    try {
+      await attachChat(loaded, loadOptions.promptCache);
+    } catch (error) {
+      // Batching settings the device cannot hold (batching/webllm-kv-fit.ts): nothing stays loaded.
+      residency.forgetAll();
+      forgetChat();
+      await live.unload().catch(() => undefined);
+      throw error;
+    }
     residency.setChat(next.model_id, key, next);
   }
 
@@ -286,6 +308,8 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     get batchRows() {
       return rows ? rows.maxRows : undefined;
     },
+    // The rows exist once a chat model is loaded and sized (attachChat): until then the host lets the first generation load alone.
+    batchesAfterLoad: !!options.batching,
     batchCounters: () => rows?.counters() ?? null,
     get oneAtATime() {
       return rows ? undefined : `the web-llm engine decodes one sequence at a time here: ${rowsReason}`;

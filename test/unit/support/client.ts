@@ -3,7 +3,7 @@ import { createScriptedEngine, type ScriptedEngineOptions, type ScriptedEngine }
 
 /** An in-process client over a scripted engine. */
 export function scriptedClient(replies: ScriptedEngineOptions["replies"], options: Partial<ScriptedEngineOptions> & { maxQueue?: number; timeoutMs?: number } = {}): { client: Client; engine: ScriptedEngine } {
-  const engine = createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs });
+  const engine = createScriptedEngine({ replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, ...(options.batch !== undefined ? { batch: options.batch } : {}) });
   const client = createClient({ engine, worker: false, maxQueue: options.maxQueue, timeoutMs: options.timeoutMs });
   return { client, engine };
 }

@@ -66,6 +66,13 @@ export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
 export interface WebLlmRowsOptions {
   /** Rows in flight at most (the KV cache gets a sequence for each). */
   maxRows: number;
+  /**
+   * The client left `batching` unset: `maxRows` is where sizing starts, and
+   * the engine lowers it to what the model library and the device's memory
+   * allow when the model loads (webllm-kv-fit.ts). Otherwise the settings are
+   * used as given.
+   */
+  sizeToDevice?: boolean;
   /** KV tokens all rows may hold together; default `maxRows` × min(context window, 2048). */
   kvTokens?: number;
   /** Prompt tokens a row prefills per step at most, so the rows already decoding keep flowing; default 256. */
@@ -199,12 +206,16 @@ export class WebLlmRows {
     return { sequences: rows, tokens: options.kvTokens ?? rows * Math.min(window, 2048) };
   }
 
+  /** Tokens of the cache `ensureKvRoom` makes: web-llm's own context window and the rows' room. */
+  static ownKvTokens(pipe: { contextWindowSize?: number }, options: WebLlmRowsOptions): number {
+    const window = pipe.contextWindowSize && pipe.contextWindowSize > 0 ? pipe.contextWindowSize : 4096;
+    return window + WebLlmRows.kvReservation(pipe, options).tokens;
+  }
+
   /** Makes the KV cache big enough for the rows when nobody else re-created it (prompt caching off). */
   ensureKvRoom(options: WebLlmRowsOptions): void {
     if (this.unsupported) return;
-    const { sequences, tokens } = WebLlmRows.kvReservation(this.pipe, options);
-    const window = this.pipe.contextWindowSize && this.pipe.contextWindowSize > 0 ? this.pipe.contextWindowSize : 4096;
-    recreateKvCache(this.pipe, window + tokens, 1 + sequences);
+    recreateKvCache(this.pipe, WebLlmRows.ownKvTokens(this.pipe, options), 1 + WebLlmRows.kvReservation(this.pipe, options).sequences);
     this.pipe.resetKVCache();
   }
 

@@ -106,6 +106,17 @@ export function unmanagedReason(pipeline: WebLlmPipeline): string | null {
   return null;
 }
 
+/**
+ * The runtime cache the binding re-creates for `budget`: room for the budget,
+ * the reply and the reserve, plus one partly filled page per sequence (fork
+ * copies a split page); web-llm's sequence 0 counts as one.
+ */
+export function managedCacheSize(budget: PromptCacheBudget): { tokens: number; sequences: number } {
+  const reserve = budget.reserve ?? { sequences: 0, tokens: 0 };
+  const sequences = budget.maxSequences + 1 + reserve.sequences;
+  return { tokens: budget.budgetTokens + (budget.replyRoom ?? 0) + reserve.tokens + WEBLLM_PAGE_SIZE * sequences, sequences };
+}
+
 export class WebLlmPromptCache {
   readonly policy: PromptCachePolicy | null;
   /** Why the cache is web-llm's own (prompt caching off or not possible), else null. */
@@ -138,13 +149,8 @@ export class WebLlmPromptCache {
     if (!reason && !ops) reason = "model library without KV sequence functions";
     if (!reason && budget) {
       try {
-        // Room for the budget plus one partly filled page per sequence (fork copies a split page).
-        const reserve = budget.reserve ?? { sequences: 0, tokens: 0 };
-        recreateKvCache(
-          pipeline,
-          budget.budgetTokens + (budget.replyRoom ?? 0) + reserve.tokens + WEBLLM_PAGE_SIZE * (budget.maxSequences + 1 + reserve.sequences),
-          budget.maxSequences + 1 + reserve.sequences,
-        );
+        const size = managedCacheSize(budget);
+        recreateKvCache(pipeline, size.tokens, size.sequences);
         pipeline.resetKVCache.call(pipeline);
       } catch (error) {
         reason = `the KV cache could not be re-created (${(error as Error).message})`;

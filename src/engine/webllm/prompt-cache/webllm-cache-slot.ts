@@ -28,10 +28,10 @@ import { DEFAULT_MAX_SEQUENCES } from "../../prompt-cache/policy.js";
 import { defaultBudgetTokens, kvBytesPerToken, mergeSettings, type PromptCacheOption, type PromptCacheSettings } from "../../prompt-cache/config.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
 import type { WebLlmSpeculativeSlot } from "../speculative/webllm-speculative-slot.js";
-import { WebLlmPromptCache, type PrefillCount, type PromptCacheBudget, type WebLlmPipeline } from "./webllm-binding.js";
+import { managedCacheSize, unmanagedReason, WebLlmPromptCache, type PrefillCount, type PromptCacheBudget, type WebLlmPipeline } from "./webllm-binding.js";
 
 /** The chat config fields the KV size is read from (mlc-chat-config.json). */
-interface ChatConfigLike {
+export interface ChatConfigLike {
   quantization?: string;
   model_config?: Record<string, unknown>;
 }
@@ -64,6 +64,18 @@ export class WebLlmCacheSlot {
     const budget = isPipeline(pipeline) ? this.budget(pipeline) : null;
     this.binding = isPipeline(pipeline) ? new WebLlmPromptCache(pipeline, budget && reserve ? { ...budget, reserve } : budget) : null;
     this.speculative?.connect(this.binding);
+  }
+
+  /**
+   * Tokens of the KV cache that `attach(pipeline, settings, reserve)` would
+   * re-create, or null where it leaves web-llm's own cache (prompt caching
+   * off, a model the binding does not manage). Continuous batching sizes its
+   * rows with it before attaching (webllm-kv-fit.ts).
+   */
+  plannedKvTokens(pipeline: unknown, settings: PromptCacheSettings | undefined, reserve: { sequences: number; tokens: number }): number | null {
+    if (!isPipeline(pipeline) || unmanagedReason(pipeline)) return null;
+    const budget = this.budget(pipeline, settings ?? this.settings);
+    return budget ? managedCacheSize({ ...budget, reserve }).tokens : null;
   }
 
   /** The model (and its cache) is gone. */
@@ -104,8 +116,8 @@ export class WebLlmCacheSlot {
     this.binding?.end("error", error);
   }
 
-  private budget(pipeline: WebLlmPipeline): PromptCacheBudget | null {
-    const settings = mergeSettings(this.settings, this.own);
+  private budget(pipeline: WebLlmPipeline, given: PromptCacheSettings = this.settings): PromptCacheBudget | null {
+    const settings = mergeSettings(given, this.own);
     if (settings.enabled === false) return null;
     const window = pipeline.contextWindowSize ?? 4096;
     const perToken = kvBytesOf((pipeline as { config?: ChatConfigLike }).config);
@@ -121,6 +133,11 @@ function isPipeline(value: unknown): value is WebLlmPipeline {
 
 /** KV bytes per token from the model's config, or undefined when it does not say. */
 export function kvBytesOf(config: ChatConfigLike | undefined): number | undefined {
+  return kvShapeOf(config)?.bytesPerToken;
+}
+
+/** The KV cache's layers and bytes per token (all layers) from the model's config, or undefined when it does not say. */
+export function kvShapeOf(config: ChatConfigLike | undefined): { layers: number; bytesPerToken: number } | undefined {
   const m = config?.model_config;
   if (!m) return undefined;
   const num = (...keys: string[]) => keys.map((k) => m[k]).find((v): v is number => typeof v === "number");
@@ -130,5 +147,5 @@ export function kvBytesOf(config: ChatConfigLike | undefined): number | undefine
   const hidden = num("hidden_size", "n_embd");
   const headDim = num("head_dim") ?? (hidden && heads ? hidden / heads : undefined);
   if (!layers || !kvHeads || !headDim) return undefined;
-  return kvBytesPerToken({ layers, kvHeads, headDim, bytesPerElement: /f32/.test(config?.quantization ?? "") ? 4 : 2 });
+  return { layers, bytesPerToken: kvBytesPerToken({ layers, kvHeads, headDim, bytesPerElement: /f32/.test(config?.quantization ?? "") ? 4 : 2 }) };
 }
