@@ -104,13 +104,17 @@ export class RowSequences {
 
   /**
    * Hands what `seq` holds to the prompt cache: `prompt` and the reply
-   * tokens fed back (all but the last sampled), only where that is exactly
-   * what the sequence's length says (a prompt with an image holds positions
-   * its tokens do not show: never kept).
+   * tokens fed back, only where that is exactly what the sequence's length
+   * says (a prompt with an image holds positions its tokens do not show:
+   * never kept). A reply cut by `max_tokens` or a stop string holds every
+   * output token but the last sampled one, which was never fed; a reply that
+   * ended at a stop token (web-llm leaves the stop token out of `outputIds`)
+   * fed every output token, the last one to sample the stop token.
    */
   keep(seq: number, prompt: readonly number[], outputIds: readonly number[], filled: number, key: string | undefined): void {
     if (!this.keeper) return;
-    const tokens = [...prompt, ...outputIds.slice(0, Math.max(0, outputIds.length - 1))];
+    const fed = filled === prompt.length + outputIds.length ? outputIds.length : outputIds.length - 1;
+    const tokens = [...prompt, ...outputIds.slice(0, Math.max(0, fed))];
     if (filled !== tokens.length) return;
     try {
       this.keeper(seq, tokens, key);
