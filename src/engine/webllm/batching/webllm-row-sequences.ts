@@ -3,7 +3,8 @@
  * are free, where a row's prompt starts (a prefix forked from the prompt
  * cache or from another row), and what a finished row hands back to the
  * prompt cache. Rows share forward passes, never KV across
- * `prompt_cache_key`s: the prompt cache's side of each fork is keyed.
+ * `prompt_cache_key`s: the prompt cache's side of each fork is keyed, as are
+ * the cached replies a row drafts from.
  */
 import type { KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
@@ -22,6 +23,14 @@ export type PrefixSource = (child: number, full: InputData, key: string | undefi
  * cache under `key` (the prompt cache's `keep`); false where it did not.
  */
 export type KvKeeper = (from: number, tokens: readonly number[], key: string | undefined) => boolean;
+
+/**
+ * What the prompt cache holds after the whole prompt `tokens` (getInputData's,
+ * as promptTokens gives them) under `key`: the replies a regenerate finds, a
+ * row's draft source as for a request run alone (the prompt cache's
+ * `repliesAfter`). Only `key`'s own.
+ */
+export type CachedReplies = (tokens: readonly number[], key: string | undefined) => ReadonlyArray<readonly number[]>;
 
 /** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
 const ROW_SEQUENCE_BASE = 4096;
