@@ -30,7 +30,8 @@ interface Outcome {
   held: number[];
 }
 
-type Job = { prompt: string; config: GenConfig; speculative?: RowSpeculation; abortAfter?: number; keep?: boolean };
+/** `keep`: the row ends cleanly into the prompt cache, under `key` (default "k"). */
+type Job = { prompt: string; config: GenConfig; speculative?: RowSpeculation; abortAfter?: number; keep?: boolean; key?: string };
 
 /** The request alone on a fresh pipeline, without drafts, as web-llm runs it. */
 async function alone(job: Job): Promise<Outcome> {
@@ -53,6 +54,7 @@ function setup(options: Partial<WebLlmRowsOptions> = {}, withCache = false) {
     { maxRows: 6, cost: WEIGHT_BOUND_COST, prefillChunkTokens: 8, ...options },
     withCache ? (child, full, key) => (cache as WebLlmPromptCache).forkInto(child, full, key) : null,
     withCache ? (from, tokens, key) => (cache as WebLlmPromptCache).keep(from, tokens, key) : null,
+    withCache ? (tokens, key) => (cache as WebLlmPromptCache).repliesAfter(tokens, key) : null,
   );
   if (withCache) cache = new WebLlmPromptCache(pipe as unknown as WebLlmPipeline, { budgetTokens: 4096, maxSequences: 6, pageSize: 1, reserve: { sequences: 6, tokens: 1024 } });
   else rows.ensureKvRoom({ maxRows: 6 });
@@ -72,7 +74,8 @@ async function together(pipe: FakeBatchingPipeline, rows: WebLlmRows, jobs: Job[
   return Promise.all(
     jobs.map(async (job, i) => {
       const controller = new AbortController();
-      const row = await rows.open({ id: `r${i}`, owner: `o${i}`, ...(job.keep ? { key: "k" } : {}), ...(job.speculative ? { speculative: job.speculative } : {}) }, controller.signal);
+      const key = job.key ?? (job.keep ? "k" : undefined);
+      const row = await rows.open({ id: `r${i}`, owner: `o${i}`, ...(key !== undefined ? { key } : {}), ...(job.speculative ? { speculative: job.speculative } : {}) }, controller.signal);
       const view = row.view as unknown as FakeBatchingPipeline;
       if (job.abortAfter !== undefined) {
         // An abort after `abortAfter` decode steps of this row, as the host's signal would arrive.
@@ -212,6 +215,81 @@ describe("speculative drafts in rows: KV sequences and the prompt cache", () => 
     const kept = cache!.policy!.sequences().find((s) => s.tokens.join() === fed.join());
     expect(kept, "the aborted row's turn is kept as fed").toBeDefined();
     expect(pipe.held(kept!.id)).toEqual(fed);
+  });
+});
+
+describe("speculative drafts in rows: a regenerate drafts from the reply the prompt cache holds", () => {
+  // A prompt whose reply the prompt and the output so far hardly predict: what the cached reply adds shows.
+  const PROMPT = "sphinxofblackquartz";
+  const config = { max_tokens: 24 };
+  const on: RowSpeculation = { enabled: true };
+  /** The first turn as a row of `key`, kept in the cache; then `regenerate` (the same prompt) beside another row. */
+  async function regenerateBeside(firstKey: string | null, regenerate: Job) {
+    const { pipe, rows, cache } = setup({}, true);
+    if (firstKey !== null) await together(pipe, rows, [{ prompt: PROMPT, config, speculative: on, keep: true, key: firstKey }]);
+    const [again, beside] = await together(pipe, rows, [regenerate, { prompt: PROMPTS[1], config, speculative: on }]);
+    return { pipe, cache: cache as WebLlmPromptCache, again, beside };
+  }
+
+  it("greedy: the regenerate row drafts the cached reply and accepts it, token for token as alone, in fewer passes than without it; the cache's record stays exact", async () => {
+    const expected = await alone({ prompt: PROMPT, config });
+    const besideExpected = await alone({ prompt: PROMPTS[1], config });
+    const regenerate: Job = { prompt: PROMPT, config, speculative: on, keep: true, key: "k" };
+    const { pipe, cache, again, beside } = await regenerateBeside("k", regenerate);
+    expect(again.outcome).toEqual(expected);
+    expect(beside.outcome).toEqual(besideExpected);
+    expect(again.maxRows, "it shared the steps with the other row").toBe(2);
+    // without the source: the same regenerate where the cache holds no reply after its prompt
+    const cold = await regenerateBeside(null, regenerate);
+    expect(cold.again.outcome).toEqual(expected);
+    const [used, without] = [again.speculation!, cold.again.speculation!];
+    expect(used.acceptedDraftTokens, "the cached reply was drafted and accepted").toBeGreaterThanOrEqual(18);
+    expect(used.decodePasses / expected.tokens.length).toBeLessThanOrEqual(0.3);
+    expect(used.decodePasses).toBeLessThan(without.decodePasses);
+    expect(without.acceptedDraftTokens).toBeLessThan(used.acceptedDraftTokens);
+    // the cache kept the regenerate's turn (the same tokens: it took the earlier turn's place); each record is what its sequence holds
+    const kept = cache.policy!.sequences();
+    expect(kept.map((s) => [s.key, s.tokens])).toContainEqual(["k", expected.held]);
+    for (const s of kept) expect(pipe.held(s.id), `sequence ${s.id}`).toEqual(s.tokens);
+  });
+
+  it("sampled with a seed, a reply that ends at its stop token: drafted whole from the cached reply, the seeded reply alone gives", async () => {
+    const seeded = { max_tokens: 24, temperature: 0.7, seed: 11 };
+    const expected = await alone({ prompt: PROMPT, config: seeded });
+    expect(expected.finish).toBe("stop");
+    expect(expected.tokens.length).toBeLessThan(24);
+    const { pipe, rows, cache } = setup({}, true);
+    await together(pipe, rows, [{ prompt: PROMPT, config: seeded, speculative: on, keep: true }]);
+    const [again] = await together(pipe, rows, [
+      { prompt: PROMPT, config: seeded, speculative: on, keep: true },
+      { prompt: PROMPTS[1], config: seeded, speculative: on },
+    ]);
+    expect(again.outcome).toEqual(expected);
+    // every token after the first (sampled at the prefill) came from the cached reply, in one verify pass
+    expect(again.speculation).toMatchObject({ decodePasses: 1, acceptedDraftTokens: expected.tokens.length - 1 });
+    for (const s of cache!.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
+  it("the prompt_cache_key boundary holds: another key's regenerate, or one without a key, drafts nothing from it (the counts of a cold cache)", async () => {
+    const expected = await alone({ prompt: PROMPT, config });
+    for (const key of ["other", undefined]) {
+      const regenerate: Job = { prompt: PROMPT, config, speculative: on, ...(key !== undefined ? { key } : {}) };
+      const stranger = await regenerateBeside("k", regenerate);
+      const cold = await regenerateBeside(null, regenerate);
+      expect(stranger.again.outcome, `key ${key}`).toEqual(expected);
+      expect(stranger.again.speculation, `key ${key}: the counts of a cache without k's reply`).toEqual(cold.again.speculation);
+      for (const s of stranger.cache.policy!.sequences()) expect(stranger.pipe.held(s.id)).toEqual(s.tokens);
+    }
+    // and k's own regenerate does draft from it
+    const own = await regenerateBeside("k", { prompt: PROMPT, config, speculative: on, key: "k" });
+    const cold = await regenerateBeside(null, { prompt: PROMPT, config, speculative: on, key: "k" });
+    expect(own.again.speculation!.decodePasses).toBeLessThan(cold.again.speculation!.decodePasses);
+  });
+
+  it("speculation off for the regenerate: one token per step, as alone", async () => {
+    const { again } = await regenerateBeside("k", { prompt: PROMPT, config, key: "k" });
+    expect(again.outcome).toEqual(await alone({ prompt: PROMPT, config }));
+    expect(again.speculation).toBeNull();
   });
 });
 

@@ -231,6 +231,37 @@ describe("continuous batching at the web-llm engine seam", () => {
     expect(off.done?.usage.batch?.passes).toBeGreaterThanOrEqual(16);
   });
 
+  it("with the prompt cache on, a regenerate as a row beside another drafts from the reply its key's cache holds: the same reply, its drafts counted; another key's gets none", async () => {
+    const long = { stop: [], max_tokens: 24, temperature: 0 };
+    const ask = (q: string, key?: string) => request(q, { sampling: long, speculative: undefined, ...(key ? { promptCacheKey: key } : {}) });
+    const alone = await engineWith();
+    const reference = await run(alone.engine, ask("sphinxofblackquartz"));
+    const other = await run(alone.engine, ask("abcxyz"));
+    /** A fresh engine; `first`: the key whose first turn (a row) the cache then holds; then the regenerate beside another row. */
+    async function regenerate(first: string | null, key: string) {
+      const { module, pipeline } = standIn();
+      pipeline.prefillChunkSize = 64;
+      const engine = createWebLlmEngine({ webllm: module, batching: { maxRows: 4, cost: WEIGHT_BOUND_COST }, promptCache: { budgetTokens: 4096, maxSequences: 4 } });
+      await engine.load(record, {});
+      if (first !== null) expect((await run(engine, ask("sphinxofblackquartz", first))).text).toBe(reference.text);
+      const [again, beside] = await Promise.all([run(engine, ask("sphinxofblackquartz", key)), run(engine, ask("abcxyz", "someone"))]);
+      expect(again.text).toBe(reference.text);
+      expect(beside.text).toBe(other.text);
+      expect(again.done?.usage.batch?.maxRows).toBe(2);
+      return again.done!.usage;
+    }
+    const regenerated = await regenerate("k", "k");
+    const cold = await regenerate(null, "k");
+    // its prompt came from the cache (all but the last token), and nearly every token from an accepted draft of the cached reply
+    expect(regenerated.cachedTokens).toBe("sphinxofblackquartz".length - 1);
+    expect(regenerated.acceptedDraftTokens).toBeGreaterThanOrEqual(18);
+    expect(regenerated.decodePasses).toBeLessThanOrEqual(5);
+    expect(regenerated.decodePasses).toBeLessThan(cold.decodePasses as number);
+    // another key: what a cold cache gives (drafts from its prompt and output only)
+    const stranger = await regenerate("k", "other");
+    expect({ passes: stranger.decodePasses, drafted: stranger.draftTokens, accepted: stranger.acceptedDraftTokens }).toEqual({ passes: cold.decodePasses, drafted: cold.draftTokens, accepted: cold.acceptedDraftTokens });
+  });
+
   it("without batching, or with it on a model whose rows cannot run, stats say why", async () => {
     const off = await engineWith();
     expect(off.engine.batchRows).toBeUndefined();

@@ -416,6 +416,30 @@ describe("continuous batching on web-llm's pipeline: rows start from the prompt 
     for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
   });
 
+  it("a reply that ended at its stop token is kept too (every output token was fed): the next turn forks all of it", async () => {
+    const { pipe, rows, cache } = setupWithCache();
+    const config = { max_tokens: 24, temperature: 0.7, seed: 11 };
+    const first = await rows.open({ id: "t1", owner: "chat", key: "chat" }, new AbortController().signal);
+    const view = first.view as unknown as FakeBatchingPipeline;
+    await view.generateRequest(encodeText("sphinxofblackquartz"), config);
+    // web-llm leaves the stop token out of outputIds; the last output token was fed to sample it
+    expect(view.finishReason).toBe("stop");
+    expect(view.outputIds.length).toBeLessThan(24);
+    const fed = [...encodeText("sphinxofblackquartz"), ...view.outputIds];
+    expect(pipe.held(first.sequence)).toEqual(fed);
+    first.leave({ keep: true });
+    const kept = cache.policy!.sequences();
+    expect(kept.map((s) => [s.key, s.tokens])).toEqual([["chat", fed]]);
+    expect(pipe.held(kept[0].id)).toEqual(fed);
+    const nextPrompt = [...fed, ...encodeText("more")];
+    const second = await rows.open({ id: "t2", owner: "chat", key: "chat" }, new AbortController().signal);
+    await (second.view as unknown as FakeBatchingPipeline).generateRequest(nextPrompt, { max_tokens: 4 });
+    expect(second.cachedTokens).toBe(fed.length - 1);
+    expect((second.view as unknown as FakeBatchingPipeline).outputIds).toEqual((await aloneOn(nextPrompt, { max_tokens: 4 })).tokens);
+    second.leave({ keep: true });
+    for (const s of cache.policy!.sequences()) expect(pipe.held(s.id)).toEqual(s.tokens);
+  });
+
   it("the prompt_cache_key boundary holds: a row never starts from another key's sequence", async () => {
     const { pipe, rows, cache } = setupWithCache();
     cache.begin({ key: "tenant-a" });

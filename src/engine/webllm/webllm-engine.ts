@@ -45,7 +45,7 @@ import { countWebLlmPromptTokens } from "./webllm-count.js";
 import { loadedModelOf, type WebLlmEngineLike, type WebLlmModule } from "./webllm-shapes.js";
 import { WebLlmResidency } from "./webllm-residency.js";
 import { continuesReply, generateWithWebLlm, type WebLlmGenerationContext } from "./webllm-generate.js";
-import { WebLlmRows, type KvKeeper, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
+import { WebLlmRows, type CachedReplies, type KvKeeper, type PrefixSource, type WebLlmRowsOptions } from "./batching/webllm-rows.js";
 import { fitRows, type KvFitPipeline } from "./batching/webllm-kv-fit.js";
 
 export type { WebLlmChunk, WebLlmEngineLike, WebLlmModule } from "./webllm-shapes.js";
@@ -132,8 +132,10 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
     const prefix: PrefixSource = (child, full, key) => cache.current?.forkInto(child, full, key) ?? 0;
     // A row that ended cleanly hands its prompt and reply to the cache, as a request run alone leaves them there.
     const keeper: KvKeeper = (from, tokens, key) => cache.current?.keep(from, tokens, key) ?? false;
+    // A row drafts from the replies its key's cache holds after its prompt (a regenerate), as a request run alone does.
+    const replies: CachedReplies = (tokens, key) => cache.current?.repliesAfter(tokens, key) ?? [];
     type Pipe = ConstructorParameters<typeof WebLlmRows>[0];
-    let candidate = loaded ? new WebLlmRows(loaded as Pipe, options.batching, prefix, keeper) : null;
+    let candidate = loaded ? new WebLlmRows(loaded as Pipe, options.batching, prefix, keeper, replies) : null;
     rowsReason = candidate ? candidate.unsupported : "the web-llm pipeline is not reachable";
     let settings: WebLlmRowsOptions | null = candidate && !candidate.unsupported ? options.batching : null;
     if (candidate && settings) {
@@ -141,7 +143,7 @@ export function createWebLlmEngine(options: WebLlmEngineOptions = {}): WebLlmEng
       const cacheTokens = (sized: WebLlmRowsOptions) => cache.plannedKvTokens(loaded, promptCache, WebLlmRows.kvReservation(loaded as Pipe, sized)) ?? WebLlmRows.ownKvTokens(loaded as Pipe, sized);
       const fit = await fitRows(loaded as KvFitPipeline, settings, cacheTokens);
       if (!fit.settings) rowsReason = fit.reason;
-      else if (fit.settings.maxRows !== candidate.maxRows) candidate = new WebLlmRows(loaded as Pipe, fit.settings, prefix, keeper);
+      else if (fit.settings.maxRows !== candidate.maxRows) candidate = new WebLlmRows(loaded as Pipe, fit.settings, prefix, keeper, replies);
       settings = fit.settings;
     }
     const usable = candidate && settings ? candidate : null;

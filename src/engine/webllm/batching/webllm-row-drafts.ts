@@ -5,8 +5,10 @@
  * lengths of every row in a step").
  *
  * A decoding row with speculation on proposes a draft after its last token
- * (draft-session.ts: the prediction, the prompt and the output so far, what
- * the row's grammar forces next). The step's forward feeds the row's token
+ * (draft-session.ts: the prediction, the replies the prompt cache holds
+ * after the same prompt under the row's key, the prompt and the output so
+ * far, what the row's grammar forces next), from the sources a request run
+ * alone drafts from. The step's forward feeds the row's token
  * and its draft beside the other rows' tokens and prompt chunks, with logits
  * at each of the row's positions (`batch_prefill`, webllm-step-forward.ts).
  * web-llm's decode step then samples from position 0; each following decode
@@ -85,7 +87,7 @@ export class RowDrafts {
     const prediction = request.prediction && tokenizer ? Array.from(tokenizer.encode(request.prediction)) : undefined;
     const step = { tokens: [] as number[], others: 0 };
     row.step = step;
-    row.drafts = new DraftSession<VerifyLogits>(() => ({ prompt: row.prompt ?? row.promptSeen ?? [] }), prediction, {
+    row.drafts = new DraftSession<VerifyLogits>(() => ({ prompt: row.prompt ?? row.promptSeen ?? [], cachedReplies: row.cachedReplies }), prediction, {
       // The pass is the step: this row feeding t tokens beside the others' (chosen as the scheduler chooses).
       cost: { single: (tokens) => chooseForward([...step.tokens, tokens], this.deps.cost).cost },
       served: () => (this.deps.costInMs ? (this.servedMs ?? 0) : 0),

@@ -11,7 +11,7 @@ import { splitAtSteps, longestRowPrefix } from "../../batching/prefill-pieces.js
 import type { StepRunner } from "../../batching/step-runner.js";
 import { cut, promptTokens, type InputData } from "../prompt-cache/webllm-binding.js";
 import type { Row } from "./webllm-row.js";
-import type { RowSequences } from "./webllm-row-sequences.js";
+import type { CachedReplies, RowSequences } from "./webllm-row-sequences.js";
 import type { Fn, RowsPipeline } from "./webllm-row-view.js";
 import { prefillingDonor, untilAborted, type SharedPrompt } from "./webllm-shared-prefill.js";
 
@@ -21,6 +21,8 @@ export interface RowPromptDeps {
   rows: ReadonlyMap<string, Row>;
   runner: StepRunner;
   sequences: RowSequences;
+  /** What the prompt cache holds after a prompt (null: no managed prompt cache). */
+  cachedReplies: CachedReplies | null;
   /** Whether the library can run mixed rows (`batch_prefill`, `prefill`): else every prompt is web-llm's to feed. */
   mixed: boolean;
   /** Prompt tokens a row feeds per step at most. */
@@ -54,6 +56,9 @@ export class RowPrompts {
     const { tokens, firstImage } = promptTokens(full[0], full[1], full[2]);
     row.promptSeen = tokens.slice(0, firstImage ?? tokens.length);
     const bound = Math.min(firstImage ?? tokens.length, tokens.length - 1);
+    // A row that drafts does so from the replies its key's cache holds after this prompt too (a regenerate), as
+    // alone: read before the fork below marks the sequence it forks used, so they come in the order alone gets them.
+    if (row.drafts && this.deps.cachedReplies) row.cachedReplies = this.deps.cachedReplies(tokens, row.key);
     const { donor, shared } = longestRowPrefix(this.deps.rows.values(), row, tokens, bound);
     const reused = this.deps.sequences.startFrom(row.seq, full, row.key, donor ? { seq: donor.seq, shared } : null);
     row.reused = reused;

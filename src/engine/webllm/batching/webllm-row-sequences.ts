@@ -3,7 +3,8 @@
  * are free, where a row's prompt starts (a prefix forked from the prompt
  * cache or from another row), and what a finished row hands back to the
  * prompt cache. Rows share forward passes, never KV across
- * `prompt_cache_key`s: the prompt cache's side of each fork is keyed.
+ * `prompt_cache_key`s: the prompt cache's side of each fork is keyed, as are
+ * the cached replies a row drafts from.
  */
 import type { KvOps } from "../prompt-cache/webllm-kv-ops.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
@@ -22,6 +23,14 @@ export type PrefixSource = (child: number, full: InputData, key: string | undefi
  * cache under `key` (the prompt cache's `keep`); false where it did not.
  */
 export type KvKeeper = (from: number, tokens: readonly number[], key: string | undefined) => boolean;
+
+/**
+ * What the prompt cache holds after the whole prompt `tokens` (getInputData's,
+ * as promptTokens gives them) under `key`: the replies a regenerate finds, a
+ * row's draft source as for a request run alone (the prompt cache's
+ * `repliesAfter`). Only `key`'s own.
+ */
+export type CachedReplies = (tokens: readonly number[], key: string | undefined) => ReadonlyArray<readonly number[]>;
 
 /** Where rows' KV sequences are numbered: above any sequence the prompt cache uses. */
 const ROW_SEQUENCE_BASE = 4096;
@@ -104,13 +113,17 @@ export class RowSequences {
 
   /**
    * Hands what `seq` holds to the prompt cache: `prompt` and the reply
-   * tokens fed back (all but the last sampled), only where that is exactly
-   * what the sequence's length says (a prompt with an image holds positions
-   * its tokens do not show: never kept).
+   * tokens fed back, only where that is exactly what the sequence's length
+   * says (a prompt with an image holds positions its tokens do not show:
+   * never kept). A reply cut by `max_tokens` or a stop string holds every
+   * output token but the last sampled one, which was never fed; a reply that
+   * ended at a stop token (web-llm leaves the stop token out of `outputIds`)
+   * fed every output token, the last one to sample the stop token.
    */
   keep(seq: number, prompt: readonly number[], outputIds: readonly number[], filled: number, key: string | undefined): void {
     if (!this.keeper) return;
-    const tokens = [...prompt, ...outputIds.slice(0, Math.max(0, outputIds.length - 1))];
+    const fed = filled === prompt.length + outputIds.length ? outputIds.length : outputIds.length - 1;
+    const tokens = [...prompt, ...outputIds.slice(0, Math.max(0, fed))];
     if (filled !== tokens.length) return;
     try {
       this.keeper(seq, tokens, key);

@@ -29,6 +29,8 @@ export interface Row {
   draft: number[];
   /** Its drafts (webllm-row-drafts.ts); null: speculation off for it. */
   drafts: RowDraftSession | null;
+  /** Replies the prompt cache held after its prompt, under its key (a regenerate's draft source; read before it forked its prefix). */
+  cachedReplies: ReadonlyArray<readonly number[]>;
   /** What the other rows fed when it last sized a draft (webllm-row-drafts.ts). */
   step: { tokens: number[]; others: number } | null;
   /** Its drafts' counts, once it left (null: no speculation). */
@@ -58,5 +60,5 @@ export interface Row {
 export function newRow(id: string, owner: string, key: string | undefined, seq: number, chunk: number, random: RowRandom): Row {
   let markPrefilled = () => {};
   const prefilled = new Promise<void>((resolve) => (markPrefilled = resolve));
-  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, decoding: false, input: undefined, draft: [], drafts: null, step: null, usage: null, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
+  return { id, owner, seq, view: null as unknown as RowsPipeline, batch: null, chunk, fed: 0, decoding: false, input: undefined, draft: [], drafts: null, cachedReplies: [], step: null, usage: null, logits: null, random, left: false, key, reused: 0, prompt: null, promptSeen: null, shared: null, prefilled, markPrefilled, held: null };
 }

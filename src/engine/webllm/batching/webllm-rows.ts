@@ -36,7 +36,8 @@
  * changes inside another row's forward.
  *
  * A decoding row with speculation on may feed a draft after its token, verified
- * in the same step (webllm-row-drafts.ts). A row hands its prompt and reply
+ * in the same step (webllm-row-drafts.ts), from the sources a request alone
+ * drafts from (a regenerate: the reply its key's prompt cache holds). A row hands its prompt and reply
  * back to the prompt cache when it ends cleanly. What a row does not do yet:
  * take a request that needs the logit processor (top_k, min_p, reasoning
  * budgets, more than 5 top logprobs): such a request runs alone (`alone()`),
@@ -54,14 +55,14 @@ import { StepRunner } from "../../batching/step-runner.js";
 import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
 import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
-import { RowSequences, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
+import { RowSequences, type CachedReplies, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
 import { RowDrafts, type RowSpeculation } from "./webllm-row-drafts.js";
 import { hookRowDecode } from "./webllm-row-decode.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
-export type { KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
+export type { CachedReplies, KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
 
 export interface WebLlmRowsOptions {
   /** Rows in flight at most (the KV cache gets a sequence for each). */
@@ -149,12 +150,16 @@ export class WebLlmRows {
    * hook it) and fetches the library's functions. `reserveKv`: the caller
    * re-creates the KV cache with room for the rows (`kvReservation()`);
    * otherwise this does, with room for web-llm's own sequence 0 and the rows.
+   * `prefix`, `keeper`, `cachedReplies`: the prompt cache's side (null: none
+   * managed): where a row's prompt starts, where its KV goes when it ends,
+   * and the replies a row drafts from after its prompt (a regenerate).
    */
   constructor(
     private readonly pipe: RowsPipeline,
     options: WebLlmRowsOptions,
     prefix: PrefixSource | null = null,
     keeper: KvKeeper | null = null,
+    cachedReplies: CachedReplies | null = null,
   ) {
     this.maxRows = Math.max(1, Math.floor(options.maxRows));
     this.prefillChunk = Math.max(1, Math.floor(options.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK));
@@ -190,6 +195,7 @@ export class WebLlmRows {
       rows: this.rows,
       runner: this.runner,
       sequences: this.sequences as RowSequences,
+      cachedReplies,
       mixed: this.forward?.mixed === true,
       prefillChunk: this.prefillChunk,
       ownForward: this.pristine.embedAndForward,

@@ -211,6 +211,17 @@ export class WebLlmPromptCache {
   }
 
   /**
+   * Replies idle cached sequences of `key` hold after the whole prompt
+   * `tokens` (promptTokens' ids), most recently used first: a draft source
+   * for a request run alone (read as it is placed) and for continuous
+   * batching's rows (read before the row forks its prefix). Only `key`'s
+   * own: how many drafts are accepted, and how fast, would reveal another's.
+   */
+  repliesAfter(tokens: readonly number[], key: string | undefined): number[][] {
+    return this.policy?.continuations(tokens, key) ?? [];
+  }
+
+  /**
    * Continuous batching's rows read the cache: the full prompt `full` (as
    * getInputData gave it) of a row that runs in KV sequence `child` (which
    * must not exist) is forked from the cached sequence of `key` with the
@@ -319,7 +330,7 @@ export class WebLlmPromptCache {
     const [chunks, length] = full;
     const { tokens, firstImage } = promptTokens(chunks, length, full[2]);
     const lengths = new Map(policy.sequences().map((s) => [s.id, s.tokens.length]));
-    const replies = policy.continuations(tokens, this.armed?.key); // before begin(), which may take such a sequence over; only this key's replies
+    const replies = this.repliesAfter(tokens, this.armed?.key); // before begin(), which may take such a sequence over
     const plan = policy.begin({ tokens, key: this.armed?.key, reusableUpTo: firstImage, maxNewTokens: this.armed?.maxNewTokens });
     this.lastPlan = plan;
     let reused = plan.reused;
