@@ -126,6 +126,7 @@ export class PartsWrite {
   private readonly parts: number[];
   private current: StreamingWrite | null = null;
   private currentBytes = 0;
+  private pending: Promise<void> | null = null;
 
   constructor(
     private readonly store: ArtifactStore & Required<Pick<ArtifactStore, "openWrite">>,
@@ -144,8 +145,10 @@ export class PartsWrite {
         this.currentBytes = 0;
       }
       const take = Math.min(chunk.byteLength - at, this.partBytes - this.currentBytes);
-      await this.current.write(at === 0 && take === chunk.byteLength ? chunk : chunk.subarray(at, at + take));
+      // Counted before it lands: an attempt interrupted meanwhile (abort, stall) still commits the chunk in `keep`, which waits for it.
       this.currentBytes += take;
+      this.pending = this.current.write(at === 0 && take === chunk.byteLength ? chunk : chunk.subarray(at, at + take));
+      await this.pending;
       at += take;
       if (this.currentBytes === this.partBytes) await this.commitPart();
     }
@@ -156,6 +159,8 @@ export class PartsWrite {
     const part = this.current;
     if (!part) return;
     this.current = null;
+    // A write the caller stopped waiting for (abort, stall) lands first; a failed one fails the commit.
+    await this.pending;
     if (this.currentBytes === 0) return part.abort();
     await part.commit();
     this.parts.push(this.currentBytes);
