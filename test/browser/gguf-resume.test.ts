@@ -113,6 +113,34 @@ describe.each(BACKENDS)("%s", (backend) => {
   }, 60_000);
 });
 
+describe.each(BACKENDS)("%s: a closed page", (backend) => {
+  it("keeps the 16 MiB pieces its download had stored; the next load asks only for the rest", async () => {
+    const MiB = 1024 * 1024;
+    const { record: rec, path } = record(`big.hang${20 * MiB}.${backend}`);
+    const file = await bytesOf(`${server}/m/big/x.gguf`);
+    const manager = new CacheManager(backend);
+    const worker = new Worker(new URL("./support/gguf-download-worker.ts", import.meta.url), { type: "module" });
+    try {
+      await new Promise((resolve) => (worker.onmessage = resolve));
+      worker.postMessage({ record: rec, backend });
+      for (let i = 0; i < 400 && ((await stats())[`${path} bytes`] ?? 0) < 20 * MiB; i++) await new Promise((r) => setTimeout(r, 25));
+      // The first piece is committed as it fills (its meta entry says so); then the page goes away mid-piece, with no chance to save anything.
+      const store = await manager.store();
+      const meta = `${rec.model}?webgpu-openai-part=meta`;
+      for (let i = 0; i < 400 && !(await store.urls("wllama/gguf")).includes(meta); i++) await new Promise((r) => setTimeout(r, 25));
+      worker.terminate();
+      await manager.ensure(rec, { layout: "gguf" });
+      const counts = await stats();
+      expect(counts[`${path} range from`]).toBe(16 * MiB);
+      expect(counts[`${path} bytes`]).toBe(20 * MiB + file.length - 16 * MiB);
+      expect(await sri((await manager.readGguf(rec))[0])).toBe(await sri(file));
+    } finally {
+      worker.terminate();
+      await manager.delete(rec.model_id, rec, "gguf");
+    }
+  }, 60_000);
+});
+
 describe("indexeddb", () => {
   it("a dropped connection is resumed within the same load, from the bytes that arrived", async () => {
     const file = await tiny;

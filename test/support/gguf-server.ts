@@ -11,7 +11,7 @@
  * A GGUF's folder may ask for faults, for the resume tests: `hang<N>` (the
  * first response stops after N bytes), `cut<N>` (it drops the connection
  * after N bytes), `norange` (Range ignored), `changes` (another version of
- * the file from the second request on). Files carry an ETag and Last-Modified.
+ * the file from the second request on), `big…` (a 40 MiB file, not a model). Files carry an ETag and Last-Modified.
  */
 import { createServer, type Server } from "node:http";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -37,6 +37,9 @@ export async function startGgufServer(): Promise<GgufServer> {
     "tiny-embed.gguf": writeTinyGguf({ poolingType: 1 }),
     "tiny-switch.gguf": writeTinyGguf({ chatTemplate: THINKING_SWITCH_TEMPLATE }),
   };
+  /** The file of a folder `big…`: 40 MiB of patterned bytes (more than two of the downloader's 16 MiB pieces; not a model). */
+  let bigFile: Uint8Array | null = null;
+  const big = () => (bigFile ??= new Uint8Array(40 * 1024 * 1024).map((_, i) => (i * 31 + (i >>> 16)) & 0xff));
   /** The file of a folder `…changes…` from its second request on: the same size, other weights. */
   const changedTiny = writeTinyGguf({ seed: 8 });
   const packageDir = wllamaPackageDir();
@@ -59,7 +62,7 @@ export async function startGgufServer(): Promise<GgufServer> {
       // A folder containing `changes`: the file on the server is another version (other weights, same size) from its second request on.
       const name = path.slice(path.lastIndexOf("/") + 1);
       const changed = folder.includes("changes") && served > 1;
-      const gguf = changed ? changedTiny : (variants[name] ?? tiny);
+      const gguf = folder.startsWith("big") ? big() : changed ? changedTiny : (variants[name] ?? tiny);
       const version = { etag: changed ? '"tiny-v2"' : '"tiny-v1"', "last-modified": changed ? "Sat, 05 Dec 2026 12:00:00 GMT" : "Sat, 05 Dec 2026 10:00:00 GMT" };
       const sent = (n: number) => (counts[`${path} bytes`] = (counts[`${path} bytes`] ?? 0) + n);
       if (req.headers.range) counts[`${path} range asked`] = (counts[`${path} range asked`] ?? 0) + 1;
