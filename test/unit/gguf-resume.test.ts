@@ -74,7 +74,7 @@ class StreamingMemoryStore implements ArtifactStore {
     this.files.set(`${scope} ${url}`, bytes.slice());
   }
   async openWrite(scope: Scope, url: string): Promise<StreamingWrite> {
-    const chunks: Uint8Array[] = [];
+    const chunks: BlobPart[] = [];
     return {
       write: async (chunk) => void chunks.push(chunk.slice()),
       commit: async () => void this.files.set(`${scope} ${url}`, new Uint8Array(await new Blob(chunks).arrayBuffer())),
