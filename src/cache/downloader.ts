@@ -182,24 +182,32 @@ export async function downloadModel(record: ModelRecord, options: DownloadOption
   const stored = async (artifact: Artifact, bytes: number) => {
     const known = learned.get(artifact);
     if (known && known.unstored) {
-      unstoredBytes -= known.declared;
+      unstoredBytes -= known.rest;
       known.unstored = false;
     }
     sizes.set(artifact.url, bytes);
     progress.add(0, artifact.name, true);
     await options.onStored?.(artifact, bytes);
   };
-  // A GGUF's size is known once its response says: the quota is checked for it then, together with the
-  // parts of a split GGUF declared and not yet stored (they download at once), and the total takes it (an ETA from the start).
-  const learned = new Map<Artifact, { declared: number; counted: number; arrived: number; unstored: boolean }>();
+  // A GGUF's size is known once its response says: the quota is checked for what of it is not stored yet (a
+  // resumed file's rest), together with the parts of a split GGUF declared and not yet stored (they download at
+  // once), and the total takes it (an ETA from the start).
+  const learned = new Map<Artifact, { declared: number; rest: number; counted: number; arrived: number; unstored: boolean }>();
   let unstoredBytes = 0;
-  ctx.onLength = async (artifact, bytes) => {
+  ctx.onLength = async (artifact, bytes, stored) => {
     if (artifact.kind !== "gguf" || learned.has(artifact)) return;
-    await ensureRoom(unstoredBytes + bytes, record.model_id);
+    const rest = bytes - stored;
+    await ensureRoom(unstoredBytes + rest, record.model_id);
     if (learned.has(artifact)) return;
-    learned.set(artifact, { declared: bytes, counted: bytes, arrived: 0, unstored: true });
-    unstoredBytes += bytes;
+    learned.set(artifact, { declared: bytes, rest, counted: bytes, arrived: 0, unstored: true });
+    unstoredBytes += rest;
     progress.grow(bytes);
+  };
+  // A resumed GGUF's stored bytes count as loaded at once, not as line time: the fraction starts there, the rate and ETA come from the new bytes.
+  ctx.onResumed = (artifact, bytes) => {
+    const known = learned.get(artifact);
+    if (known) known.arrived += bytes;
+    progress.addFetchedEarlier(bytes, artifact.name);
   };
   const onBytes = (artifact: Artifact) => (n: number) => {
     const known = learned.get(artifact);

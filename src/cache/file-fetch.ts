@@ -8,7 +8,9 @@ import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { Artifact } from "./artifacts.js";
 import { FileCheck } from "./hashing.js";
 import { GROWTH_STEP, maxBytesOf } from "./limits.js";
+import { storesParts } from "./gguf-parts.js";
 import { insufficientStorage, storageReport } from "./quota.js";
+import { streamResumableOnce } from "./resumable-fetch.js";
 import type { ArtifactStore, StreamingWrite } from "./store.js";
 
 /** The first allocation for a body of unknown length (then doubled). */
@@ -48,12 +50,12 @@ export class BufferPool {
 }
 
 /** A failed check of a file's bytes (retried; distinct from network errors). */
-class IntegrityMismatch extends Error {
+export class IntegrityMismatch extends Error {
   override name = "IntegrityMismatch";
 }
 
 /** A response the server will give again (4xx, a file over its size cap): not retried. */
-class PermanentFetchError extends Error {
+export class PermanentFetchError extends Error {
   override name = "PermanentFetchError";
 }
 
@@ -70,8 +72,14 @@ export interface FetchContext {
   gauge: BufferGauge;
   pool: BufferPool | null;
   onFetched(n: number): void;
-  /** A response declared the length of a file of undeclared size (a GGUF's `content-length`): the quota is checked and the progress total takes it early, for an ETA. */
-  onLength?(artifact: Artifact, bytes: number): Promise<void> | void;
+  /**
+   * A response declared the length of a file of undeclared size (a GGUF's `content-length`): the quota is
+   * checked and the progress total takes it early, for an ETA. `stored`: bytes of it already stored, which
+   * the response continues (a resumed GGUF, resumable-fetch.ts): the quota counts only the rest.
+   */
+  onLength?(artifact: Artifact, bytes: number, stored: number): Promise<void> | void;
+  /** `bytes` of a file were already stored and count as loaded (a resumed GGUF; negative: the attempt failed, taken back). */
+  onResumed?(artifact: Artifact, bytes: number): void;
 }
 
 function quotaError(error: unknown): boolean {
@@ -79,7 +87,7 @@ function quotaError(error: unknown): boolean {
 }
 
 /** `commit`, with a quota failure turned into 507 naming the file (the model stays incomplete and resumes). */
-function storing(commit: Promise<void>, artifact: Artifact, bytes: number, modelId: string): Promise<void> {
+export function storing(commit: Promise<void>, artifact: Artifact, bytes: number, modelId: string): Promise<void> {
   return commit.catch(async (error) => {
     if (!quotaError(error)) throw error;
     const { free } = await storageReport().catch(() => ({ free: null }));
@@ -108,19 +116,27 @@ export async function submitArtifact(store: ArtifactStore, artifact: Artifact, b
 }
 
 /** Runs attempts of one file, retrying network errors, stalls and failed checks; the last error becomes 503 naming the file. */
-async function withRetries<T>(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null, attempt: (onBytes: (n: number) => void) => Promise<T>): Promise<T> {
+async function withRetries<T>(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null, attempt: (onBytes: (n: number) => void, onResumed: (n: number) => void) => Promise<T>): Promise<T> {
   let lastError: unknown;
   for (let tries = 0; tries <= ctx.retries; tries++) {
     if (ctx.signal.aborted) throw abortError();
     let received = 0;
+    let resumed = 0;
     try {
-      return await attempt((n) => {
-        received += n;
-        ctx.onFetched(n);
-        onBytes?.(n);
-      });
+      return await attempt(
+        (n) => {
+          received += n;
+          ctx.onFetched(n);
+          onBytes?.(n);
+        },
+        (n) => {
+          resumed += n;
+          ctx.onResumed?.(artifact, n);
+        },
+      );
     } catch (error) {
       if (received > 0) onBytes?.(-received);
+      if (resumed > 0) ctx.onResumed?.(artifact, -resumed);
       if (ctx.signal.aborted || (isAbortError(error) && !(error instanceof StalledRead))) throw abortError();
       if (error instanceof ApiError) throw error;
       lastError = error;
@@ -147,8 +163,11 @@ export interface StreamedFile {
   committed: Promise<void>;
 }
 
+/** Streams one file into the store; a GGUF goes in parts and resumes with a Range request (resumable-fetch.ts). */
 export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
-  return withRetries(artifact, ctx, onBytes, (count) => streamOnce(artifact, ctx, store, count, modelId));
+  return withRetries(artifact, ctx, onBytes, (count, resumed) =>
+    artifact.kind === "gguf" && storesParts(store) ? streamResumableOnce(artifact, ctx, store, count, resumed, modelId) : streamOnce(artifact, ctx, store, count, modelId),
+  );
 }
 
 /**
@@ -156,7 +175,7 @@ export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: 
  * StalledRead when no byte came for `stallTimeoutMs` (the request is
  * aborted, so the connection is freed).
  */
-class WatchedResponse {
+export class WatchedResponse {
   private lastByte = performance.now();
   private stalled = false;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -200,27 +219,47 @@ class WatchedResponse {
     return new StalledRead(`no data arrived for ${this.ctx.stallTimeoutMs / 1000} s while reading ${this.artifact.name} (the host stalled)`);
   }
 
-  async fetch(): Promise<Response> {
+  /** Bytes of the file before the response's first byte: those stored, when a Range request was answered with the rest (see `fetch`). */
+  from = 0;
+
+  /**
+   * The file's response. With `resume`, the request carries its headers (a
+   * Range request) and `decide` says whether the answer continues the stored
+   * bytes (`from` is then their count), is the whole file, or is of no use:
+   * then the file is asked for again without them.
+   */
+  async fetch(resume?: { headers: Record<string, string>; bytes: number; decide(response: Response): "continue" | "whole" | "refetch" }): Promise<Response> {
     try {
       // no-store: the weights live in web-llm's cache; a second copy in the HTTP cache would double the disk use.
       // credentials: "omit": a model host gets no cookie of the user's, on the app's origin or any other (url-policy.ts).
-      const response = await this.guard(fetch(this.artifact.url, { signal: this.signal, cache: "no-store", credentials: "omit" }));
+      let response = await this.guard(fetch(this.artifact.url, { signal: this.signal, cache: "no-store", credentials: "omit", ...(resume ? { headers: resume.headers } : {}) }));
       this.alive();
+      this.from = 0;
+      if (resume) {
+        const action = resume.decide(response);
+        if (action === "continue") this.from = resume.bytes;
+        else if (action === "refetch") {
+          await response.body?.cancel().catch(() => undefined);
+          response = await this.guard(fetch(this.artifact.url, { signal: this.signal, cache: "no-store", credentials: "omit" }));
+          this.alive();
+        }
+      }
       if (!response.ok) {
         const message = `the server answered ${response.status} ${response.statusText}`.trim();
         await response.body?.cancel().catch(() => undefined);
         throw response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429 ? new PermanentFetchError(message) : new Error(message);
       }
       // A declared length over the cap is refused before a byte is read (not retried: the host would say the same).
-      const declared = Number(response.headers.get("content-length"));
+      // A resumed file's response declares the rest: the cap and the total are of the whole file.
+      const declared = Number(response.headers.get("content-length")) + this.from;
       const cap = maxBytesOf(this.artifact.kind, this.artifact.bytes);
       if (this.artifact.bytes === null && declared > cap) {
         await response.body?.cancel().catch(() => undefined);
         throw tooLarge(this.artifact, cap);
       }
-      if (this.artifact.bytes === null && declared > 0 && this.ctx.onLength) {
+      if (this.artifact.bytes === null && declared > this.from && this.ctx.onLength) {
         try {
-          await this.ctx.onLength(this.artifact, declared);
+          await this.ctx.onLength(this.artifact, declared, this.from);
         } catch (error) {
           await response.body?.cancel().catch(() => undefined);
           throw error;
@@ -237,7 +276,7 @@ class WatchedResponse {
   }
 }
 
-function tooLarge(artifact: Artifact, cap: number): PermanentFetchError {
+export function tooLarge(artifact: Artifact, cap: number): PermanentFetchError {
   return artifact.bytes !== null
     ? new IntegrityMismatch(`${artifact.name}: the server sent more than the declared ${artifact.bytes} bytes`)
     : new PermanentFetchError(`${artifact.name} is larger than the ${cap / (1024 * 1024)} MiB a ${artifact.kind} file may be`);
@@ -341,7 +380,7 @@ async function fetchOnce(artifact: Artifact, ctx: FetchContext, onBytes: (n: num
  * next file downloads (waiting for it here left a stream idle ~0.2 s per
  * 32 MB shard on the Cache API).
  */
-async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
+export async function streamOnce(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
   const check = await FileCheck.start(artifact);
   if (check.needsWholeFile) {
     // SRI without WebAssembly is checked over the whole file (WebCrypto): the buffered path.

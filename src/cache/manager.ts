@@ -5,6 +5,7 @@
  */
 import type { LoadProgress, PrefetchLayout } from "../engine/types.js";
 import { ggufPlan, ggufUrls, ownsGgufUrl } from "./gguf-artifacts.js";
+import { readStoredGguf, removeStoredGguf } from "./gguf-parts.js";
 import type { ModelRecord } from "../models/record.js";
 import { ApiError } from "../protocol/api-error.js";
 import { manifestArtifacts, packageArtifact, packagePathsOf, parseTensorIndex, possibleUrls, type PackagePaths, type TensorCacheIndex } from "./artifacts.js";
@@ -166,7 +167,8 @@ export class CacheManager {
       let found = metadata !== undefined;
       for (const [url, scope] of targets) {
         if (await store.has(scope, url)) found = true;
-        await store.remove(scope, url);
+        // A GGUF's parts and a partly downloaded one's go with it (gguf-parts.ts).
+        await (scope === "wllama/gguf" ? removeStoredGguf(store, scope, url) : store.remove(scope, url));
       }
       await deleteMetadata(this.backend, id);
       return found;
@@ -201,7 +203,7 @@ export class CacheManager {
     const store = await this.store();
     const blobs: Blob[] = [];
     for (const artifact of ggufPlan(record).artifacts) {
-      let blob = store.readBlob ? await store.readBlob(artifact.scope, artifact.url) : undefined;
+      let blob = store.readBlob ? await readStoredGguf(store, artifact.scope, artifact.url) : undefined;
       if (!blob && !store.readBlob) {
         const value = await store.read(artifact.scope, artifact.url);
         if (value?.kind === "bytes") blob = new Blob([value.data]);

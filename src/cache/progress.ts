@@ -60,8 +60,8 @@ export class ByteProgress {
 
   /**
    * `bytes` of a file fetched before the download proper (the config and the
-   * tensor index, read while planning it): counted and reported, but not
-   * timed. The rate's clock starts at the first byte `add` brings: the setup
+   * tensor index, read while planning it; a resumed GGUF's stored bytes):
+   * counted and reported, but not timed. The rate's clock starts at the first byte `add` brings: the setup
    * between (the quota check, the store opening, the first request's
    * latency) is not line time. Counted from these, the ETA overstated a
    * 10 MB/s download's early on by up to 16 % of its length.
