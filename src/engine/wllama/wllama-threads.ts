@@ -17,8 +17,8 @@
  * is a Worker). So a 2- or 3-core machine stays single-threaded by default:
  * ggml's threads spin at every barrier, and where they outnumber free cores
  * a token waits for a descheduled thread. Measured on a loaded 2-core
- * machine (load average 5): 2 threads decoded 4 to 18 times slower than 1
- * (docs/models.md). A record may ask for its own count (`engine.threads`),
+ * machine (load average 5 to 11): 2 threads decoded 6 to 29 tok/s where 1
+ * decoded 36 to 803 (docs/models.md, "Threads"). A record may ask for its own count (`engine.threads`),
  * up to `hardwareConcurrency`. Not isolated: 1 (wllama could start no
  * threads anyway).
  */
