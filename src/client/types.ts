@@ -193,7 +193,7 @@ export interface Client {
   };
   gpu: {
     /** The WebGPU adapter as the engine sees it, or why there is none; `worker`: where the engine runs. */
-    /** The adapter; `engine`: what runs web-llm records here (with `engine: "auto"`, their fallback where WebGPU is missing); `wllama`: multi- or single-threaded (cross-origin isolation). */
+    /** The adapter; `engine`: what runs web-llm records here (with `engine: "auto"`, their fallback where WebGPU is missing); `wllama`: multi- or single-threaded and how many threads (as a loaded wllama reports it, else what a load here asks: threads only where the page is cross-origin isolated). */
     info(): Promise<GpuInfoReply & { worker: WorkerKind }>;
   };
   /** Which worker serves this client (`"shared"`, `"dedicated"`, `"none"`) and how many tabs it serves. */

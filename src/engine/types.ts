@@ -245,6 +245,12 @@ export interface EmbedResult {
 /** Thrown (or reported) by an engine whose GPU device was lost; maps to 503. */
 export const DEVICE_LOST = "device_lost";
 
+/** What a CPU engine's runtime reports of its threads once a model is loaded. */
+export interface EngineCpuThreads {
+  multithread: boolean;
+  n_threads: number;
+}
+
 export interface Engine {
   /** Loads `model`; a no-op when it is already the loaded model with the same options. */
   load(model: ModelRecord, options: LoadOptions): Promise<void>;
@@ -292,6 +298,12 @@ export interface Engine {
   batchCounters?(): BatchCounters | null;
   /** Why this engine decodes one sequence at a time (`client.stats()`); absent where it batches. */
   readonly oneAtATime?: string;
+  /**
+   * How the loaded model runs on the CPU, as the engine's runtime says (wllama:
+   * `isMultithread()`, `getNumThreads()`); null when nothing is loaded. Absent:
+   * the engine does not run on CPU threads of its own.
+   */
+  cpuThreads?(): EngineCpuThreads | null;
   /**
    * What this engine can do. An engine made by its kind in engine/registry.ts
    * has the kind's; one an app passes as the host's engine

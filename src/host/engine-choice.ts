@@ -11,10 +11,12 @@
  * is (and a request gets the 503 the GPU check gives).
  *
  * How wllama runs is told here too: multi-threaded only where the context is
- * cross-origin isolated (SharedArrayBuffer), single-threaded otherwise.
+ * cross-origin isolated (SharedArrayBuffer), single-threaded otherwise; once a
+ * GGUF is loaded, as wllama itself reports it (engine/wllama/wllama-threads.ts).
  */
 import { ApiError } from "../protocol/api-error.js";
-import type { EngineKind } from "../engine/types.js";
+import type { Engine, EngineKind } from "../engine/types.js";
+import { wllamaThreadReport, type WllamaThreadReport } from "../engine/wllama/wllama-threads.js";
 import { checkDeviceFit } from "../gpu/fit.js";
 import type { GpuProbe } from "../gpu/probe.js";
 import type { Catalog } from "../models/catalog.js";
@@ -33,15 +35,22 @@ export interface EngineChoice {
   reason: string;
 }
 
-/** How wllama runs in this context (gpu.info().wllama, models.status().threads). */
-export interface WllamaThreads {
-  threads: "multi" | "single";
-  cross_origin_isolated: boolean;
-}
+/**
+ * How wllama runs here (gpu.info().wllama, models.status(id).engine): what a
+ * loaded wllama says of its threads (`source: "wllama"`, with its `model`),
+ * else what a load here will ask for (`source: "planned"`).
+ */
+export type WllamaThreads = WllamaThreadReport & { cross_origin_isolated: boolean; model?: string };
 
-export function wllamaThreads(): WllamaThreads {
+/** `engines`: those started so far; `modelId`: only that model's engine counts as loaded; `asked`: its record's `engine.threads`. */
+export function wllamaThreads(engines: readonly Engine[] = [], modelId?: string, asked?: number): WllamaThreads {
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
-  return { threads: isolated ? "multi" : "single", cross_origin_isolated: isolated };
+  for (const engine of engines) {
+    const loaded = engine.cpuThreads?.() ?? null;
+    const model = engine.loadedModel ?? engine.loadedEmbeddingModel ?? undefined;
+    if (loaded && model !== undefined && (modelId === undefined || model === modelId)) return { ...wllamaThreadReport(loaded), cross_origin_isolated: isolated, model };
+  }
+  return { ...wllamaThreadReport(null, asked), cross_origin_isolated: isolated };
 }
 
 /** Why the GPU cannot serve `record` (null: it can). */

@@ -229,6 +229,7 @@ export class EngineHost {
       chooseEngine: (model) => core.chooseEngine(model),
       auto: core.auto,
       engineFor: (record) => core.engineFor(record),
+      engines: () => core.engines(),
       capabilitiesOf: (record) => core.capabilitiesOf(record),
       checkDevice: (record) => core.checkDevice(record, undefined),
       cached: (record) => this.cachedWhole(record),

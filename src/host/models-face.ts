@@ -52,10 +52,10 @@ export class ModelsFace {
     return listing;
   }
 
-  /** The adapter, what runs the GPU's records (`engine: "auto"`), and how wllama runs here (threads). */
+  /** The adapter, what runs the GPU's records (`engine: "auto"`), and how wllama runs here (threads: as a loaded wllama reports them, else as a load will ask). */
   async gpuInfo(): Promise<GpuInfoReply> {
     const probe = await this.core.gpu();
-    return { ...probe, engine: engineMode(this.core.auto, probe), wllama: wllamaThreads() };
+    return { ...probe, engine: engineMode(this.core.auto, probe), wllama: wllamaThreads(this.core.engines()) };
   }
 
   /** Loads a model ahead of the first request (downloads it if needed), with progress. */

@@ -32,9 +32,11 @@ export interface ModelStatus {
    * under `engine: "auto"` and for records that name their engine kind (a
    * GGUF); absent for a web-llm record without "auto" (web-llm runs it).
    * With "auto", `model` is the record's fallback where the GPU cannot
-   * serve it. `threads` for wllama: "multi" only where the page is cross-origin isolated.
+   * serve it. For wllama, `threads` ("multi" only where the page is
+   * cross-origin isolated), `n_threads` and `threads_source`: "wllama" once the
+   * model is loaded (what wllama reports), "planned" before (what the load asks).
    */
-  engine?: { kind: string; model: string; reason: string; threads?: "multi" | "single" };
+  engine?: { kind: string; model: string; reason: string; threads?: "multi" | "single"; n_threads?: number; threads_source?: "wllama" | "planned" };
 }
 
 export interface PromptSupportContext {
@@ -45,6 +47,8 @@ export interface PromptSupportContext {
   /** `engine: "auto"` was asked for. */
   auto: boolean;
   engineFor(record: ModelRecord): Promise<Engine>;
+  /** The engines started so far (a loaded wllama reports its threads). */
+  engines(): Engine[];
   capabilitiesOf(record: ModelRecord): Promise<EngineCapabilities>;
   /** Throws (503) when this adapter cannot serve the record. */
   checkDevice(record: ModelRecord): Promise<void>;
@@ -72,8 +76,15 @@ export async function modelStatus(context: PromptSupportContext, id: string): Pr
   const base = { id: choice.requested.model_id, status, ...(reason !== undefined ? { reason } : {}) };
   // Said where there is something to say: a choice was made ("auto"), or a record names its own engine kind.
   if (!context.auto && choice.requested.engine === undefined) return base;
-  const engine = { kind: choice.engine, model: choice.record.model_id, reason: choice.reason, ...(choice.engine === "wllama" ? { threads: wllamaThreads().threads } : {}) };
+  const engine = { kind: choice.engine, model: choice.record.model_id, reason: choice.reason, ...(choice.engine === "wllama" ? wllamaStatus(context.engines(), choice.record) : {}) };
   return { ...base, engine };
+}
+
+function wllamaStatus(engines: Engine[], record: ModelRecord): { threads: "multi" | "single"; n_threads: number; threads_source: "wllama" | "planned" } {
+  // A record's `engine.threads` that is not a whole number is refused by the load (400); the plan reads it as absent.
+  const asked = (record.engine as { threads?: unknown } | undefined)?.threads;
+  const report = wllamaThreads(engines, record.model_id, typeof asked === "number" && Number.isInteger(asked) && asked >= 1 ? asked : undefined);
+  return { threads: report.threads, n_threads: report.n_threads, threads_source: report.source };
 }
 
 async function statusOf(context: PromptSupportContext, record: ModelRecord): Promise<Omit<ModelStatus, "engine">> {

@@ -95,6 +95,12 @@ export interface WllamaRecordEngine extends RecordEngineSpec {
    */
   wasm?: string;
   /**
+   * llama.cpp's thread count where the page is cross-origin isolated (capped at
+   * `navigator.hardwareConcurrency`; not isolated, always 1). Default: half the
+   * logical cores, at most 8 (engine/wllama/wllama-threads.ts says why).
+   */
+  threads?: number;
+  /**
    * What is known of the file without reading it, for `models.list()`: a
    * record that declares it is listed with it (or, once stored, with what the
    * stored file says) and no header is fetched. Catalog records declare it, so

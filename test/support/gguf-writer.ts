@@ -28,6 +28,11 @@ export interface TinyGgufOptions {
   chatTemplate?: string;
   /** `llama.pooling_type` (llama.cpp's enum: 1 mean, 2 cls, 3 last), as embedding GGUFs declare it. Default: not written. */
   poolingType?: number;
+  /**
+   * A bigger model than the default 2 layers of 64 (a measurement needs one whose decode outweighs
+   * the per-token overhead, e.g. threads: test/unit/wllama-threads.test.ts). Heads stay 4 (2 KV).
+   */
+  shape?: { embedding: number; feedForward: number; layers: number };
 }
 
 export const CHATML_TEMPLATE =
@@ -113,9 +118,9 @@ export function tinyVocabulary(): { tokens: string[]; types: number[]; scores: n
   return { tokens, types, scores };
 }
 
-/** Writes the tiny model; about 0.5 MB. */
+/** Writes the tiny model; about 0.5 MB (`shape` makes it bigger). */
 export function writeTinyGguf(options: TinyGgufOptions = {}): Uint8Array {
-  const nEmbd = 64, nFf = 128, nLayer = 2, nHead = 4, nHeadKv = 2;
+  const nEmbd = options.shape?.embedding ?? 64, nFf = options.shape?.feedForward ?? 128, nLayer = options.shape?.layers ?? 2, nHead = 4, nHeadKv = 2;
   const { tokens, types, scores } = tinyVocabulary();
   const kv = new Bytes();
   let kvCount = 0;

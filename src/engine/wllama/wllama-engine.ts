@@ -2,7 +2,7 @@
  * The wllama engine: GGUF models on llama.cpp compiled to WebAssembly
  * (`@wllama/wllama` 3.8.1), behind the same Engine seam as web-llm. It runs
  * where WebGPU is missing (CPU, SIMD; threads when the page is cross-origin
- * isolated), so it does not require a GPU and the host skips its adapter and
+ * isolated: wllama-threads.ts), so it does not require a GPU and the host skips its adapter and
  * fit checks for it.
  *
  * A record selects it with `engine: { kind: "wllama", wasm }` and names its
@@ -20,7 +20,7 @@
  */
 import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
 import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../../models/record.js";
-import type { EmbedRequest, EmbedResult, Engine, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
+import type { EmbedRequest, EmbedResult, Engine, EngineCpuThreads, EngineEvent, EngineRequest, EngineUsage, LoadOptions } from "../types.js";
 import { embedWithWllama } from "./wllama-embed.js";
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
@@ -29,6 +29,7 @@ import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogp
 import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
 import { WLLAMA_WASM_URL } from "./wllama-catalog.js";
+import { checkThreadsSetting, contextThreadCount } from "./wllama-threads.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
@@ -61,6 +62,8 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
   let loaded: string | null = null;
   /** The loaded record's ChatML family, when it has one: its prompts are rendered by us. */
   let chatml: ChatmlShape | undefined;
+  /** What the loaded wllama reports of its threads. */
+  let threads: EngineCpuThreads | null = null;
 
   async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
     if (loaded === record.model_id && wllama) return;
@@ -79,15 +82,19 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     if (!options.storedFiles) throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: the wllama engine loads its GGUF from the client's cache, and nothing was stored for it. Load it through the client (models.load or a request), which downloads it first.` });
     const blobs = await options.storedFiles();
     if (options.signal?.aborted) throw abortError();
+    // Threads only where this context is cross-origin isolated (wllama-threads.ts); the record may ask for a count.
+    const { n_threads } = contextThreadCount(checkThreadsSetting(spec.threads, record.model_id));
     const instance = new Wllama({ default: absolute(spec.wasm ?? WLLAMA_WASM_URL) }, { suppressNativeLog: true, logger: QUIET });
     try {
-      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record), ...(embedding ? { embeddings: true } : {}) });
+      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record), n_threads, ...(embedding ? { embeddings: true } : {}) });
     } catch (error) {
       await instance.exit().catch(() => undefined);
       throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
     }
     wllama = instance;
     loaded = record.model_id;
+    // What wllama did, not what we asked: it starts threads only where SharedArrayBuffer can be posted.
+    threads = { multithread: instance.isMultithread(), n_threads: instance.getNumThreads() };
     chatml = chatmlShapeOf(record);
     const bytes = blobs.reduce((sum, blob) => sum + blob.size, 0);
     options.onProgress?.({ phase: "load", loadedBytes: bytes, totalBytes: bytes, fraction: 1, etaS: null, file: null });
@@ -151,6 +158,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     wllama = null;
     loaded = null;
     chatml = undefined;
+    threads = null;
     await instance?.exit().catch(() => undefined);
   }
 
@@ -171,6 +179,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     get loadedEmbeddingModel() {
       return embedding ? loaded : null;
     },
+    cpuThreads: () => threads,
     requiresGpu: false,
     oneAtATime: "wllama engine: one sequence at a time (llama.cpp's parallel slots are not used yet)",
   };
