@@ -170,6 +170,31 @@ describe("continuous batching at the web-llm engine seam", () => {
     expect(pipeline.outputIds).toEqual([]);
   });
 
+  it("a step's forward that fails (a device error) fails the rows it carried, each at once, and later requests still run", async () => {
+    const { engine, pipeline } = await engineWith({ maxRows: 4 });
+    const device = (pipeline as unknown as { device: { sync: () => Promise<void> } }).device;
+    const sync = device.sync;
+    let syncs = 0;
+    // the third step's read-back fails, as a lost device's does
+    device.sync = async () => {
+      if (++syncs === 3) throw new Error("GPUDevice was lost: the step failed");
+      return sync();
+    };
+    const long = { stop: [], max_tokens: 30, temperature: 0 };
+    const outcome = (p: Promise<unknown>) => p.then(() => "done", (error: Error) => `failed: ${error.message}`);
+    const settled = Promise.all([outcome(run(engine, request("thecat", { sampling: long }))), outcome(run(engine, request("hello", { sampling: long })))]);
+    const hung = new Promise((resolve) => setTimeout(() => resolve("hung"), 3000));
+    const results = await Promise.race([settled, hung]);
+    expect(results).not.toBe("hung");
+    for (const result of results as string[]) expect(result).toMatch(/^failed: .*lost/);
+    // the rows left: the next request gets a row and its reply, as alone
+    device.sync = sync;
+    const alone = await engineWith();
+    const expected = await run(alone.engine, request("abcxyz"));
+    const next = await Promise.race([run(engine, request("abcxyz")), new Promise((resolve) => setTimeout(() => resolve("hung"), 3000))]);
+    expect((next as { text: string }).text).toBe(expected.text);
+  });
+
   it("an abort stops that row only (web-llm's engine-wide interrupt is not used)", async () => {
     const { engine } = await engineWith({ maxRows: 4 });
     const controller = new AbortController();

@@ -271,6 +271,26 @@ describe("continuous batching on web-llm's pipeline: per-row rules", () => {
     await Promise.all([runA, soloRun, rowB]);
     expect(events).toEqual(["a done", "alone runs", "alone done", "b opened"]);
   });
+
+  it("a request waiting to run alone that is aborted stops waiting at once, and rows open again without waiting for the rows in flight", async () => {
+    const { rows } = setup();
+    const rowA = await rows.open({ id: "a", owner: "a" }, new AbortController().signal);
+    const controller = new AbortController();
+    let ran = false;
+    const solo = rows.alone(async () => void (ran = true), controller.signal).then(
+      () => "resolved",
+      (error: Error) => error.name,
+    );
+    const later = (ms: number) => new Promise((resolve) => setTimeout(() => resolve("still waiting"), ms));
+    controller.abort();
+    // row a is still in flight: the aborted request does not wait for it to end
+    expect(await Promise.race([solo, later(1000)])).toBe("AbortError");
+    const rowB = rows.open({ id: "b", owner: "b" }, new AbortController().signal);
+    expect(await Promise.race([rowB.then(() => "opened"), later(1000)])).toBe("opened");
+    expect(ran).toBe(false);
+    (await rowB).leave();
+    rowA.leave();
+  });
 });
 
 describe("continuous batching on web-llm's pipeline: the forward each step runs", () => {

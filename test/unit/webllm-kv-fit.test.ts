@@ -76,3 +76,13 @@ describe("sizing the default rows to the model and the device", () => {
     expect(await canAllocate(device, 4096, 1)).toBe(true);
   });
 });
+
+describe("the memory check's own buffers", () => {
+  it("are destroyed even when the device fails to report its error scopes (a lost device): no test allocation stays held", async () => {
+    const memory = new FakeGpuMemory(2 ** 30);
+    const pop = memory.popErrorScope.bind(memory);
+    memory.popErrorScope = () => pop().then(() => Promise.reject(new Error("OperationError: the device was lost")));
+    await expect(canAllocate(memory, 64 * 2 ** 20, 4)).rejects.toThrow(/lost/);
+    expect(memory.inUse).toBe(0);
+  });
+});

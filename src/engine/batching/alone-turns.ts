@@ -53,8 +53,23 @@ export class AloneTurns {
   }
 
   async alone<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    await new Promise<void>((resolve) => {
-      this.queue.push(resolve);
+    if (signal?.aborted) throw signal.reason ?? new DOMException("aborted", "AbortError");
+    // An abort while it waits takes it out of the queue at once: it neither waits for the rows in flight to
+    // end nor keeps new rows from opening meanwhile.
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = this.queue.indexOf(granted);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        if (!this.blocking) this.wake();
+        reject(signal?.reason ?? new DOMException("aborted", "AbortError"));
+      };
+      const granted = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.queue.push(granted);
       this.startIfIdle();
     });
     try {

@@ -8,7 +8,10 @@
  * step, and a row that joins or leaves does so at a step boundary.
  *
  * `forward(plan)` runs the step's forward (the scripted engine only waits its
- * token delay there); it is called before the rows are released.
+ * token delay there); it is called before the rows are released. A forward
+ * that throws (a device error) fails that step's rows: their `pass()` rejects
+ * with its error, the step is not committed, and the loop goes on with the
+ * rows still in flight (a row that leaves is not waited for).
  */
 import type { RowBatchReport } from "./counters.js";
 import type { RowRequest, StepPlan, StepScheduler } from "./step-scheduler.js";
@@ -18,7 +21,8 @@ export interface BatchRow {
    * Waits for the next step that gives this row a token (its prompt's last
    * chunk, or a decode). Resolves false, at once, when `signal` aborts.
    * `tokens`: what a decoding row feeds in that step, its last token plus a
-   * speculative draft to verify (default 1).
+   * speculative draft to verify (default 1). Rejects with the forward's
+   * error when the step's forward fails.
    */
   pass(signal: AbortSignal, tokens?: number): Promise<boolean>;
   /** The row sampled a token its last verify pass accepted, with no step of its own: a generated token. */
@@ -31,8 +35,8 @@ export interface BatchRow {
 }
 
 interface Slot {
-  /** Set while the row waits in pass(). */
-  parked: (() => void) | null;
+  /** Set while the row waits in pass(): releases it (no error) or fails it with the step's error. */
+  parked: ((error?: unknown) => void) | null;
   /** Released by the current step and not yet back. */
   released: boolean;
   left: boolean;
@@ -74,16 +78,17 @@ export class StepRunner {
       this.notify();
       return Promise.resolve(false);
     }
-    const passed = new Promise<boolean>((resolve) => {
+    const passed = new Promise<boolean>((resolve, reject) => {
       const onAbort = () => {
         slot.parked = null;
         resolve(false);
         this.notify();
       };
-      slot.parked = () => {
+      slot.parked = (error?: unknown) => {
         signal.removeEventListener("abort", onAbort);
         slot.parked = null;
-        resolve(true);
+        if (error === undefined) resolve(true);
+        else reject(error);
       };
       signal.addEventListener("abort", onAbort, { once: true });
     });
@@ -116,19 +121,32 @@ export class StepRunner {
   private start(): void {
     if (this.running) return;
     this.running = true;
-    void this.loop().finally(() => (this.running = false));
+    // The loop does not reject (a failed forward fails its rows); should it, the rows waiting fail rather than hang.
+    this.loop().catch((error: unknown) => {
+      this.running = false;
+      for (const slot of this.slots.values()) slot.parked?.(error);
+    });
   }
 
   private async loop(): Promise<void> {
     for (;;) {
       const plan = this.scheduler.plan();
-      if (!plan) return;
+      // Not running from here on, in the same turn as the empty plan: a row that parks next starts the loop again.
+      if (!plan) return void (this.running = false);
       // The rows the step waits for and releases: those it gives a token, and prefill rows that feed
       // each chunk in its step (`prefillStepwise`, web-llm) and so take part in every step of their prompt.
       const sampled = plan.rows.filter((row) => row.samples || (plan.stepwise === true && row.phase === "prefill")).map((row) => row.id);
       // Every row the step samples is in pass() (or gone) before the forward runs.
       while (sampled.some((id) => this.waitingFor(id, "parked"))) await this.changes();
-      await this.forward(plan);
+      try {
+        await this.forward(plan);
+      } catch (error) {
+        // The step ran for none of its rows: each fails with the error (the engine reports it), and leaves.
+        this.scheduler.abandon(plan);
+        this.release(sampled, error ?? new Error("The step's forward failed."));
+        while (sampled.some((id) => this.waitingFor(id, "back"))) await this.changes();
+        continue;
+      }
       // Rows that end with this step's token leave by themselves (leave()); none is removed here but one
       // past the pass bound it joined with, which then gets no more passes.
       for (const { id, report } of this.scheduler.commit(plan).left) {
@@ -137,14 +155,19 @@ export class StepRunner {
         slot.report = report;
         slot.evicted = true;
       }
-      for (const id of sampled) {
-        const slot = this.slots.get(id);
-        if (!slot?.parked) continue;
-        slot.released = true;
-        slot.parked();
-      }
+      this.release(sampled);
       // Each released row takes its token (its consumer reads it) and comes back, or leaves.
       while (sampled.some((id) => this.waitingFor(id, "back"))) await this.changes();
+    }
+  }
+
+  /** Releases the step's rows waiting in pass(): with its token, or failed with `error`. */
+  private release(ids: readonly string[], error?: unknown): void {
+    for (const id of ids) {
+      const slot = this.slots.get(id);
+      if (!slot?.parked) continue;
+      slot.released = true;
+      slot.parked(error);
     }
   }
 

@@ -226,6 +226,12 @@ export class StepScheduler {
     return outcome;
   }
 
+  /** The planned step did not run (its forward failed): nothing is recorded, and the next step can be planned. */
+  abandon(plan: StepPlan): void {
+    if (plan !== this.pending) throw new Error(`Step ${plan.step} is not the planned step.`);
+    this.pending = null;
+  }
+
   /**
    * Row `id`'s next decode step feeds `tokens`: its last token plus a draft
    * of `tokens - 1` to verify (the step is planned by it; its own next step

@@ -131,10 +131,14 @@ export async function canAllocate(device: GpuDeviceLike, bytes: number, layers: 
   } catch {
     thrown = true;
   }
-  // Popped innermost first; both are asked for before either settles.
-  const [validation, outOfMemory] = await Promise.all([device.popErrorScope(), device.popErrorScope()]);
-  for (const buffer of buffers) buffer.destroy();
-  return !thrown && !validation && !outOfMemory;
+  try {
+    // Popped innermost first; both are asked for before either settles.
+    const [validation, outOfMemory] = await Promise.all([device.popErrorScope(), device.popErrorScope()]);
+    return !thrown && !validation && !outOfMemory;
+  } finally {
+    // Freed however the scopes answer: a rejected pop must not leave the whole cache's size allocated.
+    for (const buffer of buffers) buffer.destroy();
+  }
 }
 
 function mib(bytes: number): string {
