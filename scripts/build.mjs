@@ -11,8 +11,9 @@
  *    in a page without a bundler its bare `comlink`/`idb-keyval` imports could not
  *    resolve. Those two are small and inlined; `@mlc-ai/web-llm` stays an
  *    external dynamic import, loaded only when a web-llm model is used, and so
- *    does `@modelcontextprotocol/sdk`, loaded only when an MCP server is used, and
- *    `@wllama/wllama`, loaded only when a GGUF model is used.
+ *    does `@modelcontextprotocol/sdk`, loaded only when an MCP server is used,
+ *    `@wllama/wllama`, loaded only when a GGUF model is used, and
+ *    `@huggingface/jinja`, loaded only when a GGUF's own chat template is rendered.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, rmSync } from "node:fs";
@@ -35,7 +36,7 @@ for (const name of workerEntries) {
     format: "esm",
     platform: "browser",
     target: "es2022",
-    external: ["@mlc-ai/web-llm", "@wllama/wllama", "@wllama/wllama/*", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+    external: ["@mlc-ai/web-llm", "@wllama/wllama", "@wllama/wllama/*", "@huggingface/jinja", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
     allowOverwrite: true,
     legalComments: "inline",
     logLevel: "warning",

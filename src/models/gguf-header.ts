@@ -158,3 +158,60 @@ export async function readGgufHeader(read: (end: number) => Promise<Uint8Array>)
   }
   return null;
 }
+
+/** What a chat template needs from a GGUF (gguf-prompt.ts): its source and the text of some tokens. */
+export interface GgufTemplateInfo {
+  /** `tokenizer.chat_template`; null where the file has none. */
+  chatTemplate: string | null;
+  /** The text of the asked tokens of `tokenizer.ggml.tokens` (BOS, EOS); an id the vocabulary lacks is absent. */
+  tokenTexts: Map<number, string>;
+}
+
+/**
+ * The chat template and the text of the vocabulary's tokens `ids` (for the
+ * template's `bos_token`/`eos_token`: llama.cpp's metadata strings leave
+ * arrays out). Reads the key-values only (GgufTruncated: give it more).
+ */
+export function parseGgufTemplateInfo(bytes: Uint8Array, ids: number[]): GgufTemplateInfo {
+  const cursor = new Cursor(bytes);
+  if (bytes.length >= 4 && new TextDecoder().decode(bytes.subarray(0, 4)) !== "GGUF") throw new GgufInvalid("no GGUF magic");
+  cursor.skip(4);
+  const version = cursor.u32();
+  if (version !== 2 && version !== 3) throw new GgufInvalid(`GGUF version ${version} (2 and 3 are read)`);
+  cursor.u64();
+  const keyCount = cursor.u64();
+  if (keyCount > MAX_KEYS) throw new GgufInvalid(`${keyCount} keys: over the bounds`);
+  const wanted = new Set(ids);
+  const info: GgufTemplateInfo = { chatTemplate: null, tokenTexts: new Map() };
+  for (let i = 0; i < keyCount; i++) {
+    const key = cursor.str();
+    const type = cursor.u32();
+    if (key === "tokenizer.chat_template" && type === STRING) {
+      info.chatTemplate = cursor.str();
+    } else if (key === "tokenizer.ggml.tokens" && type === ARRAY) {
+      const itemType = cursor.u32();
+      const count = cursor.u64();
+      if (itemType !== STRING) throw new GgufInvalid("tokenizer.ggml.tokens is not an array of strings");
+      for (let id = 0; id < count; id++) {
+        if (wanted.has(id)) info.tokenTexts.set(id, cursor.str());
+        else cursor.skip(cursor.u64());
+      }
+    } else {
+      skipValue(cursor, type);
+    }
+  }
+  return info;
+}
+
+/** `parseGgufTemplateInfo` on a growing prefix of a file read by `read(end)`, as readGgufHeader reads; null past MAX_GGUF_HEADER_BYTES. */
+export async function readGgufTemplateInfo(read: (end: number) => Promise<Uint8Array>, ids: number[]): Promise<GgufTemplateInfo | null> {
+  for (let end = FIRST_READ_BYTES; end <= MAX_GGUF_HEADER_BYTES; end *= 2) {
+    const bytes = await read(end);
+    try {
+      return parseGgufTemplateInfo(bytes, ids);
+    } catch (error) {
+      if (!(error instanceof GgufTruncated) || bytes.length < end) throw error;
+    }
+  }
+  return null;
+}

@@ -17,7 +17,7 @@ import { createServer, type Server } from "node:http";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, normalize } from "node:path";
 import type { AddressInfo } from "node:net";
-import { R1_STYLE_TEMPLATE, THINKING_SWITCH_TEMPLATE, writeTinyGguf } from "./gguf-writer.js";
+import { BOS_EOS_TEMPLATE, FLOOR_DIVISION_TEMPLATE, MIN_FILTER_TEMPLATE, R1_STYLE_TEMPLATE, THINKING_SWITCH_TEMPLATE, writeTinyGguf } from "./gguf-writer.js";
 import { wllamaPackageDir } from "./wllama-package.js";
 
 export interface GgufServer {
@@ -30,12 +30,17 @@ export async function startGgufServer(): Promise<GgufServer> {
   /**
    * Files by name: `tiny-r1.gguf` is the same model with a reasoning chat template (R1_STYLE_TEMPLATE),
    * `tiny-embed.gguf` declares mean pooling (an embedding GGUF), `tiny-switch.gguf` has Qwen3's
-   * `enable_thinking` switch (THINKING_SWITCH_TEMPLATE); any other name is `tiny.gguf`.
+   * `enable_thinking` switch (THINKING_SWITCH_TEMPLATE), `tiny-boseos.gguf` writes BOS/EOS (BOS_EOS_TEMPLATE),
+   * `tiny-min.gguf` a filter our Jinja lacks (MIN_FILTER_TEMPLATE), `tiny-floordiv.gguf` an operator llama.cpp's
+   * lacks (FLOOR_DIVISION_TEMPLATE); any other name is `tiny.gguf`.
    */
   const variants: Record<string, Uint8Array> = {
     "tiny-r1.gguf": writeTinyGguf({ chatTemplate: R1_STYLE_TEMPLATE }),
     "tiny-embed.gguf": writeTinyGguf({ poolingType: 1 }),
     "tiny-switch.gguf": writeTinyGguf({ chatTemplate: THINKING_SWITCH_TEMPLATE }),
+    "tiny-boseos.gguf": writeTinyGguf({ chatTemplate: BOS_EOS_TEMPLATE }),
+    "tiny-min.gguf": writeTinyGguf({ chatTemplate: MIN_FILTER_TEMPLATE }),
+    "tiny-floordiv.gguf": writeTinyGguf({ chatTemplate: FLOOR_DIVISION_TEMPLATE }),
   };
   /** The file of a folder `big…`: 40 MiB of patterned bytes (more than two of the downloader's 16 MiB pieces; not a model). */
   let bigFile: Uint8Array | null = null;

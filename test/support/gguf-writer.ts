@@ -56,6 +56,33 @@ export const THINKING_SWITCH_TEMPLATE =
   "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}" +
   "{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}{% endif %}";
 
+/**
+ * ChatML with the GGUF's BOS and EOS tokens written by the template (`bos_token`
+ * first, `eos_token` after each assistant turn), as Llama- and Gemma-style templates do:
+ * the prompt depends on the token text read from the GGUF's vocabulary.
+ */
+export const BOS_EOS_TEMPLATE =
+  "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}<|im_end|>\n{% endfor %}" +
+  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/**
+ * ChatML with a `min` filter, which llama.cpp's Jinja engine (wllama 3.8.1) renders and
+ * @huggingface/jinja 0.5.13 does not know ("Unknown ArrayValue filter: min"): the engine
+ * falls back to llama.cpp's rendering. Renders as CHATML_TEMPLATE.
+ */
+export const MIN_FILTER_TEMPLATE =
+  "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}{{ '' if [3, 1] | min == 1 else 'x' }}<|im_end|>\n{% endfor %}" +
+  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/**
+ * ChatML with a floor division (`//`), which @huggingface/jinja renders and llama.cpp's
+ * Jinja engine in wllama 3.8.1 cannot: its chat completion aborts the WebAssembly module
+ * (measured). Renders as CHATML_TEMPLATE.
+ */
+export const FLOOR_DIVISION_TEMPLATE =
+  "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}{{ '' if loop.index0 // 2 >= 0 else 'x' }}<|im_end|>\n{% endfor %}" +
+  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
 const WORDS = ("the a of to and in is it you that he was for on are as with his they I at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who oil its now find long down day did get come made may part hello world user assistant system").split(" ");
 
 /** Little-endian byte sink. */

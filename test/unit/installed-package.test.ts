@@ -65,14 +65,15 @@ describe.skipIf(!haveChromium)("the installed package", { timeout: 240_000 }, ()
     const link = readFileSync(join(app, "node_modules/webgpu-openai/dist/client/worker-link.js"), "utf8");
     expect(link).toContain('new Worker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
     expect(link).toContain('new SharedWorker(new URL("../worker/entry.js", import.meta.url), { type: "module"');
-    // The worker files have no bare import but web-llm's, wllama's and the MCP SDK's (a module worker gets no import map),
-    // and those only dynamically: loaded when a web-llm model, a GGUF model or an mcp tool is first used, resolved by the
-    // app's bundler.
+    // The worker files have no bare import but web-llm's, wllama's, @huggingface/jinja's and the MCP SDK's (a module worker
+    // gets no import map), and those only dynamically: loaded when a web-llm model, a GGUF model (its own chat template) or
+    // an mcp tool is first used, resolved by the app's bundler.
     const worker = readFileSync(join(app, "node_modules/webgpu-openai/dist/worker/entry.js"), "utf8");
     const bare = [...worker.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"'./][^"']*)["']/g)].map((m) => m[0]);
     expect(bare.filter((b) => !/^import\s*\(\s*"@modelcontextprotocol\/sdk\/client\/(index|streamableHttp|sse)\.js"$/.test(b))).toEqual([
       expect.stringMatching(/^import\s*\(\s*"@mlc-ai\/web-llm"$/),
       expect.stringMatching(/^import\s*\(\s*"@wllama\/wllama\/esm\/index\.js"$/),
+      expect.stringMatching(/^import\s*\(\s*"@huggingface\/jinja"$/),
     ]);
   });
 

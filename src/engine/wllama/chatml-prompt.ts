@@ -10,7 +10,7 @@
  *
  * Which records: those whose `record.family` names a ChatML family. Any other
  * record (no family, or another template) keeps the GGUF's own template,
- * rendered by llama.cpp. The seam does not import families/, so the names are
+ * rendered by @huggingface/jinja (gguf-template.ts). The seam does not import families/, so the names are
  * listed here (families/families.ts defines them).
  */
 import type { ModelRecord } from "../../models/record.js";

@@ -113,8 +113,12 @@ export interface WllamaInstance {
   createEmbedding(options: { input: string[] }): Promise<WllamaEmbeddings>;
   createChatCompletion(options: WllamaSampling & WllamaChatLogprobs & WllamaChatParsing & { messages: WllamaMessage[]; stream: true }): Promise<AsyncIterable<WllamaChatChunk>>;
   createCompletion(options: WllamaSampling & WllamaRawLogprobs & { prompt: string; stream: true }): Promise<AsyncIterable<WllamaRawChunk>>;
-  /** What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name; `metadata`, the GGUF's key-values as text. */
-  getLoadedContextInfo(): { n_vocab: number; metadata?: Record<string, string> };
+  /**
+   * What llama.cpp loaded: `n_vocab` bounds the token ids `logit_bias` may name; `metadata`, the GGUF's
+   * scalar key-values as text (`tokenizer.chat_template`; arrays left out); BOS/EOS ids (-1: none) and
+   * whether tokenizing adds BOS, for the chat template (gguf-prompt.ts).
+   */
+  getLoadedContextInfo(): { n_vocab: number; metadata?: Record<string, string>; token_bos?: number; token_eos?: number; add_bos_token?: boolean };
   isMultithread(): boolean;
   getNumThreads(): number;
   exit(): Promise<void>;

@@ -11,10 +11,12 @@
  * quota, stall watchdog, progress); the engine hands wllama the stored
  * files as Blobs (disk-backed in OPFS and the Cache API), fetching nothing.
  * Prompts of a record whose `family` is a known ChatML family are rendered by
- * us as web-llm would give them (chatml-prompt.ts) and sent as a raw
- * completion; any other record's are rendered by llama.cpp from the GGUF's
- * own `tokenizer.chat_template` (a final assistant message is continued by
- * llama-server itself: prefill-echo.ts). Usage comes from llama-server's own counts
+ * us as web-llm would give them (chatml-prompt.ts); any other record's from
+ * the GGUF's own `tokenizer.chat_template` by `@huggingface/jinja`
+ * (gguf-prompt.ts); both are sent as a raw completion. A template that Jinja
+ * cannot render is left to llama.cpp's own Jinja engine (createChatCompletion;
+ * a final assistant message is then continued by llama-server itself:
+ * prefill-echo.ts). Usage comes from llama-server's own counts
  * (`timings`: prompt tokens prefilled and reused, tokens generated); logprobs
  * from its per-token probabilities (wllama-logprobs.ts).
  */
@@ -25,6 +27,7 @@ import { embedWithWllama } from "./wllama-embed.js";
 import type { WllamaChatChunk, WllamaFinish, WllamaInstance, WllamaRawChunk, WllamaTimings } from "./wllama-api.js";
 import { importWllama } from "./import-wllama.js";
 import { chatmlPrompt, chatmlShapeOf, type ChatmlShape } from "./chatml-prompt.js";
+import { GgufPrompts } from "./gguf-prompt.js";
 import { chatLogprobs, checkWllamaRequest, continuedText, RAW_CHAT_TEXT, rawLogprobs, templateSwitches, wllamaMessages, wllamaSampling } from "./wllama-request.js";
 import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
@@ -64,6 +67,8 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
   let chatml: ChatmlShape | undefined;
   /** What the loaded wllama reports of its threads. */
   let threads: EngineCpuThreads | null = null;
+  /** Any other chat record's: its GGUF's own template, rendered by us where our Jinja can. */
+  let ggufPrompts: GgufPrompts | undefined;
 
   async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
     if (loaded === record.model_id && wllama) return;
@@ -96,6 +101,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     // What wllama did, not what we asked: it starts threads only where SharedArrayBuffer can be posted.
     threads = { multithread: instance.isMultithread(), n_threads: instance.getNumThreads() };
     chatml = chatmlShapeOf(record);
+    ggufPrompts = chatml || embedding ? undefined : new GgufPrompts(record.model_id, () => instance.getLoadedContextInfo(), blobs[0]);
     const bytes = blobs.reduce((sum, blob) => sum + blob.size, 0);
     options.onProgress?.({ phase: "load", loadedBytes: bytes, totalBytes: bytes, fraction: 1, etaS: null, file: null });
   }
@@ -119,8 +125,8 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
       return logprobs ? { text, logprobs } : { text };
     }
     try {
-      // A raw completion takes its prompt as is; a ChatML family's chat, the prompt we render.
-      const prompt = request.rawPrompt ?? (chatml ? chatmlPrompt(request, chatml) : undefined);
+      // A raw completion takes its prompt as is; a chat, the prompt we render (undefined: llama.cpp renders the GGUF's template).
+      const prompt = request.rawPrompt ?? (chatml ? chatmlPrompt(request, chatml) : await ggufPrompts?.render(request));
       if (prompt !== undefined) {
         for await (const chunk of await wllama.createCompletion({ ...sampling, ...rawLogprobs(request), prompt, stream: true })) {
           last = chunk;
@@ -159,6 +165,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     loaded = null;
     chatml = undefined;
     threads = null;
+    ggufPrompts = undefined;
     await instance?.exit().catch(() => undefined);
   }
 

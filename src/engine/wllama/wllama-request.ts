@@ -1,9 +1,8 @@
 /**
  * An EngineRequest as wllama's (llama-server's) OpenAI-compatible calls take
- * it: chat messages rendered by the GGUF's own chat template inside llama.cpp
- * (its Jinja engine) where the record names no ChatML family (else
- * chatml-prompt.ts renders them), or a raw prompt as is; sampling mapped
- * field by field.
+ * it: a raw prompt as is (ours: chatml-prompt.ts, gguf-template.ts), or, where
+ * our Jinja cannot render the GGUF's own chat template, chat messages for
+ * llama.cpp's Jinja engine to render; sampling mapped field by field.
  *
  * What the engine does not do yet is refused here with a 400 naming the
  * parameter, before anything runs, instead of being ignored: image/audio parts.
@@ -87,9 +86,9 @@ export function continuedText(messages: WllamaMessage[], request: EngineRequest)
 export const RAW_CHAT_TEXT: WllamaChatParsing = { reasoning_format: "none" };
 
 /**
- * A reasoning family that can be switched, on the GGUF's own template:
- * llama.cpp renders it with `enable_thinking` as the request has it. It must
- * be said both ways: llama-server in wllama 3.8.1 renders with
+ * A reasoning family that can be switched, on a GGUF template llama.cpp renders
+ * (the fallback; gguf-template.ts passes the same): it renders it with
+ * `enable_thinking` as the request has it. It must be said both ways: llama-server in wllama 3.8.1 renders with
  * `enable_thinking: false` when told nothing (measured: a Qwen3-style switch
  * closed an empty think block), so a thinking request would not think. A
  * template without the switch ignores it; a record of no known family gets
