@@ -8,9 +8,7 @@ import { ApiError, abortError, isAbortError } from "../protocol/api-error.js";
 import type { Artifact } from "./artifacts.js";
 import { FileCheck } from "./hashing.js";
 import { GROWTH_STEP, maxBytesOf } from "./limits.js";
-import { storesParts } from "./gguf-parts.js";
 import { insufficientStorage, storageReport } from "./quota.js";
-import { streamResumableOnce } from "./resumable-fetch.js";
 import type { ArtifactStore, StreamingWrite } from "./store.js";
 
 /** The first allocation for a body of unknown length (then doubled). */
@@ -116,7 +114,7 @@ export async function submitArtifact(store: ArtifactStore, artifact: Artifact, b
 }
 
 /** Runs attempts of one file, retrying network errors, stalls and failed checks; the last error becomes 503 naming the file. */
-async function withRetries<T>(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null, attempt: (onBytes: (n: number) => void, onResumed: (n: number) => void) => Promise<T>): Promise<T> {
+export async function withRetries<T>(artifact: Artifact, ctx: FetchContext, onBytes: ((n: number) => void) | null, attempt: (onBytes: (n: number) => void, onResumed: (n: number) => void) => Promise<T>): Promise<T> {
   let lastError: unknown;
   for (let tries = 0; tries <= ctx.retries; tries++) {
     if (ctx.signal.aborted) throw abortError();
@@ -161,13 +159,6 @@ export function fetchWithRetries(artifact: Artifact, ctx: FetchContext, onBytes:
 export interface StreamedFile {
   size: number;
   committed: Promise<void>;
-}
-
-/** Streams one file into the store; a GGUF goes in parts and resumes with a Range request (resumable-fetch.ts). */
-export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
-  return withRetries(artifact, ctx, onBytes, (count, resumed) =>
-    artifact.kind === "gguf" && storesParts(store) ? streamResumableOnce(artifact, ctx, store, count, resumed, modelId) : streamOnce(artifact, ctx, store, count, modelId),
-  );
 }
 
 /**

@@ -9,8 +9,8 @@
  * file (file-fetch.ts).
  */
 import type { Artifact } from "./artifacts.js";
-import { IntegrityMismatch, PermanentFetchError, WatchedResponse, hold, storing, streamOnce, tooLarge, type FetchContext, type StreamedFile } from "./file-fetch.js";
-import { PartsWrite, discardStored, storedPrefix } from "./gguf-parts.js";
+import { IntegrityMismatch, PermanentFetchError, WatchedResponse, hold, storing, streamOnce, tooLarge, withRetries, type FetchContext, type StreamedFile } from "./file-fetch.js";
+import { PartsWrite, discardStored, storedPrefix, storesParts } from "./gguf-parts.js";
 import { FileCheck } from "./hashing.js";
 import { maxBytesOf } from "./limits.js";
 import { decideResume, keepable, rangeHeaders, validatorOf } from "./range-resume.js";
@@ -106,4 +106,16 @@ export async function streamResumableOnce(artifact: Artifact, ctx: FetchContext,
     watch.close();
     reader?.releaseLock();
   }
+}
+
+/**
+ * Streams one file into the store, with file-fetch's retries: a GGUF, where
+ * the store keeps parts, goes in parts and resumes with a Range request;
+ * anything else streams whole (file-fetch's `streamOnce`). It lives here, not
+ * in file-fetch.ts, so that imports run one way (this module builds on that one).
+ */
+export function streamWithRetries(artifact: Artifact, ctx: FetchContext, store: ArtifactStore, onBytes: (n: number) => void, modelId: string): Promise<StreamedFile> {
+  return withRetries(artifact, ctx, onBytes, (count, resumed) =>
+    artifact.kind === "gguf" && storesParts(store) ? streamResumableOnce(artifact, ctx, store, count, resumed, modelId) : streamOnce(artifact, ctx, store, count, modelId),
+  );
 }

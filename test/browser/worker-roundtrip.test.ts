@@ -21,7 +21,8 @@ describe("through the worker", () => {
   });
 
   it("client.stats() counts the worker's engine: zeros at first, then one pass per token (speculation off)", async () => {
-    const client = createClient({ engine: createScriptedEngine({ replies: [words(40), "One two three."] }), speculative: false });
+    // An engine that decodes one at a time (batch: false): the host counts each generation's own passes.
+    const client = createClient({ engine: createScriptedEngine({ replies: [words(40), "One two three."], batch: false }), speculative: false });
     expect((await client.workerInfo()).worker).not.toBe("none");
     expect(await client.stats()).toEqual({
       forward_passes: 0,
@@ -54,7 +55,8 @@ describe("through the worker", () => {
   });
 
   it("aborts across the worker: a running stream stops, a queued request never starts", async () => {
-    const client = createClient({ engine: createScriptedEngine({ replies: [words(2000), words(2000), "after"], tokenDelayMs: 1 }) });
+    // One at a time (batch: false), so the second request is queued behind the first.
+    const client = createClient({ engine: createScriptedEngine({ replies: [words(2000), words(2000), "after"], tokenDelayMs: 1, batch: false }) });
     const stream = await client.chat.completions.create({ ...base, stream: true });
     const queuedController = new AbortController();
     const queued = client.chat.completions.create(base, { signal: queuedController.signal });

@@ -9,7 +9,7 @@
  * fails there with a message that says what to pass.
  */
 import { ApiError } from "../../protocol/api-error.js";
-import type { WebLlmRowsOptions } from "../webllm/batching/webllm-rows.js";
+import type { StepCostModel } from "./cost-model.js";
 
 export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; prefillChunkTokens?: number; forward?: StepForwardChoice };
 
@@ -21,6 +21,33 @@ export type BatchingOption = boolean | { maxRows?: number; kvTokens?: number; pr
  */
 export type StepForwardChoice = "measured" | "batched";
 
+/** Continuous batching's settings as the engine takes them (web-llm: webllm-rows.ts). */
+export interface RowsSettings {
+  /** Rows in flight at most (the KV cache gets a sequence for each). */
+  maxRows: number;
+  /**
+   * The client left `batching` unset: `maxRows` is where sizing starts, and
+   * the engine lowers it to what the model library and the device's memory
+   * allow when the model loads (webllm-kv-fit.ts). Otherwise the settings are
+   * used as given.
+   */
+  sizeToDevice?: boolean;
+  /** KV tokens all rows may hold together; default `maxRows` × min(context window, 2048). */
+  kvTokens?: number;
+  /** Prompt tokens a row prefills per step at most, so the rows already decoding keep flowing; default 256. */
+  prefillChunkTokens?: number;
+  /**
+   * How a step of several decoding rows runs: "measured" (default) keeps
+   * whichever of `batch_decode` and single decodes this device runs faster;
+   * "batched" always batches two or more rows (a GPU).
+   */
+  forward?: "measured" | "batched";
+  /** What a step's forward costs, used as given instead (tests); the device's times are still measured. */
+  cost?: StepCostModel;
+  /** The clock forwards are timed with (ms); default `performance.now` (tests: a simulated device's). */
+  clock?: () => number;
+}
+
 /** Rows in flight at most with `batching: true`, and where sizing to the device starts when `batching` is unset. */
 export const DEFAULT_MAX_ROWS = 4;
 /** The most rows a client may ask for (each holds a KV sequence and its share of a forward). */
@@ -31,7 +58,7 @@ export const MAX_ROWS_LIMIT = 64;
  * Unset: the default, sized to the model and device at load (`sizeToDevice`).
  * Throws a 400 naming the field for a bad value.
  */
-export function batchingSettings(option: BatchingOption | undefined): WebLlmRowsOptions | null {
+export function batchingSettings(option: BatchingOption | undefined): RowsSettings | null {
   if (option === undefined) return { maxRows: DEFAULT_MAX_ROWS, sizeToDevice: true };
   if (option === false) return null;
   if (option === true) return { maxRows: DEFAULT_MAX_ROWS };

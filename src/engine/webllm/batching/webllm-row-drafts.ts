@@ -33,7 +33,7 @@ import { chooseForward, type StepCostModel } from "../../batching/cost-model.js"
 import { DraftSession } from "../../speculative/draft-session.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
 import { activeMatcher, forcedDraft, type GrammarHost } from "../../speculative/jump-forward.js";
-import type { Row } from "./webllm-row.js";
+import type { Row, RowDraftSession, VerifyLogits } from "./webllm-row.js";
 import type { RowSequences } from "./webllm-row-sequences.js";
 import type { RowsPipeline } from "./webllm-row-view.js";
 import type { StepArray } from "./webllm-step-forward.js";
@@ -47,8 +47,6 @@ export interface RowSpeculation {
 }
 
 /** A verify's logits at each of the row's positions; a position handed to web-llm is taken out (null). */
-export type VerifyLogits = Array<StepArray | null>;
-export type RowDraftSession = DraftSession<VerifyLogits>;
 
 export interface RowDraftDeps {
   pipe: RowsPipeline & GrammarHost & { tokenizer?: { encode(text: string): ArrayLike<number> }; prefillChunkSize?: number };

@@ -7,8 +7,13 @@ import type { BatchRow } from "../../batching/step-runner.js";
 import type { RowRandom, RowsPipeline } from "./webllm-row-view.js";
 import type { SharedPrompt } from "./webllm-shared-prefill.js";
 import type { StepArray } from "./webllm-step-forward.js";
-import type { RowDraftSession } from "./webllm-row-drafts.js";
+import type { DraftSession } from "../../speculative/draft-session.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
+
+/** A verify's logits, one per draft position (null once handed to web-llm's sampler). */
+export type VerifyLogits = Array<StepArray | null>;
+/** A row's drafts (webllm-row-drafts.ts runs them). */
+export type RowDraftSession = DraftSession<VerifyLogits>;
 
 export interface Row {
   id: string;

@@ -43,6 +43,7 @@
  * budgets, more than 5 top logprobs): such a request runs alone (`alone()`),
  * after the rows in flight end, as today.
  */
+import type { RowsSettings } from "../../batching/options.js";
 import { AloneTurns, Serial } from "../../batching/alone-turns.js";
 import { addPrefillCount, stepInputs, type SharedPrompt } from "./webllm-shared-prefill.js";
 import { newRow, type Row } from "./webllm-row.js";
@@ -64,31 +65,8 @@ import type { SpeculationUsage } from "../../speculative/counters.js";
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
 export type { CachedReplies, KvKeeper, PrefixSource } from "./webllm-row-sequences.js";
 
-export interface WebLlmRowsOptions {
-  /** Rows in flight at most (the KV cache gets a sequence for each). */
-  maxRows: number;
-  /**
-   * The client left `batching` unset: `maxRows` is where sizing starts, and
-   * the engine lowers it to what the model library and the device's memory
-   * allow when the model loads (webllm-kv-fit.ts). Otherwise the settings are
-   * used as given.
-   */
-  sizeToDevice?: boolean;
-  /** KV tokens all rows may hold together; default `maxRows` × min(context window, 2048). */
-  kvTokens?: number;
-  /** Prompt tokens a row prefills per step at most, so the rows already decoding keep flowing; default 256. */
-  prefillChunkTokens?: number;
-  /**
-   * How a step of several decoding rows runs: "measured" (default) keeps
-   * whichever of `batch_decode` and single decodes this device runs faster;
-   * "batched" always batches two or more rows (a GPU).
-   */
-  forward?: "measured" | "batched";
-  /** What a step's forward costs, used as given instead (tests); the device's times are still measured. */
-  cost?: StepCostModel;
-  /** The clock forwards are timed with (ms); default `performance.now` (tests: a simulated device's). */
-  clock?: () => number;
-}
+/** The rows' settings (engine/batching/options.ts, where `createClient({ batching })` is turned into them). */
+export type WebLlmRowsOptions = RowsSettings;
 
 /** A prompt is prefilled in steps of this many tokens by default (a few hundred: long enough to use the device). */
 export const DEFAULT_PREFILL_CHUNK = 256;
