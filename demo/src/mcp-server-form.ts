@@ -49,6 +49,7 @@ export function createMcpServerForm(client: Client, onConnected: (server: McpSer
     const headers: Record<string, string> = name ? { [name]: headerValue.value } : {};
     connect.disabled = true;
     failure.hidden = true;
+    replace(failure);
     replace(tools);
     replace(status, `Connecting to ${serverUrl || "…"}…`);
     delete status.dataset.state;
@@ -62,10 +63,13 @@ export function createMcpServerForm(client: Client, onConnected: (server: McpSer
       status.dataset.state = "connected";
       onConnected(server);
     } catch (error) {
+      // Explained first (it may probe the server), then shown, and the state set last: "error" means
+      // the message is this attempt's, not the previous one's still on screen.
+      const explanation = await explain(serverUrl, error);
       replace(status, "Not connected.");
-      status.dataset.state = "error";
+      replace(failure, ...explanation);
       failure.hidden = false;
-      replace(failure, ...(await explain(serverUrl, error)));
+      status.dataset.state = "error";
     } finally {
       connect.disabled = false;
     }
