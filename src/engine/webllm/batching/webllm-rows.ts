@@ -314,7 +314,8 @@ export class WebLlmRows {
       } else {
         for (const input of inputs) {
           const started = this.clock();
-          logits.push(...(await forward.run([input], "single")));
+          // One entry per row input, but appended in a loop: never spread into call arguments.
+          for (const rowLogits of await forward.run([input], "single")) logits.push(rowLogits);
           this.measured.record("single", 1, this.clock() - started, input.tokens.length);
         }
       }

@@ -186,7 +186,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     for (const row of rows) {
       if (row.verify && row.tokens.length > 1) {
         // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
-        out.push(...(await together([row])));
+        for (const rowLogits of await together([row])) out.push(rowLogits);
         continue;
       }
       if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
