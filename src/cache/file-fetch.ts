@@ -393,21 +393,8 @@ export async function streamOnce(artifact: Artifact, ctx: FetchContext, store: A
     const response = await watch.fetch();
     sink = await (store.openWrite as NonNullable<ArtifactStore["openWrite"]>)(artifact.scope, artifact.url, artifact.storeType, artifact.bytes);
     reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
-    while (reader) {
-      const { done, value } = await watch.guard(reader.read());
-      if (done) break;
-      watch.alive();
-      if (length + value.byteLength > cap) throw tooLarge(artifact, cap);
-      check.update(value);
-      length += value.byteLength;
-      onBytes(value.byteLength);
-      hold(ctx.gauge, value.byteLength);
-      try {
-        await watch.guard(sink.write(value));
-      } finally {
-        hold(ctx.gauge, -value.byteLength);
-      }
-    }
+    const into = sink;
+    if (reader) length = await pumpBody(reader, { watch, artifact, ctx, check, cap, onBytes }, length, (chunk) => into.write(chunk));
     if (artifact.bytes !== null && length < artifact.bytes) throw new Error(`the connection closed after ${length} of ${artifact.bytes} bytes`);
     const problem = await check.problem();
     if (problem) throw new IntegrityMismatch(problem);
@@ -423,6 +410,40 @@ export async function streamOnce(artifact: Artifact, ctx: FetchContext, store: A
   } finally {
     watch.close();
     reader?.releaseLock();
+  }
+}
+
+/** What a body is pumped under: the watchdog, the file's checks, its size cap, progress and the buffer gauge. */
+export interface PumpContext {
+  watch: WatchedResponse;
+  artifact: Artifact;
+  ctx: FetchContext;
+  check: FileCheck;
+  cap: number;
+  onBytes: (n: number) => void;
+}
+
+/**
+ * Reads a body to its end under the stall watchdog into `write`: each chunk
+ * is bounded by the cap, checked, counted and held against the buffer gauge
+ * while it is written (`write` gets the file's length with it). `length` is
+ * where the file stands before the body (a resumed prefix); returns where it ends.
+ */
+export async function pumpBody(reader: ReadableStreamDefaultReader<Uint8Array>, p: PumpContext, length: number, write: (chunk: Uint8Array, length: number) => Promise<void>): Promise<number> {
+  for (;;) {
+    const { done, value } = await p.watch.guard(reader.read());
+    if (done) return length;
+    p.watch.alive();
+    if (length + value.byteLength > p.cap) throw tooLarge(p.artifact, p.cap);
+    p.check.update(value);
+    length += value.byteLength;
+    p.onBytes(value.byteLength);
+    hold(p.ctx.gauge, value.byteLength);
+    try {
+      await p.watch.guard(write(value, length));
+    } finally {
+      hold(p.ctx.gauge, -value.byteLength);
+    }
   }
 }
 

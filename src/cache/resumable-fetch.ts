@@ -9,7 +9,7 @@
  * file (file-fetch.ts).
  */
 import type { Artifact } from "./artifacts.js";
-import { IntegrityMismatch, PermanentFetchError, WatchedResponse, hold, storing, streamOnce, tooLarge, withRetries, type FetchContext, type StreamedFile } from "./file-fetch.js";
+import { IntegrityMismatch, PermanentFetchError, WatchedResponse, hold, pumpBody, storing, streamOnce, withRetries, type FetchContext, type StreamedFile } from "./file-fetch.js";
 import { PartsWrite, discardStored, storedPrefix, storesParts } from "./gguf-parts.js";
 import { FileCheck } from "./hashing.js";
 import { maxBytesOf } from "./limits.js";
@@ -67,21 +67,8 @@ export async function streamResumableOnce(artifact: Artifact, ctx: FetchContext,
     // Kept after a failure only where the next load can tell the same file again (its size, and its validator or a pinned hash).
     keep = file.total > 0 && keepable(file.validator, artifact.sri !== undefined);
     reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader() ?? null;
-    while (reader) {
-      const { done, value } = await watch.guard(reader.read());
-      if (done) break;
-      watch.alive();
-      if (length + value.byteLength > cap) throw tooLarge(artifact, cap);
-      check.update(value);
-      length += value.byteLength;
-      onBytes(value.byteLength);
-      hold(ctx.gauge, value.byteLength);
-      try {
-        await watch.guard(storing(parts.write(value), artifact, length, modelId));
-      } finally {
-        hold(ctx.gauge, -value.byteLength);
-      }
-    }
+    const into = parts;
+    if (reader) length = await pumpBody(reader, { watch, artifact, ctx, check, cap, onBytes }, length, (chunk, n) => storing(into.write(chunk), artifact, n, modelId));
     if (resumed && length !== file.total) throw new Error(`the connection closed after ${length} of ${file.total} bytes`);
     const problem = await check.problem();
     if (problem) {
