@@ -183,23 +183,29 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
   /** The rows' forwards one by one; each row's logits (a verify row's at each of its tokens). */
   async function singly(rows: readonly StepForwardRow[]): Promise<StepArray[][]> {
     const out: StepArray[][] = [];
-    for (const row of rows) {
-      if (row.verify && row.tokens.length > 1) {
-        // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
-        for (const rowLogits of await together([row])) out.push(rowLogits);
-        continue;
+    try {
+      for (const row of rows) {
+        if (row.verify && row.tokens.length > 1) {
+          // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
+          for (const rowLogits of await together([row])) out.push(rowLogits);
+          continue;
+        }
+        if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
+        tvm.beginScope();
+        try {
+          out.push([tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode"))]);
+        } finally {
+          tvm.endScope();
+        }
       }
-      if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
-      tvm.beginScope();
-      try {
-        out.push([tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode"))]);
-      } finally {
-        tvm.endScope();
-      }
+      // A forward only enqueues its work: waiting for the device here makes the step's time what the device
+      // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
+      await sync(pipe);
+    } catch (error) {
+      // A later row's forward (or the wait) failed: nobody takes the earlier rows' logits.
+      for (const rowLogits of out) for (const array of rowLogits) array.dispose();
+      throw error;
     }
-    // A forward only enqueues its work: waiting for the device here makes the step's time what the device
-    // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
-    await sync(pipe);
     return out;
   }
 
