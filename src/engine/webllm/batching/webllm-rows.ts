@@ -211,6 +211,7 @@ export class WebLlmRows {
     return {
       ...this.scheduler.counters(),
       step_ms: this.measured.stepTimes(),
+      ...(this.forward ? { forward_kinds: { ...this.forward.kinds } } : {}),
       ...(perRow !== null ? { kv_bytes_per_row: perRow } : {}),
     };
   }

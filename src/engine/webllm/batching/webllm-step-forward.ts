@@ -75,7 +75,23 @@ export interface StepForwardRow {
   verify?: boolean;
 }
 
+/**
+ * The forwards run so far, by the library function each called; of the
+ * `batch_prefill` calls, those that verified a draft (logits at several
+ * positions of one sequence) beside other rows' tokens, and alone.
+ */
+export interface ForwardKinds {
+  decode: number;
+  prefill: number;
+  batch_decode: number;
+  batch_prefill: number;
+  verify_beside_rows: number;
+  verify_alone: number;
+}
+
 export interface StepForward {
+  /** The forwards run so far, by kind (a live count). */
+  readonly kinds: Readonly<ForwardKinds>;
   /** Whether the library exports `batch_decode`. */
   readonly batched: boolean;
   /** Whether the library exports `batch_prefill` (mixed rows in one forward) and `prefill`. */
@@ -147,6 +163,17 @@ function fetchFunctions(pipe: StepPipeline, beginForward: Fn): Functions {
 export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward {
   const fns = fetchFunctions(pipe, beginForward);
   const tvm = pipe.tvm;
+  const kinds: ForwardKinds = { decode: 0, prefill: 0, batch_decode: 0, batch_prefill: 0, verify_beside_rows: 0, verify_alone: 0 };
+
+  /** Counts a forward of `kind` over `rows` (once it ran). */
+  function count(rows: readonly StepForwardRow[], kind: "decode" | "prefill" | "batchDecode" | "batchPrefill"): void {
+    if (kind === "decode" || kind === "prefill") kinds[kind]++;
+    else if (kind === "batchDecode") kinds.batch_decode++;
+    else {
+      kinds.batch_prefill++;
+      if (rows.some((row) => row.verify && row.tokens.length > 1)) kinds[rows.length > 1 ? "verify_beside_rows" : "verify_alone"]++;
+    }
+  }
 
   /**
    * One forward of `rows` (inside the caller's scope): their tokens embedded and packed in row order,
@@ -177,6 +204,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     } finally {
       pipe.fKVCacheEndForward(pipe.kvCache);
     }
+    count(rows, kind);
     return out.get(0);
   }
 
@@ -246,6 +274,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
   }
 
   return {
+    kinds,
     batched: fns.batchDecode !== null,
     mixed: fns.batchPrefill !== null && fns.prefill !== null,
     run: (rows, mode) => (mode === "single" || rows.length === 1 ? singly(rows) : together(rows)),
