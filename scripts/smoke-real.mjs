@@ -38,6 +38,9 @@
  *   rode beside other rows (the engine's forwards by kind); reports each request's x_webgpu counts.
  *   [--batch-reference <report.json>: the alone phase of an earlier run's report (same library,
  *   web-llm and --max-tokens) as the drafts phase's replies alone, so the alone phase need not run again]
+ *   [--batch-prediction <text>: the reply alone to every prompt, as text (the random-weight model gives
+ *   all four the same one): the prediction, and what each reply must equal, with no reply alone run]
+ *   [--batch-drafts-rounds "prediction;regenerate": the drafts phase's rounds (default both)]
  *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
  *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
  *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
@@ -223,7 +226,11 @@ try {
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
   }
   if (runBatching && !report.timedOutAfterS) {
-    const reference = batchReference ? { reference: batchReference } : {};
+    const reference = {
+      ...(batchReference ? { reference: batchReference } : {}),
+      ...(args["batch-prediction"] !== undefined ? { prediction: String(args["batch-prediction"]) } : {}),
+      ...(args["batch-drafts-rounds"] ? { draftsRounds: String(args["batch-drafts-rounds"]).split(";") } : {}),
+    };
     const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}), ...(args["batch-forward"] ? { forward: String(args["batch-forward"]) } : {}), ...reference };
     report.batching = await step(() => page.evaluate((x) => window.smokeBatching(x), o), () => window.smokeBatchingReport);
   }
@@ -516,18 +523,22 @@ function aloneReplies(file, maxTokensNow) {
 function batchingDraftsChecks(r, drafts) {
   const reference = drafts?.reference ?? [];
   const rounds = (drafts?.rounds ?? []).filter((x) => x.name !== "reference");
-  const baselinePasses = (ref) => ref?.decodePasses ?? (ref?.tokens?.length ? ref.tokens.length - 1 : null);
+  // Without drafts a reply of n tokens takes n − 1 decode passes (its first token is the prompt's): the
+  // reference's own count, else its tokens', else (a reference given as text) the reply's own tokens'.
+  const baselinePasses = (ref, q) => ref?.decodePasses ?? (ref?.tokens?.length ? ref.tokens.length - 1 : q.tokens?.length ? q.tokens.length - 1 : null);
+  // Token for token where the reference has its tokens; else its text (a --batch-prediction).
+  const sameAsReference = (q, ref) => !q.error && q.tokens?.length > 0 && (ref?.tokens ? JSON.stringify(q.tokens) === JSON.stringify(ref.tokens) : typeof ref?.text === "string" && q.text === ref.text);
   r.draftsTable = rounds.flatMap((x) =>
     (x.requests ?? []).map((q, i) => ({
       round: x.name,
       question: q.question,
       tokens: q.tokens?.length,
-      sameTokensAsReference: !q.error && q.tokens?.length > 0 && JSON.stringify(q.tokens) === JSON.stringify(reference[i]?.tokens),
+      sameTokensAsReference: sameAsReference(q, reference[i]),
       drafted: q.usage?.draftTokens ?? null,
       accepted: q.usage?.acceptedDraftTokens ?? null,
       prediction: q.usage?.acceptedPredictionTokens !== undefined ? [q.usage.acceptedPredictionTokens, q.usage.rejectedPredictionTokens] : null,
       decodePasses: q.usage?.decodePasses ?? null,
-      passesWithoutDrafts: baselinePasses(reference[i]),
+      passesWithoutDrafts: baselinePasses(reference[i], q),
       batch: q.usage?.batch ?? null,
       wallS: q.ms / 1000,
       error: q.error ?? null,
@@ -537,7 +548,8 @@ function batchingDraftsChecks(r, drafts) {
   r.draftsReferenceFrom = drafts?.referenceFrom ?? null;
   r.draftsRounds = (drafts?.rounds ?? []).map((x) => ({ round: x.name, wallS: x.wallMs / 1000, engine: x.engine ?? null }));
   const rows = r.draftsTable;
-  const ran = !!drafts && !drafts.error && rounds.length === 2 && rounds.every((x) => (x.requests ?? []).length === 4) && reference.length === 4;
+  const roundsAsked = args["batch-drafts-rounds"] ? String(args["batch-drafts-rounds"]).split(";").length : 2;
+  const ran = !!drafts && !drafts.error && rounds.length === roundsAsked && rounds.every((x) => (x.requests ?? []).length === 4) && reference.length === 4;
   const sum = (list, of) => list.reduce((n, x) => n + (of(x) ?? 0), 0);
   // Each round on its own: the prediction's drafts, and the regenerate's (the replies the prompt cache holds).
   const eachRound = (test) => ran && rounds.every((x) => test(rows.filter((row) => row.round === x.name), x));

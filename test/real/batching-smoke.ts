@@ -8,9 +8,9 @@
  *    at once: their decode steps share `batch_decode` forwards.
  * 3. "drafts" (asked for by name): speculative drafts in the rows, on an
  *    engine like the batched phase's: the four at once, each with
- *    `prediction` = its reply alone (the alone phase's, an earlier run's, or a
- *    first round here without speculation), then the four again as a regenerate with
- *    speculation on and no prediction (drafted from the replies the prompt
+ *    `prediction` = its reply alone (the alone phase's, an earlier run's, the
+ *    reply's text given, or a first round here without speculation), then the
+ *    four again as a regenerate with speculation on and no prediction (drafted from the replies the prompt
  *    cache holds after the same prompt: the prediction round's). A row's token
  *    and its draft are verified in the step's `batch_prefill`, with logits at
  *    several positions of its sequence beside the other rows' tokens.
@@ -41,6 +41,10 @@ export interface BatchingSmokeOptions {
   forward?: "measured" | "batched";
   /** The four replies alone from an earlier run (its alone phase's requests): the drafts phase's reference when the alone phase does not run. */
   reference?: Json[];
+  /** The reply alone to every prompt, as text (all four give the same one on the random-weight model): the drafts phase's prediction and reference when neither the alone phase nor `reference` is there. */
+  prediction?: string;
+  /** The drafts phase's rounds after the reference, by name (default both): "prediction", "regenerate". */
+  draftsRounds?: string[];
 }
 
 declare global {
@@ -166,11 +170,12 @@ async function round(engine: Engine, options: BatchingSmokeOptions, name: string
  * Speculative drafts in rows (the "drafts" phase): four greedy requests at
  * once on an engine with `batching: { maxRows: 4 }`, each predicting its
  * reply alone (`reference`: the alone phase's requests, this run's or an
- * earlier run's; null: a first round here, speculation off, gives them), then a regenerate of the four with
- * speculation on and no prediction. The prediction and regenerate rounds
- * share a `promptCacheKey` of their own, so the prediction round drafts from
- * its prediction only (nothing cached under the key yet) and the regenerate
- * from what the prediction round left in the prompt cache.
+ * earlier run's, or the reply's text given; null: a first round here,
+ * speculation off, gives them), then a regenerate of the four with
+ * speculation on and no prediction (its drafts: the replies the prompt cache
+ * holds after the same prompt, the prediction round's). Warm-up and rounds
+ * use one prompt cache key, as the batched phase: the warm-up's prompts'
+ * prefixes are forked, not prefilled again.
  */
 async function draftsPhase(options: BatchingSmokeOptions, reference: { from: string; requests: Json[] } | null): Promise<Json> {
   const report: Json = { name: "drafts", rounds: [] };
@@ -184,19 +189,21 @@ async function draftsPhase(options: BatchingSmokeOptions, reference: { from: str
     report.oneAtATime = engine.oneAtATime ?? null;
     console.info(`[batching] drafts: loaded in ${report.loadMs} ms, rows ${report.batchRows}, ${report.oneAtATime ?? "batching"}`);
     const w0 = performance.now();
-    await Promise.all(QUESTIONS.slice(0, 2).map((q) => ask(engine, requestFor(options, q, 3, { promptCacheKey: "smoke-drafts-warm-up" }), `warm-up ${q}`, w0)));
+    // As the batched phase's: its prompts' prefixes are then in the prompt cache for the rounds (one key for all).
+    await Promise.all(QUESTIONS.slice(0, 2).map((q) => ask(engine, requestFor(options, q, 3), `warm-up ${q}`, w0)));
     report.warmUpMs = Math.round(performance.now() - w0);
     let replies = reference?.requests ?? null;
     report.referenceFrom = reference?.from ?? "reference round";
     if (!replies) {
-      const first = await round(engine, options, "reference", () => ({ speculative: false, promptCacheKey: "smoke-drafts-reference" }));
+      const first = await round(engine, options, "reference", () => ({ speculative: false }));
       rounds.push(first);
       replies = first.requests as Json[];
     }
     const texts = replies.map((r) => String(r.text ?? ""));
-    report.reference = replies.map((r) => ({ question: r.question, tokens: r.tokens, text: r.text, decodePasses: (r.usage as { decodePasses?: number } | undefined)?.decodePasses ?? null }));
-    rounds.push(await round(engine, options, "prediction", (i) => ({ speculative: true, prediction: texts[i], promptCacheKey: "smoke-drafts" })));
-    rounds.push(await round(engine, options, "regenerate", () => ({ speculative: true, promptCacheKey: "smoke-drafts" })));
+    report.reference = replies.map((r) => ({ question: r.question, tokens: r.tokens ?? null, text: r.text, decodePasses: (r.usage as { decodePasses?: number } | undefined)?.decodePasses ?? null }));
+    const wanted = (name: string) => !options.draftsRounds || options.draftsRounds.includes(name);
+    if (wanted("prediction")) rounds.push(await round(engine, options, "prediction", (i) => ({ speculative: true, prediction: texts[i] })));
+    if (wanted("regenerate")) rounds.push(await round(engine, options, "regenerate", () => ({ speculative: true })));
   } catch (error) {
     report.error = errorOf(error);
   } finally {
@@ -258,7 +265,8 @@ export function defineBatchingSmoke(): void {
     }
     if (options.only?.includes("drafts")) {
       const alone = phases.find((p) => p.name === "alone" && !p.error);
-      const reference = alone ? { from: "alone", requests: alone.requests as Json[] } : options.reference ? { from: "an earlier run's alone phase", requests: options.reference } : null;
+      const given = options.prediction !== undefined ? { from: "the prediction text given", requests: QUESTIONS.map((question) => ({ question, text: options.prediction })) } : null;
+      const reference = alone ? { from: "alone", requests: alone.requests as Json[] } : options.reference ? { from: "an earlier run's alone phase", requests: options.reference } : given;
       phases.push(await draftsPhase(options, reference));
     }
     if (!options.only || options.only.includes("n3")) phases.push(await nChoicesPhase(options));
