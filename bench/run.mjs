@@ -19,12 +19,14 @@
  * BENCH_WEBLLM_LIB=path/to/model-lib.wasm (a real web-llm model library: web-llm instantiates it before it
  * fetches weights, so its own loader is timed only with one; it must be one web-llm 0.2.86's runtime instantiates: libraries
  * built against an older TVM runtime fail with "Cannot find global function ffi.ModuleGetFunction" before any weight is fetched).
+ * With it, the batching section also measures the KV memory one row takes: the library's paged KV cache created on WebGPU
+ * (SwiftShader will do) for 1 and BENCH_KV_ROWS (4) rows, no weights loaded (bench/kv-memory.ts); without it that line says so.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { createServer } from "vite";
 import { chromium } from "playwright";
 
@@ -53,14 +55,15 @@ async function main() {
     clearScreen: false,
     server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
     // Pre-bundle up front: a dependency discovered mid-run would reload the page.
-    optimizeDeps: { entries: ["bench/pipeline.html", "bench/*.ts"], include: ["@mlc-ai/web-llm", "comlink", "idb-keyval", "openai-v7", "hash-wasm"] },
+    optimizeDeps: { entries: ["bench/pipeline.html", "bench/*.ts"], include: ["@mlc-ai/web-llm", "webllm-0279", "comlink", "idb-keyval", "openai-v7", "hash-wasm"] },
   });
   await server.listen();
   const base = server.resolvedUrls.local[0].replace(/\/$/, "");
   const { chromiumArgs } = await server.ssrLoadModule("/vite.config.ts");
   log(`vite on ${base}`);
 
-  const needsPage = IN_PAGE.some((s) => !skip.has(s));
+  // The batching section's measured KV memory per row creates a model library's cache on WebGPU, in the page.
+  const needsPage = IN_PAGE.some((s) => !skip.has(s)) || (!skip.has("batching") && !!process.env.BENCH_WEBLLM_LIB);
   const browser = needsPage ? await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: [...chromiumArgs, "--enable-precise-memory-info"] }) : null;
   const results = { date: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, node: process.version, chromium: browser?.version() ?? null }, tokens: TOKENS, runs: RUNS };
   const rows = [];
@@ -351,6 +354,31 @@ async function main() {
       } catch (error) {
         results.batching = { error: String(error?.message ?? error) };
         rows.push(["  benchBatching()", "failed", String(error?.message ?? error).slice(0, 80)]);
+      }
+      // Memory per row is the model library's KV cache on a real device: measured only with a real library.
+      const libPath = process.env.BENCH_WEBLLM_LIB;
+      const kvRows = Number(process.env.BENCH_KV_ROWS ?? 4);
+      if (!libPath) {
+        results.batchingKvMemory = { available: false };
+        rows.push(["  KV memory per row, measured", "not run", "set BENCH_WEBLLM_LIB to a web-llm model library (.wasm): a row's KV room is that library's paged cache, allocated on WebGPU"]);
+      } else {
+        log(`batching: KV memory per row of ${libPath}, caches for 1 and ${kvRows} rows on WebGPU…`);
+        let kvServer = null;
+        try {
+          const { startArtifactServer } = await server.ssrLoadModule("/test/support/artifact-server.ts");
+          kvServer = await startArtifactServer(0, { modelLib: await readFile(libPath) });
+          const m = await page.evaluate((o) => window.bench.callExport("/bench/kv-memory.ts", "benchKvMemory", o), { serverUrl: kvServer.url, rows: kvRows });
+          results.batchingKvMemory = { available: true, lib: libPath, ...m };
+          const mib = (bytes) => `${fmt(bytes / 2 ** 20, 1)} MiB`;
+          rows.push([`  KV memory per row, measured (${basename(libPath)} on web-llm ${m.webllm}'s runtime, ${fmt(m.tokensPerRow)} tokens a row)`, mib(m.bytesPerRow), `caches for 1 / ${m.rows} rows: ${mib(m.bytesOneRow)} / ${mib(m.bytesRows)} (GPU buffers tvmjs allocated)`]);
+          for (const why of m.skipped) rows.push(["    not measured on", why.slice(0, 40), why.slice(40, 160)]);
+          rows.push(["    as client.stats().batching.kv_bytes_per_row computes it", m.statsBytesPerRow === null ? "—" : `${fmt(m.statsBytesPerRow)} B`, `${fmt(m.bytesPerRow)} B from the two caches`]);
+        } catch (error) {
+          results.batchingKvMemory = { available: true, lib: libPath, error: String(error?.message ?? error) };
+          rows.push(["  KV memory per row, measured", "failed", String(error?.message ?? error).slice(0, 120)]);
+        } finally {
+          await kvServer?.close?.();
+        }
       }
     }
 

@@ -20,7 +20,7 @@ let shimmed = false;
  * its runtime no longer provides; single-threaded wasm needs no-op / 1. Any
  * other missing import throws with its name. (Same shim as the real-model tools.)
  */
-function shimOldModelLibraries(): void {
+export function shimOldModelLibraries(): void {
   if (shimmed) return;
   shimmed = true;
   const known: Record<string, (...args: unknown[]) => unknown> = {

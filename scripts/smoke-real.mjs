@@ -29,7 +29,18 @@
  *   batching (chat model, asked for by name): four greedy requests one after another on an engine
  *   without batching, then the same four at once on one with `batching: { maxRows: 4 }` (each
  *   phase after a warm-up); checks the same tokens and sets the wall times side by side.
- *   [--max-tokens 16] [--batch-phases "alone;batched;n3"] [--batch-forward measured|batched]
+ *   [--max-tokens 16] [--batch-phases "alone;batched;n3;drafts"] [--batch-forward measured|batched]
+ *   The phase `drafts` runs only when named: the four at once on a batching engine, each with
+ *   `prediction` = its reply alone (the alone phase's when it ran too, else a first round without
+ *   speculation), then a regenerate of the four with speculation on (drafts from the prompt cache);
+ *   each row's draft is verified in `batch_prefill` beside the other rows' tokens. Checks the same
+ *   tokens as alone, accepted drafts, fewer decode passes than without drafts, and verifies that
+ *   rode beside other rows (the engine's forwards by kind); reports each request's x_webgpu counts.
+ *   [--batch-reference <report.json>: the alone phase of an earlier run's report (same library,
+ *   web-llm and --max-tokens) as the drafts phase's replies alone, so the alone phase need not run again]
+ *   [--batch-prediction <text>: the reply alone to every prompt, as text (the random-weight model gives
+ *   all four the same one): the prediction, and what each reply must equal, with no reply alone run]
+ *   [--batch-drafts-rounds "prediction;regenerate": the drafts phase's rounds (default both)]
  *   mcp (chat model, asked for by name): a real MCP server (test/support/mcp-server.ts, CORS on) on
  *   127.0.0.1; a Responses request forces its `add` tool (tool_choice, require_approval "never"); checks
  *   the server ran the call, the mcp_call item carries its output, and the reply continued after it.
@@ -123,6 +134,8 @@ const runMcp = !!chatDir && steps.includes("mcp");
 const MCP_BIG_SIZE = 8;
 
 const cacheBudget = Number(args["cache-budget"] ?? 4096);
+// The batching step's drafts phase may take an earlier run's replies alone: checked before anything starts.
+const batchReference = runBatching && args["batch-reference"] ? aloneReplies(resolve(String(args["batch-reference"])), Number(args["max-tokens"] ?? 16)) : null;
 
 const report = chatDir || runAudio
   ? { webllm, modelDir: chatDir, modelLib: chatLib, modelId, maxTokens, startedAt: new Date().toISOString() }
@@ -213,7 +226,12 @@ try {
     report.speculative = await step(() => page.evaluate((x) => window.smokeSpeculative(x), o), () => window.smokeSpeculativeReport);
   }
   if (runBatching && !report.timedOutAfterS) {
-    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}), ...(args["batch-forward"] ? { forward: String(args["batch-forward"]) } : {}) };
+    const reference = {
+      ...(batchReference ? { reference: batchReference } : {}),
+      ...(args["batch-prediction"] !== undefined ? { prediction: String(args["batch-prediction"]) } : {}),
+      ...(args["batch-drafts-rounds"] ? { draftsRounds: String(args["batch-drafts-rounds"]).split(";") } : {}),
+    };
+    const o = { modelId, maxTokens: Number(args["max-tokens"] ?? 16), ...(args["batch-phases"] ? { only: String(args["batch-phases"]).split(";") } : {}), ...(args["batch-forward"] ? { forward: String(args["batch-forward"]) } : {}), ...reference };
     report.batching = await step(() => page.evaluate((x) => window.smokeBatching(x), o), () => window.smokeBatchingReport);
   }
   if (runMcp && !report.timedOutAfterS) {
@@ -429,9 +447,15 @@ function mcpChecks(r) {
   };
 }
 
-/** The batching step's summary: the same greedy tokens alone and batched, and the wall times side by side. */
+/**
+ * The batching step's summary: the same greedy tokens alone and batched, and the wall times side by
+ * side; the checks of a phase that was not asked for (--batch-phases) are left out.
+ */
 function batchingChecks(r) {
   const phases = r.phases ?? [];
+  const asked = (name) => (args["batch-phases"] ? String(args["batch-phases"]).split(";").includes(name) : name !== "drafts");
+  const drafts = phases.find((p) => p.name === "drafts");
+  const draftsPart = asked("drafts") ? batchingDraftsChecks(r, drafts) : {};
   const alone = phases.find((p) => p.name === "alone");
   const batched = phases.find((p) => p.name === "batched");
   const ok = (p) => !!p && !p.error && (p.requests ?? []).length === 4 && p.requests.every((q) => !q.error && q.tokens?.length > 0);
@@ -447,13 +471,95 @@ function batchingChecks(r) {
   r.wall = { aloneS: alone?.wallMs / 1000, batchedS: batched?.wallMs / 1000, ratio: alone && batched ? +(batched.wallMs / alone.wallMs).toFixed(3) : null };
   const n3 = phases.find((p) => p.name === "n3");
   const promptTokens = n3?.usage?.prompt_tokens;
+  const aloneAndBatched = asked("alone") && asked("batched");
   return {
     ...(n3 ? { batchingN3PrefillsOnce: !n3.error && n3.choices?.length === 3 && promptTokens > 0 && n3.prefilled <= promptTokens + 2 } : {}),
-    batchingBothPhasesRan: ok(alone) && ok(batched),
-    batchingRowsAvailable: batched?.batchRows === 4,
-    batchingSameGreedyTokens: ok(alone) && ok(batched) && r.table.every((x) => x.sameTokensAsAlone),
-    batchingSharedPasses: ok(batched) && batched.requests.every((q) => (q.usage?.batch?.maxRows ?? 0) >= 2),
-    batchingWallAtMost085: r.wall.ratio !== null && r.wall.ratio <= 0.85,
+    ...(aloneAndBatched
+      ? {
+          batchingBothPhasesRan: ok(alone) && ok(batched),
+          batchingRowsAvailable: batched?.batchRows === 4,
+          batchingSameGreedyTokens: ok(alone) && ok(batched) && r.table.every((x) => x.sameTokensAsAlone),
+          batchingSharedPasses: ok(batched) && batched.requests.every((q) => (q.usage?.batch?.maxRows ?? 0) >= 2),
+          batchingWallAtMost085: r.wall.ratio !== null && r.wall.ratio <= 0.85,
+        }
+      : {}),
+    ...draftsPart,
+  };
+}
+
+/**
+ * The alone phase's replies in an earlier smoke-real report (`--batch-reference`): the drafts
+ * phase's reference when its own run skips the alone phase. Only a run of the same library,
+ * web-llm version and max tokens gives the same greedy tokens.
+ */
+function aloneReplies(file, maxTokensNow) {
+  if (!existsSync(file)) fail(`--batch-reference: ${file} not found.`);
+  let earlier;
+  try {
+    // The report as printed (npm run's banner before it, when stdout was saved whole).
+    const text = readFileSync(file, "utf8");
+    earlier = JSON.parse(text.slice(Math.max(0, text.search(/^\{/m))));
+  } catch (error) {
+    fail(`--batch-reference: ${file} is not a smoke-real JSON report (${error.message}).`);
+  }
+  const alone = earlier?.batching?.phases?.find((p) => p.name === "alone");
+  if (!alone || alone.error || (alone.requests ?? []).length !== 4 || alone.requests.some((q) => q.error || !q.tokens?.length)) fail(`--batch-reference: ${file} holds no complete alone phase of a batching step.`);
+  const mismatch = [
+    earlier.batching.maxTokens !== maxTokensNow ? `--max-tokens ${earlier.batching.maxTokens} (now ${maxTokensNow})` : null,
+    earlier.webllm !== webllm ? `web-llm ${earlier.webllm} (now ${webllm})` : null,
+    earlier.modelLib !== chatLib ? `library ${earlier.modelLib} (now ${chatLib})` : null,
+  ].filter(Boolean);
+  if (mismatch.length > 0) fail(`--batch-reference: ${file} was run with ${mismatch.join(", ")}: its greedy tokens are no reference for this run.`);
+  return alone.requests.map((q) => ({ question: q.question, tokens: q.tokens, text: q.text, usage: q.usage }));
+}
+
+/**
+ * The drafts phase: per round (prediction, regenerate) and request, the tokens against the reply
+ * alone, its x_webgpu draft counts, decode passes against the reply without drafts (its own count,
+ * else one per token but the first), and the rows that shared its passes; per round the engine's
+ * forward passes and forwards by kind (a verify beside other rows is `batch_prefill` with several
+ * logit positions in one sequence).
+ */
+function batchingDraftsChecks(r, drafts) {
+  const reference = drafts?.reference ?? [];
+  const rounds = (drafts?.rounds ?? []).filter((x) => x.name !== "reference");
+  // Without drafts a reply of n tokens takes n − 1 decode passes (its first token is the prompt's): the
+  // reference's own count, else its tokens', else (a reference given as text) the reply's own tokens'.
+  const baselinePasses = (ref, q) => ref?.decodePasses ?? (ref?.tokens?.length ? ref.tokens.length - 1 : q.tokens?.length ? q.tokens.length - 1 : null);
+  // Token for token where the reference has its tokens; else its text (a --batch-prediction).
+  const sameAsReference = (q, ref) => !q.error && q.tokens?.length > 0 && (ref?.tokens ? JSON.stringify(q.tokens) === JSON.stringify(ref.tokens) : typeof ref?.text === "string" && q.text === ref.text);
+  r.draftsTable = rounds.flatMap((x) =>
+    (x.requests ?? []).map((q, i) => ({
+      round: x.name,
+      question: q.question,
+      tokens: q.tokens?.length,
+      sameTokensAsReference: sameAsReference(q, reference[i]),
+      drafted: q.usage?.draftTokens ?? null,
+      accepted: q.usage?.acceptedDraftTokens ?? null,
+      prediction: q.usage?.acceptedPredictionTokens !== undefined ? [q.usage.acceptedPredictionTokens, q.usage.rejectedPredictionTokens] : null,
+      decodePasses: q.usage?.decodePasses ?? null,
+      passesWithoutDrafts: baselinePasses(reference[i], q),
+      batch: q.usage?.batch ?? null,
+      wallS: q.ms / 1000,
+      error: q.error ?? null,
+    })),
+  );
+  // the reference: the alone phase's replies, or (alone not run) the phase's own round without speculation
+  r.draftsReferenceFrom = drafts?.referenceFrom ?? null;
+  r.draftsRounds = (drafts?.rounds ?? []).map((x) => ({ round: x.name, wallS: x.wallMs / 1000, engine: x.engine ?? null }));
+  const rows = r.draftsTable;
+  const roundsAsked = args["batch-drafts-rounds"] ? String(args["batch-drafts-rounds"]).split(";").length : 2;
+  const ran = !!drafts && !drafts.error && rounds.length === roundsAsked && rounds.every((x) => (x.requests ?? []).length === 4) && reference.length === 4;
+  const sum = (list, of) => list.reduce((n, x) => n + (of(x) ?? 0), 0);
+  // Each round on its own: the prediction's drafts, and the regenerate's (the replies the prompt cache holds).
+  const eachRound = (test) => ran && rounds.every((x) => test(rows.filter((row) => row.round === x.name), x));
+  return {
+    batchingDraftsRan: ran && rows.every((x) => !x.error),
+    batchingDraftsSameTokens: ran && rows.every((x) => x.sameTokensAsReference),
+    batchingDraftsAccepted: eachRound((list) => sum(list, (x) => x.accepted) > 0),
+    batchingDraftsFewerPasses: eachRound((list) => list.every((x) => x.decodePasses !== null && x.passesWithoutDrafts !== null) && sum(list, (x) => x.decodePasses) < sum(list, (x) => x.passesWithoutDrafts)),
+    batchingDraftsVerifiedBesideRows: eachRound((_list, x) => (x.engine?.forward_kinds?.verify_beside_rows ?? 0) > 0),
+    batchingDraftsSharedPasses: ran && rows.every((x) => (x.batch?.maxRows ?? 0) >= 2),
   };
 }
 

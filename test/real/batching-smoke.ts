@@ -6,15 +6,25 @@
  *    off) runs four greedy requests one after another;
  * 2. "batched": an engine with `batching: { maxRows: 4 }` runs the same four
  *    at once: their decode steps share `batch_decode` forwards.
+ * 3. "drafts" (asked for by name): speculative drafts in the rows, on an
+ *    engine like the batched phase's: the four at once, each with
+ *    `prediction` = its reply alone (the alone phase's, an earlier run's, the
+ *    reply's text given, or a first round here without speculation), then the
+ *    four again as a regenerate with speculation on and no prediction (drafted from the replies the prompt
+ *    cache holds after the same prompt: the prediction round's). A row's token
+ *    and its draft are verified in the step's `batch_prefill`, with logits at
+ *    several positions of its sequence beside the other rows' tokens.
  * Each phase first runs a short warm-up (so shader compilation is not timed),
  * then reports per request its tokens (logprob entries), text, usage, time
  * to first token and wall time, and the phase's wall time; the batched phase
- * adds the engine's step counters. The driver checks token-for-token equality
- * and sets the wall times side by side.
+ * adds the engine's step counters, the drafts phase the counters before and
+ * after each round (forward passes, forwards by kind). The driver checks
+ * token-for-token equality and sets the wall times side by side.
  */
 import { createClient } from "../../src/index.js";
 import { createWebLlmEngine } from "../../src/engine/webllm/webllm-engine.js";
 import type { Engine, EngineRequest } from "../../src/engine/types.js";
+import type { BatchCounters } from "../../src/engine/batching/counters.js";
 import { chatRecord } from "./mixed-smoke.js";
 
 type Json = Record<string, unknown>;
@@ -22,10 +32,19 @@ type Json = Record<string, unknown>;
 export interface BatchingSmokeOptions {
   modelId: string;
   maxTokens: number;
-  /** Phases to run (default all), by name: "alone", "batched", "n3" (one request with `n: 3` through createClient). */
+  /**
+   * Phases to run, by name: "alone", "batched", "n3" (one request with `n: 3` through createClient),
+   * "drafts" (speculative drafts in rows). Default: all but "drafts", which runs only when named.
+   */
   only?: string[];
   /** The batched phase's `batching.forward` (default "measured"). */
   forward?: "measured" | "batched";
+  /** The four replies alone from an earlier run (its alone phase's requests): the drafts phase's reference when the alone phase does not run. */
+  reference?: Json[];
+  /** The reply alone to every prompt, as text (all four give the same one on the random-weight model): the drafts phase's prediction and reference when neither the alone phase nor `reference` is there. */
+  prediction?: string;
+  /** The drafts phase's rounds after the reference, by name (default both): "prediction", "regenerate". */
+  draftsRounds?: string[];
 }
 
 declare global {
@@ -42,7 +61,7 @@ function errorOf(error: unknown): Json {
   return { name: e?.name, status: e?.status, code: e?.code, message: String(e?.message ?? error).slice(0, 600) };
 }
 
-function requestFor(options: BatchingSmokeOptions, question: string, maxTokens: number): EngineRequest {
+function requestFor(options: BatchingSmokeOptions, question: string, maxTokens: number, extra: Partial<EngineRequest> = {}): EngineRequest {
   return {
     model: options.modelId,
     messages: [
@@ -54,6 +73,7 @@ function requestFor(options: BatchingSmokeOptions, question: string, maxTokens: 
     continueFinalMessage: false,
     topLogprobs: 1,
     speculative: false,
+    ...extra,
   };
 }
 
@@ -124,6 +144,74 @@ async function phase(options: BatchingSmokeOptions, name: "alone" | "batched"): 
   return report;
 }
 
+/** The engine's counters as one round left them against before it (forward passes, tokens, forwards by kind). */
+function countersDiff(before: BatchCounters | null, after: BatchCounters | null): Json | null {
+  if (!before || !after) return null;
+  const kinds: Record<string, number> = {};
+  for (const [kind, n] of Object.entries(after.forward_kinds ?? {})) kinds[kind] = n - (before.forward_kinds?.[kind] ?? 0);
+  return { forward_passes: after.forward_passes - before.forward_passes, generated_tokens: after.generated_tokens - before.generated_tokens, prefill_tokens: after.prefill_tokens - before.prefill_tokens, forward_kinds: kinds };
+}
+
+/** The four requests at once on `engine` (each with `extra(i)`): each request's report, the wall time, the engine's counters. */
+async function round(engine: Engine, options: BatchingSmokeOptions, name: string, extra: (i: number) => Partial<EngineRequest>): Promise<Json> {
+  const report: Json = { name };
+  const before = engine.batchCounters?.() ?? null;
+  const start = performance.now();
+  report.requests = await Promise.all(QUESTIONS.map((q, i) => ask(engine, requestFor(options, q, options.maxTokens, extra(i)), `${name}: ${q}`, start)));
+  report.wallMs = Math.round(performance.now() - start);
+  const after = engine.batchCounters?.() ?? null;
+  report.counters = { before, after };
+  report.engine = countersDiff(before, after);
+  console.info(`[batching] drafts, ${name} done: wall ${report.wallMs} ms, ${JSON.stringify(report.engine)}`);
+  return report;
+}
+
+/**
+ * Speculative drafts in rows (the "drafts" phase): four greedy requests at
+ * once on an engine with `batching: { maxRows: 4 }`, each predicting its
+ * reply alone (`reference`: the alone phase's requests, this run's or an
+ * earlier run's, or the reply's text given; null: a first round here,
+ * speculation off, gives them), then a regenerate of the four with
+ * speculation on and no prediction (its drafts: the replies the prompt cache
+ * holds after the same prompt, the prediction round's). Warm-up and rounds
+ * use one prompt cache key, as the batched phase: the warm-up's prompts'
+ * prefixes are forked, not prefilled again.
+ */
+async function draftsPhase(options: BatchingSmokeOptions, reference: { from: string; requests: Json[] } | null): Promise<Json> {
+  const report: Json = { name: "drafts", rounds: [] };
+  const rounds = report.rounds as Json[];
+  const engine = createWebLlmEngine({ logLevel: "WARN", batching: { maxRows: 4, ...(options.forward ? { forward: options.forward } : {}) } });
+  const t0 = performance.now();
+  try {
+    await engine.load(chatRecord(options.modelId), { cacheBackend: "indexeddb", promptCache: { budgetTokens: 1024, maxSequences: 4 } });
+    report.loadMs = Math.round(performance.now() - t0);
+    report.batchRows = engine.batchRows ?? null;
+    report.oneAtATime = engine.oneAtATime ?? null;
+    console.info(`[batching] drafts: loaded in ${report.loadMs} ms, rows ${report.batchRows}, ${report.oneAtATime ?? "batching"}`);
+    const w0 = performance.now();
+    // As the batched phase's: its prompts' prefixes are then in the prompt cache for the rounds (one key for all).
+    await Promise.all(QUESTIONS.slice(0, 2).map((q) => ask(engine, requestFor(options, q, 3), `warm-up ${q}`, w0)));
+    report.warmUpMs = Math.round(performance.now() - w0);
+    let replies = reference?.requests ?? null;
+    report.referenceFrom = reference?.from ?? "reference round";
+    if (!replies) {
+      const first = await round(engine, options, "reference", () => ({ speculative: false }));
+      rounds.push(first);
+      replies = first.requests as Json[];
+    }
+    const texts = replies.map((r) => String(r.text ?? ""));
+    report.reference = replies.map((r) => ({ question: r.question, tokens: r.tokens ?? null, text: r.text, decodePasses: (r.usage as { decodePasses?: number } | undefined)?.decodePasses ?? null }));
+    const wanted = (name: string) => !options.draftsRounds || options.draftsRounds.includes(name);
+    if (wanted("prediction")) rounds.push(await round(engine, options, "prediction", (i) => ({ speculative: true, prediction: texts[i] })));
+    if (wanted("regenerate")) rounds.push(await round(engine, options, "regenerate", () => ({ speculative: true })));
+  } catch (error) {
+    report.error = errorOf(error);
+  } finally {
+    await engine.unload().catch(() => undefined);
+  }
+  return report;
+}
+
 /**
  * `n: 3` through the public client on a batching engine: one prefill of the
  * prompt, then three rows forked from it. The engine-wide counters before and
@@ -170,11 +258,18 @@ export function defineBatchingSmoke(): void {
   window.smokeBatching = async (options) => {
     const report: Json = { maxTokens: options.maxTokens, phases: [] };
     window.smokeBatchingReport = report;
+    const phases = report.phases as Json[];
     for (const name of ["alone", "batched"] as const) {
       if (options.only && !options.only.includes(name)) continue;
-      (report.phases as Json[]).push(await phase(options, name));
+      phases.push(await phase(options, name));
     }
-    if (!options.only || options.only.includes("n3")) (report.phases as Json[]).push(await nChoicesPhase(options));
+    if (options.only?.includes("drafts")) {
+      const alone = phases.find((p) => p.name === "alone" && !p.error);
+      const given = options.prediction !== undefined ? { from: "the prediction text given", requests: QUESTIONS.map((question) => ({ question, text: options.prediction })) } : null;
+      const reference = alone ? { from: "alone", requests: alone.requests as Json[] } : options.reference ? { from: "an earlier run's alone phase", requests: options.reference } : given;
+      phases.push(await draftsPhase(options, reference));
+    }
+    if (!options.only || options.only.includes("n3")) phases.push(await nChoicesPhase(options));
     report.done = true;
     return report;
   };

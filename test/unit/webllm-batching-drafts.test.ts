@@ -139,6 +139,41 @@ describe("speculative drafts in rows: each row is what it is alone", () => {
     expect(pipe.scopeStack).toEqual([]);
   });
 
+  it("the rows' counters count their forwards by kind, and a verify beside other rows' tokens apart from one alone", async () => {
+    const config = { max_tokens: 16 };
+    const expected = await Promise.all(PROMPTS.map((prompt) => alone({ prompt, config })));
+    const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config, ...(i < 2 ? { speculative: { enabled: true, prediction: expected[i].text } } : {}) }));
+    const pipe = new FakeBatchingPipeline();
+    pipe.prefillChunkSize = 64;
+    // Each batch_prefill call as the library sees it: a verify gives one sequence several logit positions.
+    const calls: Array<{ verify: boolean; rows: number }> = [];
+    const getFunction = pipe.vm.getFunction;
+    (pipe.vm as { getFunction: (name: string) => unknown }).getFunction = (name: string) => {
+      const fn = getFunction(name) as unknown as (embedded: unknown, positions: { data: ArrayLike<number> }, kv: unknown) => unknown;
+      if (name !== "batch_prefill") return fn;
+      return (embedded: unknown, positions: { data: ArrayLike<number> }, kv: unknown) => {
+        const out = fn(embedded, positions, kv);
+        const sequences = (pipe.forwards.mixed.at(-1) as unknown[]).length;
+        calls.push({ verify: positions.data.length > sequences, rows: sequences });
+        return out;
+      };
+    };
+    // (the rows fetch the library's functions as they are made)
+    const watched = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 6, cost: WEIGHT_BOUND_COST, prefillChunkTokens: 8 });
+    watched.ensureKvRoom({ maxRows: 6 });
+    const results = await together(pipe, watched, jobs);
+    for (const [i, result] of results.entries()) expect(result.outcome, `row ${i}`).toEqual(expected[i]);
+    const kinds = watched.counters().forward_kinds!;
+    expect(kinds.decode).toBe(pipe.forwards.single);
+    expect(kinds.prefill).toBe(pipe.forwards.prefill.length);
+    expect(kinds.batch_decode).toBe(pipe.forwards.batched.length);
+    expect(kinds.batch_prefill).toBe(calls.length);
+    expect(kinds.verify_beside_rows).toBe(calls.filter((c) => c.verify && c.rows > 1).length);
+    expect(kinds.verify_alone).toBe(calls.filter((c) => c.verify && c.rows === 1).length);
+    expect(kinds.verify_beside_rows).toBeGreaterThan(0);
+    expect(kinds.decode + kinds.prefill + kinds.batch_decode + kinds.batch_prefill).toBe(watched.counters().forward_passes);
+  });
+
   it("seeded sampling: a row with drafts draws from its own stream and gives the seeded reply alone gives", async () => {
     const jobs: Job[] = [
       { prompt: PROMPTS[0], config: { max_tokens: 16, temperature: 0.7, seed: 7 } },

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { WebLlmRows, type RowsPipeline, type WebLlmRowsOptions } from "../../src/engine/webllm/batching/webllm-rows.js";
 import { WEIGHT_BOUND_COST } from "../../src/engine/batching/cost-model.js";
 import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
-import { encodeText, type GenConfig } from "./support/fake-webllm-decoder.js";
+import { encodeText, type FakeTensor, type GenConfig } from "./support/fake-webllm-decoder.js";
 import { FakeBatchingPipeline } from "./support/fake-webllm-batch.js";
 import { WebLlmPromptCache, type WebLlmPipeline } from "../../src/engine/webllm/prompt-cache/webllm-binding.js";
 import { FAKE_KV_BYTES_PER_TOKEN } from "./support/fake-webllm-pipeline.js";
@@ -702,6 +702,20 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     expect([...(pipe.kvCache as unknown as { seqs: Map<number, number[]> }).seqs.keys()]).toEqual([0]);
   });
 
+  it("a prefill that ends with an error leaves no TVM scope open, whether web-llm closes its own (0.2.86) or leaves it open (0.2.79)", async () => {
+    for (const closesOwn of [false, true]) {
+      const { pipe, rows } = bigChunkSetup({ prefillChunkTokens: 4 });
+      pipe.prefillClosesScopeOnError = closesOwn;
+      // the third prompt (21 tokens, 4 per step) is aborted while the steps still feed it
+      const jobs: Job[] = PROMPTS.map((prompt, i) => ({ prompt, config: { max_tokens: 8 }, ...(i === 2 ? { abortAfter: 2 } : {}) }));
+      const results = await sideBySide(pipe, rows, jobs);
+      expect((results[2].error as Error)?.name, `web-llm closes its scope: ${closesOwn}`).toBe("AbortError");
+      for (const i of [0, 1, 3]) expect(results[i].error, `row ${i}`).toBeNull();
+      // tvmjs's one stack: every scope opened was closed once (a second close would have popped another row's)
+      expect(pipe.scopeStack, `web-llm closes its scope: ${closesOwn}`).toEqual([]);
+    }
+  });
+
   it("the n choices of a prompt wait for the first choice's prefill to fork it; when that one is aborted first, they feed the prompt themselves, side by side", async () => {
     const { pipe, rows } = bigChunkSetup();
     const prompt = "thesystempromptsaysquestion"; // 27 tokens: 4 steps of 8
@@ -741,6 +755,87 @@ describe("continuous batching on web-llm's pipeline: prompts prefilled side by s
     expect(pipe.log.filter((line) => line.startsWith("forward "))).toEqual([`forward 20 on ${image}`]);
     const prefilledInSteps = pipe.forwards.mixed.flat().filter(([, tokens]) => tokens > 1).map(([seq]) => seq);
     expect(new Set(prefilledInSteps)).toEqual(new Set([text1, text2]));
+  });
+});
+
+describe("continuous batching on web-llm's pipeline: a forward that fails on the device", () => {
+  /**
+   * Three rows decoding in steps of single forwards (cheaper here), on a library whose `decode` outputs are
+   * recorded and whose device fails once: `forward`, at the first decode that comes after another row's
+   * decode in the same step (that row's logits are made and not yet handed over); `wait`, at the wait for
+   * the device right after a decode. Each row's error, how many decode outputs were live when it failed,
+   * and the outputs.
+   */
+  async function failingStep(failAt: "forward" | "wait") {
+    const pipe = new FakeBatchingPipeline();
+    const outputs: FakeTensor[] = [];
+    const liveNow = () => outputs.filter((tensor) => !tensor.disposed).length;
+    let liveAtFailure = -1;
+    let afterDecode = false;
+    const fail = () => {
+      liveAtFailure = liveNow();
+      throw new Error("GPU device lost");
+    };
+    const getFunction = pipe.vm.getFunction;
+    (pipe.vm as { getFunction: (name: string) => unknown }).getFunction = (name: string) => {
+      const fn = getFunction(name) as unknown as (embedded: unknown, kv: unknown) => { get(i: number): FakeTensor };
+      if (name !== "decode") return fn;
+      return (embedded: unknown, kv: unknown) => {
+        if (failAt === "forward" && liveAtFailure < 0 && liveNow() > 0) fail();
+        const out = fn(embedded, kv);
+        afterDecode = true;
+        return {
+          get: (i: number) => {
+            const tensor = out.get(i);
+            outputs.push(tensor);
+            return tensor;
+          },
+        };
+      };
+    };
+    const device = pipe.device as { sync(): Promise<void> };
+    const sync = device.sync;
+    device.sync = async () => {
+      const waitsForDecode = afterDecode;
+      afterDecode = false;
+      if (failAt === "wait" && liveAtFailure < 0 && waitsForDecode) fail();
+      return sync();
+    };
+    const singlesCheaper = { single: () => 1, batch: () => 100 };
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 3, cost: singlesCheaper });
+    rows.ensureKvRoom({ maxRows: 3 });
+    const errors = await Promise.all(
+      ["thecatsat", "abcxyz", "hello"].map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        try {
+          await view.generateRequest(encodeText(prompt), { max_tokens: 12 });
+          return null;
+        } catch (error) {
+          return (error as Error).message;
+        } finally {
+          row.leave();
+        }
+      }),
+    );
+    return { pipe, errors, liveAtFailure, outputs };
+  }
+
+  it("a step of single forwards that fails at a later row's forward frees the logits its earlier forwards made; the step's rows fail with the error", async () => {
+    const { pipe, errors, liveAtFailure, outputs } = await failingStep("forward");
+    expect(errors).toContain("GPU device lost");
+    expect(pipe.forwards.batched).toEqual([]);
+    // the failing step had made another row's logits before it failed
+    expect(liveAtFailure).toBeGreaterThan(0);
+    // and once the rows are gone, no logits the library made are left on the device
+    expect(outputs.filter((tensor) => !tensor.disposed).length).toBe(0);
+  });
+
+  it("a single forward whose wait for the device fails frees the logits it made", async () => {
+    const { errors, liveAtFailure, outputs } = await failingStep("wait");
+    expect(errors).toContain("GPU device lost");
+    expect(liveAtFailure).toBeGreaterThan(0);
+    expect(outputs.filter((tensor) => !tensor.disposed).length).toBe(0);
   });
 });
 

@@ -21,6 +21,14 @@ export interface BatchCounters {
    */
   step_ms?: StepTimes;
   /**
+   * The forwards run, by the library function each called (`decode`,
+   * `prefill`, `batch_decode`, `batch_prefill`), and of the `batch_prefill`
+   * calls those that verified a speculative draft beside other rows
+   * (`verify_beside_rows`) or alone (`verify_alone`). Absent where the engine
+   * does not count them (the scripted engine).
+   */
+  forward_kinds?: Record<string, number>;
+  /**
    * Device memory one row's KV room takes (bytes): its share of the KV tokens
    * reserved for rows, at the bytes per token measured when the cache was
    * re-created. Absent where not measured.

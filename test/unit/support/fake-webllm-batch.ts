@@ -235,10 +235,16 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
     // each chunk's logits detached from it, the filled length checked
     let logits: FakeTensor | undefined;
     this.tvm.beginScope();
-    for (const part of chunkInput(chunks, this.prefillChunkSize)) {
-      const previous = this.filledKVCacheLength;
-      logits = this.tvm.detachFromCurrentScope(await this.embedAndForward(part.chunks, part.length)) as FakeTensor;
-      if (this.filledKVCacheLength !== previous + part.length) throw new Error("Internal Error: filledKVCacheLength does not match expected value.");
+    try {
+      for (const part of chunkInput(chunks, this.prefillChunkSize)) {
+        const previous = this.filledKVCacheLength;
+        logits = this.tvm.detachFromCurrentScope(await this.embedAndForward(part.chunks, part.length)) as FakeTensor;
+        if (this.filledKVCacheLength !== previous + part.length) throw new Error("Internal Error: filledKVCacheLength does not match expected value.");
+      }
+    } catch (error) {
+      // 0.2.86 closes its scope in a `finally`; 0.2.79 leaves it open when a forward throws
+      if (this.prefillClosesScopeOnError) this.tvm.endScope();
+      throw error;
     }
     this.tvm.endScope();
     await this.device.sync();
@@ -251,6 +257,9 @@ export class FakeBatchingPipeline extends FakeDecodingPipeline {
 
   /** Prompt tokens web-llm's prefill step counted for the current request. */
   curRoundPrefillTotalTokens = 0;
+
+  /** Whether a prefill that throws closes its scope (web-llm 0.2.86); false: it leaves it open, as 0.2.79. */
+  prefillClosesScopeOnError = false;
 
   /** One request as web-llm's asyncGenerate runs it: seed, a fresh conversation, prefill, decode until stopped. */
   async generateRequest(prompt: number[], config: GenConfig = {}): Promise<void> {

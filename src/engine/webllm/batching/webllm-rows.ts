@@ -60,6 +60,7 @@ import { RowSequences, type CachedReplies, type KvKeeper, type PrefixSource } fr
 import type { InputData } from "../prompt-cache/webllm-binding.js";
 import { RowDrafts, type RowSpeculation } from "./webllm-row-drafts.js";
 import { hookRowDecode } from "./webllm-row-decode.js";
+import { closeLeftScopes, countingScopes, type ScopeCount } from "./webllm-row-scopes.js";
 import type { SpeculationUsage } from "../../speculative/counters.js";
 
 export { rowsUnsupportedReason, type RowsPipeline } from "./webllm-row-view.js";
@@ -207,7 +208,12 @@ export class WebLlmRows {
   counters(): BatchCounters {
     const perToken = kvBytesPerToken(this.pipe);
     const perRow = perToken === null ? null : Math.round((perToken * this.kvRowTokens) / this.maxRows);
-    return { ...this.scheduler.counters(), step_ms: this.measured.stepTimes(), ...(perRow !== null ? { kv_bytes_per_row: perRow } : {}) };
+    return {
+      ...this.scheduler.counters(),
+      step_ms: this.measured.stepTimes(),
+      ...(this.forward ? { forward_kinds: { ...this.forward.kinds } } : {}),
+      ...(perRow !== null ? { kv_bytes_per_row: perRow } : {}),
+    };
   }
 
   /**
@@ -312,11 +318,17 @@ export class WebLlmRows {
         logits = await forward.run(inputs, "batch");
         this.measured.record("batch", inputs.length, this.clock() - started, inputs.reduce((n, input) => n + input.tokens.length, 0));
       } else {
-        for (const input of inputs) {
-          const started = this.clock();
-          // One entry per row input, but appended in a loop: never spread into call arguments.
-          for (const rowLogits of await forward.run([input], "single")) logits.push(rowLogits);
-          this.measured.record("single", 1, this.clock() - started, input.tokens.length);
+        try {
+          for (const input of inputs) {
+            const started = this.clock();
+            // One entry per row input, but appended in a loop: never spread into call arguments.
+            for (const rowLogits of await forward.run([input], "single")) logits.push(rowLogits);
+            this.measured.record("single", 1, this.clock() - started, input.tokens.length);
+          }
+        } catch (error) {
+          // A forward failed (the device): the step gives no row its logits, so the earlier rows' go now.
+          disposeAll(logits);
+          throw error;
         }
       }
       inputs.forEach(({ row, phase, tokens, samples }, i) => {
@@ -347,6 +359,9 @@ export class WebLlmRows {
     giveOwnRequestState(view, base);
     const sequences = this.sequences as RowSequences;
     const tvm = base.tvm;
+    // web-llm's code runs on the pipeline's runtime with the scopes it opens counted (webllm-row-scopes.ts).
+    const scopes: ScopeCount = { open: 0 };
+    view.tvm = countingScopes(tvm, scopes);
     view.fKVCacheBeginForward = (kv: unknown, _seqs: unknown, ...rest: unknown[]) => pristine.fKVCacheBeginForward(kv, tvm.makeShapeTuple([row.seq]), ...rest);
     view.resetKVCache = () => {
       sequences.reset(row.seq);
@@ -364,11 +379,18 @@ export class WebLlmRows {
     const prefillStep = base.prefillStep as Fn;
     view.prefillStep = async (...args: unknown[]) => {
       let running: Promise<void> = Promise.resolve();
+      const openBefore = scopes.open;
       // It opens its TVM scope as it starts: in a turn of the pipeline's work, so never between another
       // row's forward and the hand-over of its logits. (Its scope stays open, empty, while it waits.)
       await this.exclusive(async () => void (running = prefillStep.apply(view, args) as Promise<void>));
       try {
         await running;
+      } catch (error) {
+        // A prefill that failed (an abort, a failed step) may have left its scope open (web-llm 0.2.79 does).
+        this.releaseTurn(row);
+        const left = scopes.open - openBefore;
+        if (left > 0) await this.exclusive(async () => closeLeftScopes(tvm, scopes, left));
+        throw error;
       } finally {
         this.releaseTurn(row);
       }
@@ -403,4 +425,9 @@ export class WebLlmRows {
     };
     return view;
   }
+}
+
+/** Frees every row's logits of a step that failed. */
+function disposeAll(logits: readonly StepArray[][]): void {
+  for (const rowLogits of logits) for (const array of rowLogits) array.dispose();
 }

@@ -75,7 +75,23 @@ export interface StepForwardRow {
   verify?: boolean;
 }
 
+/**
+ * The forwards run so far, by the library function each called; of the
+ * `batch_prefill` calls, those that verified a draft (logits at several
+ * positions of one sequence) beside other rows' tokens, and alone.
+ */
+export interface ForwardKinds {
+  decode: number;
+  prefill: number;
+  batch_decode: number;
+  batch_prefill: number;
+  verify_beside_rows: number;
+  verify_alone: number;
+}
+
 export interface StepForward {
+  /** The forwards run so far, by kind (a live count). */
+  readonly kinds: Readonly<ForwardKinds>;
   /** Whether the library exports `batch_decode`. */
   readonly batched: boolean;
   /** Whether the library exports `batch_prefill` (mixed rows in one forward) and `prefill`. */
@@ -147,6 +163,17 @@ function fetchFunctions(pipe: StepPipeline, beginForward: Fn): Functions {
 export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward {
   const fns = fetchFunctions(pipe, beginForward);
   const tvm = pipe.tvm;
+  const kinds: ForwardKinds = { decode: 0, prefill: 0, batch_decode: 0, batch_prefill: 0, verify_beside_rows: 0, verify_alone: 0 };
+
+  /** Counts a forward of `kind` over `rows` (once it ran). */
+  function count(rows: readonly StepForwardRow[], kind: "decode" | "prefill" | "batchDecode" | "batchPrefill"): void {
+    if (kind === "decode" || kind === "prefill") kinds[kind]++;
+    else if (kind === "batchDecode") kinds.batch_decode++;
+    else {
+      kinds.batch_prefill++;
+      if (rows.some((row) => row.verify && row.tokens.length > 1)) kinds[rows.length > 1 ? "verify_beside_rows" : "verify_alone"]++;
+    }
+  }
 
   /**
    * One forward of `rows` (inside the caller's scope): their tokens embedded and packed in row order,
@@ -177,29 +204,36 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     } finally {
       pipe.fKVCacheEndForward(pipe.kvCache);
     }
+    count(rows, kind);
     return out.get(0);
   }
 
   /** The rows' forwards one by one; each row's logits (a verify row's at each of its tokens). */
   async function singly(rows: readonly StepForwardRow[]): Promise<StepArray[][]> {
     const out: StepArray[][] = [];
-    for (const row of rows) {
-      if (row.verify && row.tokens.length > 1) {
-        // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
-        for (const rowLogits of await together([row])) out.push(rowLogits);
-        continue;
+    try {
+      for (const row of rows) {
+        if (row.verify && row.tokens.length > 1) {
+          // The speculative binding's verify pass: batch_prefill on one sequence, logits at every position.
+          for (const rowLogits of await together([row])) out.push(rowLogits);
+          continue;
+        }
+        if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
+        tvm.beginScope();
+        try {
+          out.push([tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode"))]);
+        } finally {
+          tvm.endScope();
+        }
       }
-      if (row.tokens.length > 1 && !fns.prefill) throw new Error("The model library exports no prefill function.");
-      tvm.beginScope();
-      try {
-        out.push([tvm.detachFromCurrentScope(forwardOnce([row], row.tokens.length > 1 ? "prefill" : "decode"))]);
-      } finally {
-        tvm.endScope();
-      }
+      // A forward only enqueues its work: waiting for the device here makes the step's time what the device
+      // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
+      await sync(pipe);
+    } catch (error) {
+      // A later row's forward (or the wait) failed: nobody takes the earlier rows' logits.
+      for (const rowLogits of out) for (const array of rowLogits) array.dispose();
+      throw error;
     }
-    // A forward only enqueues its work: waiting for the device here makes the step's time what the device
-    // took (the sampler would wait for it anyway), comparable with a batch's, whose read-back waits too.
-    await sync(pipe);
     return out;
   }
 
@@ -240,6 +274,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
   }
 
   return {
+    kinds,
     batched: fns.batchDecode !== null,
     mixed: fns.batchPrefill !== null && fns.prefill !== null,
     run: (rows, mode) => (mode === "single" || rows.length === 1 ? singly(rows) : together(rows)),
