@@ -11,18 +11,23 @@
  * 503 that says so, and the next one, from the other client, is hosted there.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-ignore -- wllama's package `main` is missing; Vite resolves its ESM build.
+import { Wllama } from "@wllama/wllama";
 import { createClient, type ChatCompletionChunk, type Client } from "../../src/index.js";
-import { startDirect, tinyRecord, type Direct } from "./support/tiny-gguf.js";
+import type { WllamaInstance, WllamaModule } from "../../src/engine/wllama/wllama-api.js";
+import { server, startDirect, tinyRecord, wasm, type Direct } from "./support/tiny-gguf.js";
 
 const model = "tiny-gguf-shared";
 const record = tinyRecord(model);
+const embedModel = "tiny-gguf-shared-embed";
+const embedRecord = tinyRecord(embedModel, { model: `${server}/m/${embedModel}/tiny-embed.gguf`, model_type: 1 });
 const messages = [{ role: "user" as const, content: "hello world" }];
 
 let client: Client;
 let direct: Direct;
 
 beforeAll(async () => {
-  client = createClient({ worker: "shared", models: [record] });
+  client = createClient({ worker: "shared", models: [record, embedRecord] });
   // Connected first: this client's page hosts llama.cpp's Worker (the longest-connected tab does).
   expect((await client.workerInfo()).worker).toBe("shared");
   direct = await startDirect();
@@ -118,8 +123,37 @@ describe("a GGUF model in the shared worker, on the real llama.cpp", () => {
     expect(r.choices[0].message.content).toBe(want.choices[0].message.content);
   });
 
+  it("a raw completion takes the prompt as is", async () => {
+    const r = await client.completions.create({ model, prompt: "hello world the", max_tokens: 8, temperature: 0 });
+    const want = await direct.raw("hello world the", { max_tokens: 8 });
+    expect(r.choices[0].text).toBe(want.content);
+    expect(r.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+  });
+
+  it("an embedding GGUF beside the chat GGUF (a second llama.cpp Worker in the tab): llama.cpp's own vectors and token count", async () => {
+    const oracle: WllamaInstance = new (Wllama as WllamaModule["Wllama"])({ default: wasm }, { suppressNativeLog: true, logger: { debug: () => {}, log: () => {}, warn: console.warn, error: console.error } });
+    try {
+      await oracle.loadModel([await (await fetch(`${server}/m/direct/tiny-embed.gguf`)).blob()], { n_ctx: 2048, embeddings: true });
+      const inputs = ["hello world", "the water is long"];
+      const r = await client.embeddings.create({ model: embedModel, input: inputs });
+      const want = [await oracle.createEmbedding({ input: [inputs[0]] }), await oracle.createEmbedding({ input: [inputs[1]] })];
+      expect(r.usage.prompt_tokens).toBe(want[0].usage.prompt_tokens + want[1].usage.prompt_tokens);
+      r.data.forEach((d, i) => {
+        const expected = want[i].data[0].embedding as number[];
+        expect((d.embedding as number[]).length).toBe(64);
+        (d.embedding as number[]).forEach((x, k) => expect(x).toBeCloseTo(expected[k], 5));
+      });
+      expect(r.data[0].embedding).not.toEqual(r.data[1].embedding);
+      // The chat model stayed loaded beside it, in its own Worker.
+      const chat = await client.chat.completions.create({ model, messages, max_tokens: 8, temperature: 0 });
+      expect(chat.choices[0].message.content).toBe((await direct.chat(messages, { max_tokens: 8 })).content);
+    } finally {
+      await oracle.exit();
+    }
+  });
+
   it("the hosting client closes mid-stream: the other tab's request fails with a 503 that says so, and its next request is hosted by it", async () => {
-    const other = createClient({ worker: "shared", models: [record] });
+    const other = createClient({ worker: "shared", models: [record, embedRecord] });
     try {
       expect((await other.workerInfo()).tabs).toBeGreaterThanOrEqual(2);
       // `client` connected first and hosts llama.cpp's Worker; this sampled reply runs far past where it closes.
