@@ -90,6 +90,24 @@ describe("llama.cpp's Worker, hosted by a tab for the shared worker", () => {
     expect(typeof (globalThis as { Worker?: unknown }).Worker).toBe("undefined");
   });
 
+  it("a tab that cannot start the Worker, or whose Worker fails before it answers: the load fails with 503 gguf_host_tab_failed, naming why", async () => {
+    const refusing: HostingTab = { gone: new AbortController().signal, startWorker: async () => Promise.reject(new Error("Refused to create a worker from 'blob:' (CSP)")) };
+    const refused = loadWithTabWorker(new TabWorkerLease(refusing, "tiny"), async () => {
+      new (globalThis as { Worker?: new (url: string) => WorkerLike }).Worker!("data:text/javascript,");
+      return new Promise<never>(() => {});
+    });
+    await expect(refused).rejects.toMatchObject({ status: 503, code: "gguf_host_tab_failed", message: expect.stringContaining("CSP") });
+    // The Worker started but its script failed before posting anything.
+    const { tab, started } = tabThatRecords();
+    const failing = loadWithTabWorker(new TabWorkerLease(tab, "tiny"), async () => {
+      new (globalThis as { Worker?: new (url: string) => WorkerLike }).Worker!("data:text/javascript,");
+      const { port } = await started;
+      port.postMessage({ type: "error", message: "SyntaxError: Unexpected token" });
+      return new Promise<never>(() => {});
+    });
+    await expect(failing).rejects.toMatchObject({ status: 503, code: "gguf_host_tab_failed", message: expect.stringContaining("SyntaxError") });
+  });
+
   it("no tab can host (none connected, or none offers): a 503 that says what to use", () => {
     const refusal = () => {
       try {

@@ -163,7 +163,8 @@ class TabHostedWorker extends EventTarget {
       return;
     }
     if (!this.answered) this.lease.lose(startError(this.lease.modelId, report.message));
-    const event = new ErrorEvent("error", { message: report.message });
+    // An ErrorEvent where there is one (not in Node, where the unit tests run).
+    const event = typeof ErrorEvent === "function" ? new ErrorEvent("error", { message: report.message }) : Object.assign(new Event("error"), { message: report.message });
     this.onerror?.(event);
     this.dispatchEvent(event);
   }
