@@ -120,7 +120,9 @@ export function workerBackend(options: WorkerBackendOptions): Backend {
     const onStoreError = onResponseStoreError ? Comlink.proxy((wire: ApiErrorInit) => onResponseStoreError(deserializeError(wire) as ApiError)) : undefined;
     const config: WorkerHostConfig = { engine: options.engine, ...pickOptions(options, WORKER_HOST_OPTIONS) };
     const configured = (link.tab ?? Promise.resolve(undefined)).then(async (tab) => {
-      const result = await api.configure(config, onProgress, tab, onStoreError);
+      // A shared worker asks this tab to start the Workers it cannot start itself (llama.cpp's, for GGUF models).
+      const hostWorker = link.hostWorker ? Comlink.proxy(link.hostWorker) : undefined;
+      const result = await api.configure(config, onProgress, tab, onStoreError, hostWorker);
       if (result?.workerLock) link.watchWorker?.(result.workerLock, (message) => crash(state, message));
       if (result && result.ignored.length > 0) {
         console.warn(`webgpu-openai: the shared worker was configured by another tab; this tab's options ${result.ignored.join(", ")} differ from its and were not applied (the first tab's options win).`);

@@ -5,10 +5,11 @@
  * worker and for the SharedWorker alike.
  */
 import type * as Comlink from "comlink";
-import type { TabHello } from "../worker/protocol.js";
+import type { TabHello, TabWorkerStarter } from "../worker/protocol.js";
 import { VERSION } from "../version.js";
 import { startDefaultWorker } from "./worker-start.js";
 import { webLocks } from "../cache/locks.js";
+import { tabHostedWorkers } from "./tab-hosted-workers.js";
 
 export interface WorkerLink {
   readonly kind: "dedicated" | "shared";
@@ -20,6 +21,8 @@ export interface WorkerLink {
   /** The shared worker's liveness lock, resolved once this tab holds it (sent with configure). */
   readonly tab?: Promise<TabHello | undefined>;
   onError(listener: (message: string, event: Event) => void): void;
+  /** The shared worker's: this tab starts the Workers it cannot (llama.cpp's, for a GGUF model), sent with configure. */
+  readonly hostWorker?: TabWorkerStarter;
   /** The shared worker's own lock (from configure): `listener` runs when the worker is gone. */
   watchWorker?(lock: string, listener: (message: string) => void): void;
   /** Ends the dedicated worker; leaves the shared one (its requests for this tab stop; other tabs go on). */
@@ -64,12 +67,14 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
   const lock = holdTabLock();
   const stopWatching = new AbortController();
   let watching: Promise<unknown> | undefined;
+  const hosted = tabHostedWorkers();
   return {
     kind: "shared",
     endpoint: port,
     restartable: !custom,
     url,
     tab: lock.held,
+    hostWorker: hosted.start,
     onError(listener) {
       // A SharedWorker reports here only a script that failed to load or start; its runtime errors stay in the worker.
       worker.addEventListener("error", (event) => {
@@ -85,6 +90,8 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
     },
     close() {
       stopWatching.abort();
+      // The Workers this tab runs for the shared worker end with this tab's client (the worker learns it from the lock).
+      hosted.endAll();
       lock.release();
       port.close();
     },

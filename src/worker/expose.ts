@@ -10,7 +10,7 @@ import * as Comlink from "comlink";
 import { EngineHost } from "../host/engine-host.js";
 import { createScriptedEngine } from "../engine/scripted.js";
 import type { LoadProgress } from "../engine/types.js";
-import { isScriptedSpec, type ConfigureResult, type PortCommand, type StoreErrorListener, type TabHello, type WorkerApi, type WorkerHostConfig, type WorkerInfo } from "./protocol.js";
+import { isScriptedSpec, type ConfigureResult, type PortCommand, type StoreErrorListener, type TabHello, type TabWorkerStarter, type WorkerApi, type WorkerHostConfig, type WorkerInfo } from "./protocol.js";
 import { portSinkFor } from "./port-sink.js";
 import { endpointEntries, leading, type EndpointName, type EndpointSpec } from "../host/endpoints.js";
 import { installErrorTransfer, serializeError } from "./transfer.js";
@@ -19,7 +19,7 @@ import { WORKER_HOST_OPTIONS, pickOptions } from "../host/host-options.js";
 
 /** How one connection reaches its host: the dedicated worker's own, or a SharedWorker's host shared by every tab. */
 export interface HostAccess {
-  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult | void>;
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener, hostWorker?: TabWorkerStarter): Promise<ConfigureResult | void>;
   host(): EngineHost;
   info(): WorkerInfo;
   /** Aborts when the page behind this connection is gone (a SharedWorker's tab); absent for a dedicated worker. */
@@ -116,7 +116,7 @@ export function exposeEngineHost(
   };
 
   const api = {
-    configure: (config, onProgress, tab, onStoreError) => access.configure(config, onProgress, tab, onStoreError),
+    configure: (config, onProgress, tab, onStoreError, hostWorker) => access.configure(config, onProgress, tab, onStoreError, hostWorker),
     workerInfo: () => access.info(),
     ...Object.fromEntries(endpointEntries.map(([name, spec]) => [name, serve(name, spec)])),
   } as WorkerApi;

@@ -69,6 +69,13 @@ export interface ConfigureResult {
   workerLock?: string;
 }
 
+/**
+ * A tab's offer to start a Worker for the shared worker (which has no Worker
+ * constructor in Chromium): a Worker of `type` from `script`, its messages
+ * relayed over `port` (llama.cpp's Worker for a GGUF model: engine/wllama/wllama-tab-host.ts).
+ */
+export type TabWorkerStarter = (script: Blob, port: MessagePort, type: WorkerType) => void | Promise<void>;
+
 /** A failed write of the response store, as it crosses to the page (rebuilt there as an ApiError). */
 export type StoreErrorListener = (error: ApiErrorInit) => void;
 
@@ -87,6 +94,6 @@ type WorkerMethod<K extends EndpointName> =
  * port, and abort arrives on it), plus the two calls about the worker itself.
  */
 export type WorkerApi = { [K in EndpointName]: WorkerMethod<K> } & {
-  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult | void>;
+  configure(config: WorkerHostConfig, onProgress?: (progress: LoadProgress) => void, tab?: TabHello, onStoreError?: StoreErrorListener, hostWorker?: TabWorkerStarter): Promise<ConfigureResult | void>;
   workerInfo(): WorkerInfo;
 };

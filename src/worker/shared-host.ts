@@ -17,6 +17,11 @@
  *   tabs, and a crash of that process ends it): their requests fail with 503
  *   `worker_lost` instead of waiting forever, and the next one starts a fresh
  *   worker.
+ * - Workers: Chromium gives a SharedWorker no Worker constructor, so the
+ *   Worker a GGUF engine runs llama.cpp in is started by a connected tab (the
+ *   longest-connected one that offers to) and relayed to this worker over a
+ *   MessagePort (engine/wllama/wllama-tab-host.ts); when that tab is gone its
+ *   requests fail with 503 and the next load is hosted by another tab.
  * - load progress: reported to every connected tab that asked for it, since
  *   the model one tab loads is the model all of them use; so are failed
  *   writes of the response store, which every tab reads.
@@ -24,17 +29,21 @@
  * When the last tab is gone the browser ends the worker, and with it the GPU
  * device and its memory.
  */
+import * as Comlink from "comlink";
 import type { EngineHost } from "../host/engine-host.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
-import { isScriptedSpec, type ConfigureResult, type StoreErrorListener, type TabHello, type WorkerHostConfig } from "./protocol.js";
+import { isScriptedSpec, type ConfigureResult, type StoreErrorListener, type TabHello, type TabWorkerStarter, type WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 import { webLocks } from "../cache/locks.js";
 import { WORKER_HOST_OPTIONS } from "../host/host-options.js";
+import { offerHostingTabs, type HostingTab } from "../engine/wllama/wllama-tab-host.js";
 
 interface Tab {
   onProgress?: (progress: LoadProgress) => void;
   onStoreError?: StoreErrorListener;
+  /** The tab's offer to start Workers for this worker (a comlink proxy to the page). */
+  hostWorker?: TabWorkerStarter;
   gone: AbortController;
   /** The pending request for the tab's lock (kept referenced for the tab's life). */
   watching?: Promise<unknown>;
@@ -82,6 +91,7 @@ export class SharedHost {
             })
             .catch(() => resolve(undefined));
         });
+    offerHostingTabs(() => this.hostingTab());
   }
 
   /** Tabs connected now (each has configured and is alive). */
@@ -93,7 +103,7 @@ export class SharedHost {
   connect(port: MessagePort): void {
     const tab: Tab = { gone: new AbortController() };
     const access: HostAccess = {
-      configure: (config, onProgress, hello, onStoreError) => this.join(tab, port, config, onProgress, hello, onStoreError),
+      configure: (config, onProgress, hello, onStoreError, hostWorker) => this.join(tab, port, config, { onProgress, hello, onStoreError, hostWorker }),
       host: () => this.hostOrThrow(),
       info: () => ({ worker: "shared", tabs: this.tabs.size }),
       gone: tab.gone.signal,
@@ -102,7 +112,8 @@ export class SharedHost {
     exposeEngineHost(this.initial, port, access);
   }
 
-  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, onProgress?: (p: LoadProgress) => void, hello?: TabHello, onStoreError?: StoreErrorListener): Promise<ConfigureResult> {
+  private async join(tab: Tab, port: MessagePort, config: WorkerHostConfig, from: { onProgress?: (p: LoadProgress) => void; hello?: TabHello; onStoreError?: StoreErrorListener; hostWorker?: TabWorkerStarter }): Promise<ConfigureResult> {
+    const { onProgress, hello, onStoreError } = from;
     const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
     if (!this.initial) {
       if (!this.config) {
@@ -127,6 +138,7 @@ export class SharedHost {
     }
     tab.onProgress = onProgress;
     tab.onStoreError = onStoreError;
+    tab.hostWorker = from.hostWorker;
     this.tabs.add(tab);
     this.watch(tab, port, hello);
     return result;
@@ -144,6 +156,17 @@ export class SharedHost {
     // Without a lock name (an old page) or Web Locks the tab counts until the worker ends.
     if (!hello?.lock || !locks) return;
     tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
+  }
+
+  /** The tab that starts the next Worker asked for here: the longest-connected live tab that offers to (null: none does). */
+  private hostingTab(): HostingTab | null {
+    for (const tab of this.tabs) {
+      const start = tab.hostWorker;
+      if (!start || tab.gone.signal.aborted) continue;
+      // Through comlink: the port moves to the tab; a tab that cannot start the Worker rejects.
+      return { gone: tab.gone.signal, startWorker: async (script, port, type) => void (await start(script, Comlink.transfer(port, [port]), type)) };
+    }
+    return null;
   }
 
   private progress(progress: LoadProgress): void {

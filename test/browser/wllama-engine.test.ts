@@ -361,21 +361,6 @@ describe("GGUF weights through our cache", () => {
   });
 });
 
-describe("wllama engine in the shared worker", () => {
-  // wllama runs llama.cpp in a Worker of its own, and Chromium gives a SharedWorker no Worker constructor.
-  it("refuses with a 503 that says to use a dedicated worker", async () => {
-    const shared = createClient({ worker: "shared", models: [record] });
-    try {
-      expect((await shared.workerInfo()).worker).toBe("shared");
-      const error = await shared.chat.completions.create({ model, messages, max_tokens: 4 }).catch((e) => e);
-      expect(error).toMatchObject({ status: 503, code: "wllama_needs_worker", param: "model" });
-      expect(error.message).toMatch(/worker: true/);
-    } finally {
-      shared.terminate();
-    }
-  });
-});
-
 describe("models.list: a GGUF's size and quantization from its header", () => {
   it("not yet downloaded: Range requests for the header only; then from the stored file with no request", async () => {
     const id = `gguf-list-${Date.now()}`;

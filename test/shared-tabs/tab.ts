@@ -4,7 +4,7 @@
  * timestamps on the shared clock (performance.timeOrigin + now), so the test
  * can compare several pages' streams. Driven with page.evaluate.
  */
-import { ApiError, createClient, type Client, type ResponseObject } from "../../src/index.js";
+import { ApiError, createClient, type Client, type ModelRecord, type ResponseObject } from "../../src/index.js";
 import { createScriptedEngine } from "../../src/testing.js";
 
 const now = () => performance.timeOrigin + performance.now();
@@ -51,12 +51,12 @@ const api = {
   info,
   warnings,
   /** `custom`: the test's own SharedWorker (its engine reports loads and requests on a BroadcastChannel). */
-  connect(options: { replies?: string[]; tokenDelayMs?: number; loadDelayMs?: number; custom?: boolean; worker?: "shared" | true; maxQueue?: number; batch?: false | { maxRows: number } }) {
+  connect(options: { replies?: string[]; tokenDelayMs?: number; loadDelayMs?: number; custom?: boolean; worker?: "shared" | true; maxQueue?: number; batch?: false | { maxRows: number }; models?: ModelRecord[] }) {
     const engine = options.replies ? createScriptedEngine({ replies: options.replies, tokenDelayMs: options.tokenDelayMs, loadDelayMs: options.loadDelayMs, batch: options.batch }) : undefined;
     const worker = options.custom
       ? new SharedWorker(new URL("./custom-shared-worker.ts", import.meta.url), { type: "module", name: "shared-tabs-custom" })
       : (options.worker ?? "shared");
-    client = createClient({ worker, engine, maxQueue: options.maxQueue, onProgress: (p) => progress.push({ phase: p.phase, fraction: p.fraction, at: now() }) });
+    client = createClient({ worker, engine, maxQueue: options.maxQueue, ...(options.models ? { models: options.models } : {}), onProgress: (p) => progress.push({ phase: p.phase, fraction: p.fraction, at: now() }) });
     return true;
   },
   /** Starts a stream and records it under `id`; resolves once the request is sent (not when it ends). */

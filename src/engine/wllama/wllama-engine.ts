@@ -19,6 +19,11 @@
  * prefill-echo.ts). Usage comes from llama-server's own counts
  * (`timings`: prompt tokens prefilled and reused, tokens generated); logprobs
  * from its per-token probabilities (wllama-logprobs.ts).
+ *
+ * In a SharedWorker (which cannot start Workers in Chromium) a connected tab
+ * starts llama.cpp's Worker for it (wllama-tab-host.ts); when that tab
+ * closes, the requests waiting on it fail with a 503 and the model is let go,
+ * so the next load is hosted by another tab.
  */
 import { ApiError, abortError, isAbortError } from "../../protocol/api-error.js";
 import { contextWindowOf, type ModelRecord, type WllamaRecordEngine } from "../../models/record.js";
@@ -33,6 +38,7 @@ import { PrefillEcho, type StreamedText } from "./prefill-echo.js";
 import { tokenLogprobsOf } from "./wllama-logprobs.js";
 import { WLLAMA_WASM_URL } from "./wllama-catalog.js";
 import { checkThreadsSetting, contextThreadCount } from "./wllama-threads.js";
+import { hostedStream, leaseHostingTab, loadWithTabWorker, type TabWorkerLease } from "./wllama-tab-host.js";
 
 /** Absolute: wllama starts its own worker from a blob: URL, against which a relative path would not resolve. */
 function absolute(url: string): string {
@@ -69,19 +75,17 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
   let threads: EngineCpuThreads | null = null;
   /** Any other chat record's: its GGUF's own template, rendered by us where our Jinja can. */
   let ggufPrompts: GgufPrompts | undefined;
+  /** In a SharedWorker: the tab whose Worker runs llama.cpp (null: wllama's Worker is this context's own). */
+  let hosted: TabWorkerLease | null = null;
+  /** Why the model was let go while loaded (its hosting tab closed): what a request that still finds it gone fails with. */
+  let lostWith: ApiError | null = null;
 
   async function load(record: ModelRecord, options: LoadOptions): Promise<void> {
     if (loaded === record.model_id && wllama) return;
     await unload();
-    // wllama runs llama.cpp in a Worker of its own; Chromium gives a SharedWorker no Worker constructor.
-    if (typeof Worker === "undefined") {
-      throw new ApiError({
-        status: 503,
-        code: "wllama_needs_worker",
-        param: "model",
-        message: `${record.model_id} is a GGUF model: @wllama/wllama runs llama.cpp in a Worker of its own, and this context (a SharedWorker in Chromium) cannot start one. Use createClient({ worker: true }) (a dedicated worker) or worker: false for GGUF models.`,
-      });
-    }
+    lostWith = null;
+    // wllama runs llama.cpp in a Worker of its own; Chromium gives a SharedWorker no Worker constructor, so there a tab starts it.
+    const lease = leaseHostingTab(record.model_id);
     const { Wllama } = await importWllama();
     // The host's downloader stored the GGUF (prefetch "gguf"); wllama reads the Blobs, nothing is fetched again.
     if (!options.storedFiles) throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: the wllama engine loads its GGUF from the client's cache, and nothing was stored for it. Load it through the client (models.load or a request), which downloads it first.` });
@@ -91,13 +95,26 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     const { n_threads } = contextThreadCount(checkThreadsSetting(spec.threads, record.model_id));
     const instance = new Wllama({ default: absolute(spec.wasm ?? WLLAMA_WASM_URL) }, { suppressNativeLog: true, logger: QUIET });
     try {
-      await instance.loadModel(blobs, { n_ctx: contextWindowOf(record), n_threads, ...(embedding ? { embeddings: true } : {}) });
+      const loading = () => instance.loadModel(blobs, { n_ctx: contextWindowOf(record), n_threads, ...(embedding ? { embeddings: true } : {}) });
+      await (lease ? loadWithTabWorker(lease, loading) : loading());
     } catch (error) {
       await instance.exit().catch(() => undefined);
+      if (lease?.lost.aborted) throw lease.lost.reason;
       throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
     }
     wllama = instance;
     loaded = record.model_id;
+    hosted = lease;
+    // The hosting tab closed: llama.cpp is gone with it. What waits on it fails (the lease's race); the next load re-hosts.
+    if (lease) {
+      const letGo = () => {
+        if (wllama !== instance) return;
+        void unload();
+        lostWith = lease.lost.reason as ApiError;
+      };
+      if (lease.lost.aborted) queueMicrotask(letGo);
+      else lease.lost.addEventListener("abort", letGo, { once: true });
+    }
     // What wllama did, not what we asked: it starts threads only where SharedArrayBuffer can be posted.
     threads = { multithread: instance.isMultithread(), n_threads: instance.getNumThreads() };
     chatml = chatmlShapeOf(record);
@@ -107,8 +124,11 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
   }
 
   async function* generate(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineEvent> {
-    if (!wllama || loaded !== request.model) throw new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
-    checkWllamaRequest(request, wllama.getLoadedContextInfo().n_vocab);
+    if (!wllama || loaded !== request.model) throw lostWith ?? new ApiError({ status: 500, message: `Model ${request.model} is not loaded.` });
+    // This load's: a tab that closes mid-request lets go of the model while the request still holds them.
+    const instance = wllama;
+    const lease = hosted;
+    checkWllamaRequest(request, instance.getLoadedContextInfo().n_vocab);
     const sampling = wllamaSampling(request, signal);
     const top = request.topLogprobs ?? 0;
     let emitted = 0;
@@ -128,7 +148,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
       // A raw completion takes its prompt as is; a chat, the prompt we render (undefined: llama.cpp renders the GGUF's template).
       const prompt = request.rawPrompt ?? (chatml ? chatmlPrompt(request, chatml) : await ggufPrompts?.render(request));
       if (prompt !== undefined) {
-        for await (const chunk of await wllama.createCompletion({ ...sampling, ...rawLogprobs(request), prompt, stream: true })) {
+        for await (const chunk of await hostedStream(lease, instance.createCompletion({ ...sampling, ...rawLogprobs(request), prompt, stream: true }))) {
           last = chunk;
           const event = eventOf(streamedOf(chunk.choices[0]?.text ?? "", chunk));
           if (event) yield event;
@@ -138,7 +158,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
         // Continuing a final assistant message: llama-server echoes it before what it generates.
         const continued = continuedText(messages, request);
         const echo = continued === undefined ? null : new PrefillEcho(continued);
-        for await (const chunk of await wllama.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, ...templateSwitches(request), messages, stream: true })) {
+        for await (const chunk of await hostedStream(lease, instance.createChatCompletion({ ...sampling, ...chatLogprobs(request), ...RAW_CHAT_TEXT, ...templateSwitches(request), messages, stream: true }))) {
           last = chunk;
           const streamed = streamedOf(chunk.choices[0]?.delta.content ?? "", chunk);
           const event = eventOf(echo ? echo.take(streamed) : streamed);
@@ -166,12 +186,14 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     chatml = undefined;
     threads = null;
     ggufPrompts = undefined;
+    hosted = null;
     await instance?.exit().catch(() => undefined);
   }
 
   async function embed(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult> {
-    if (!wllama || !embedding || loaded !== request.model) throw new ApiError({ status: 500, message: `Embedding model ${request.model} is not loaded.` });
-    return embedWithWllama(wllama, request, signal);
+    if (!wllama || !embedding || loaded !== request.model) throw lostWith ?? new ApiError({ status: 500, message: `Embedding model ${request.model} is not loaded.` });
+    const vectors = embedWithWllama(wllama, request, signal);
+    return hosted ? hosted.race(vectors) : vectors;
   }
 
   return {
