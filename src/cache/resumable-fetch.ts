@@ -9,7 +9,8 @@
  * file (file-fetch.ts).
  */
 import type { Artifact } from "./artifacts.js";
-import { IntegrityMismatch, PermanentFetchError, WatchedResponse, hold, pumpBody, storing, streamOnce, withRetries, type FetchContext, type StreamedFile } from "./file-fetch.js";
+import { hold } from "./download-buffers.js";
+import { IntegrityMismatch, PermanentFetchError, WatchedResponse, pumpBody, storing, streamOnce, withRetries, type FetchContext, type StreamedFile } from "./file-fetch.js";
 import { PartsWrite, discardStored, storedPrefix, storesParts } from "./gguf-parts.js";
 import { FileCheck } from "./hashing.js";
 import { maxBytesOf } from "./limits.js";
