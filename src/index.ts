@@ -19,7 +19,7 @@ export type * from "./protocol/completions-types.js";
 export type { LoadProgress, Engine, EngineRequest, EngineEvent, EngineMessage, EnginePart, EngineAudioPart, EngineAudioInfo } from "./engine/types.js";
 /** Another engine behind the seam, for a host in this page (`worker: false`); a worker's host takes it from `webgpu-openai/worker`. */
 export { registerEngineKind } from "./engine/registry.js";
-export type { EngineKind, EngineCapabilities, EngineSettings, EngineFamilyHints, LoadOptions } from "./engine/types.js";
+export type { EngineKind, EngineCapabilities, EngineSettings, EngineFamilyHints, LoadOptions, ChatTemplateReport } from "./engine/types.js";
 export type { ModelRecord } from "./models/record.js";
 export type { PromptCacheConfig, PromptCacheOption } from "./engine/prompt-cache/config.js";
 export type { GpuInfo, GpuProbe } from "./gpu/probe.js";

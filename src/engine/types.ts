@@ -251,6 +251,17 @@ export interface EngineCpuThreads {
   n_threads: number;
 }
 
+/**
+ * Who renders the loaded chat model's prompts (`models.status(id).chat_template`):
+ * "jinja" (the GGUF's own template, by @huggingface/jinja), "llama.cpp" (its
+ * own Jinja engine, where ours cannot: `reason` is our error, shortened), or
+ * "family:<name>" (the family's prompt, rendered by this library).
+ */
+export interface ChatTemplateReport {
+  renderer: "jinja" | "llama.cpp" | `family:${string}`;
+  reason?: string;
+}
+
 export interface Engine {
   /** Loads `model`; a no-op when it is already the loaded model with the same options. */
   load(model: ModelRecord, options: LoadOptions): Promise<void>;
@@ -304,6 +315,8 @@ export interface Engine {
    * the engine does not run on CPU threads of its own.
    */
   cpuThreads?(): EngineCpuThreads | null;
+  /** Who renders the loaded chat model's prompt; null when no chat model is loaded. Absent: the engine does not say. */
+  chatTemplate?(): Promise<ChatTemplateReport | null>;
   /**
    * What this engine can do. An engine made by its kind in engine/registry.ts
    * has the kind's; one an app passes as the host's engine

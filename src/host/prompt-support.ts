@@ -7,7 +7,7 @@
  */
 import { ApiError } from "../protocol/api-error.js";
 import { validateRequest, type NormalizedRequest } from "../protocol/validate.js";
-import type { Engine, EngineCapabilities, EngineRequest } from "../engine/types.js";
+import type { ChatTemplateReport, Engine, EngineCapabilities, EngineRequest } from "../engine/types.js";
 import { fetchesWeights } from "../engine/registry.js";
 import type { ModelRecord } from "../models/record.js";
 import { isEmbeddingRecord } from "../models/embedding.js";
@@ -37,6 +37,13 @@ export interface ModelStatus {
    * model is loaded (what wllama reports), "planned" before (what the load asks).
    */
   engine?: { kind: string; model: string; reason: string; threads?: "multi" | "single"; n_threads?: number; threads_source?: "wllama" | "planned" };
+  /**
+   * Who renders the prompt, once the model (with "auto", the one that serves)
+   * is loaded, for engines that say (wllama): "jinja" (the GGUF's own template
+   * by @huggingface/jinja), "llama.cpp" with `reason` (ours could not parse or
+   * render it: llama.cpp's own Jinja engine renders it), or "family:<name>".
+   */
+  chat_template?: ChatTemplateReport;
 }
 
 export interface PromptSupportContext {
@@ -73,7 +80,8 @@ export async function modelStatus(context: PromptSupportContext, id: string): Pr
     return { id, status: "unavailable", reason: ApiError.from(error).message };
   }
   const { status, reason } = await statusOf(context, choice.record);
-  const base = { id: choice.requested.model_id, status, ...(reason !== undefined ? { reason } : {}) };
+  const template = await chatTemplateOf(context, choice.record);
+  const base = { id: choice.requested.model_id, status, ...(reason !== undefined ? { reason } : {}), ...(template ? { chat_template: template } : {}) };
   // Said where there is something to say: a choice was made ("auto"), or a record names its own engine kind.
   if (!context.auto && choice.requested.engine === undefined) return base;
   const engine = { kind: choice.engine, model: choice.record.model_id, reason: choice.reason, ...(choice.engine === "wllama" ? wllamaStatus(context.engines(), choice.record) : {}) };
@@ -85,6 +93,14 @@ function wllamaStatus(engines: Engine[], record: ModelRecord): { threads: "multi
   const asked = (record.engine as { threads?: unknown } | undefined)?.threads;
   const report = wllamaThreads(engines, record.model_id, typeof asked === "number" && Number.isInteger(asked) && asked >= 1 ? asked : undefined);
   return { threads: report.threads, n_threads: report.n_threads, threads_source: report.source };
+}
+
+/** The loaded engine's report of who renders `record`'s prompt; undefined before the load or where the engine does not say. */
+async function chatTemplateOf(context: PromptSupportContext, record: ModelRecord): Promise<ChatTemplateReport | undefined> {
+  if (isEmbeddingRecord(record)) return undefined;
+  const engine = await context.engineFor(record).catch(() => undefined);
+  if (engine?.loadedModel !== record.model_id || !engine.chatTemplate) return undefined;
+  return (await engine.chatTemplate()) ?? undefined;
 }
 
 async function statusOf(context: PromptSupportContext, record: ModelRecord): Promise<Omit<ModelStatus, "engine">> {

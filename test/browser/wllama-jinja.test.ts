@@ -12,7 +12,8 @@
  * the text the template renders (promptTokensOf) where that text is known.
  * A template our Jinja cannot render (a `min` filter) falls back to llama.cpp's
  * rendering and still answers as llama.cpp does; one llama.cpp's cannot (`//`,
- * which aborts its chat completion) now answers.
+ * which aborts its chat completion) now answers. models.status(id).chat_template
+ * says which renders each loaded model's prompt (and, for the fallback, why).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type ChatCompletionChunk, type Client } from "../../src/index.js";
@@ -48,6 +49,8 @@ beforeAll(async () => {
       ...(Object.keys(files) as Name[]).map((name) => tinyRecord(modelOf(name), { model: `${server}/m/${modelOf(name)}/${files[name]}` })),
       // A family whose thinking can be switched, on the GGUF's own template (not a ChatML family).
       tinyRecord("tiny-gguf-jinja-switch-qwen35", { model: `${server}/m/tiny-gguf-jinja-switch-qwen35/tiny-switch.gguf`, family: "qwen3.5" }),
+      // A ChatML family: our ChatML prompt, not the GGUF's template (models.status says which).
+      tinyRecord("tiny-gguf-jinja-chatml-qwen3", { model: `${server}/m/tiny-gguf-jinja-chatml-qwen3/tiny.gguf`, family: "qwen3" }),
     ],
   });
   for (const name of Object.keys(files) as Name[]) direct[name] = await startDirect(files[name]);
@@ -140,6 +143,25 @@ describe("a GGUF's own chat template rendered by @huggingface/jinja", () => {
     const r = await client.chat.completions.create({ model: modelOf("floordiv"), messages, max_tokens: 10, temperature: 0 });
     expect(r.choices[0].message.content).toBe(want.content);
     expect(r.usage).toMatchObject({ prompt_tokens: want.prompt, completion_tokens: want.completion });
+  });
+});
+
+describe("models.status says who renders a GGUF's chat template", () => {
+  it("llama.cpp, with our Jinja's reason, for a template ours cannot render (min filter); jinja for ones ours renders", async () => {
+    await client.chat.completions.create({ model: modelOf("min"), messages, max_tokens: 2, temperature: 0 });
+    const min = await client.models.status(modelOf("min"));
+    expect(min.chat_template?.renderer).toBe("llama.cpp");
+    expect(min.chat_template?.reason).toBe("@huggingface/jinja cannot render the GGUF's chat template: Unknown ArrayValue filter: min");
+    for (const name of ["chatml", "floordiv"] as const) {
+      await client.chat.completions.create({ model: modelOf(name), messages, max_tokens: 2, temperature: 0 });
+      expect((await client.models.status(modelOf(name))).chat_template).toEqual({ renderer: "jinja" });
+    }
+  });
+
+  it("a record naming a ChatML family: the family's prompt", async () => {
+    const model = "tiny-gguf-jinja-chatml-qwen3";
+    await client.chat.completions.create({ model, messages, max_tokens: 2, temperature: 0 });
+    expect((await client.models.status(model)).chat_template).toEqual({ renderer: "family:qwen3" });
   });
 });
 

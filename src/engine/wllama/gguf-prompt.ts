@@ -7,10 +7,12 @@
  * `@huggingface/jinja` loaded on first use. Where any of it fails (no
  * template, Jinja this engine cannot parse or render, the module not
  * loadable), the engine lets llama.cpp render the template, as before, and
- * says so once per load on the console (a warning naming the model and why).
+ * says so in `models.status(id).chat_template` (report(): renderer
+ * "llama.cpp" and why) and once per load on the console (a warning naming the
+ * model and why, for the developer reading the console).
  */
 import { readGgufTemplateInfo } from "../../models/gguf-header.js";
-import type { EngineRequest } from "../types.js";
+import type { ChatTemplateReport, EngineRequest } from "../types.js";
 import { compileGgufTemplate, TemplateUnsupported, type GgufTemplate } from "./gguf-template.js";
 import { importJinja } from "./import-jinja.js";
 
@@ -22,9 +24,14 @@ export interface TemplateSource {
   add_bos_token?: boolean;
 }
 
+/** A fallback's reason as status shows it: the Jinja error's first line, at most this many characters. */
+const REASON_CHARS = 200;
+
 export class GgufPrompts {
   private template: Promise<GgufTemplate | null> | undefined;
   private warned = false;
+  /** Why the latest render fell back to llama.cpp; undefined once ours rendered (or none ran yet). */
+  private fellBack: string | undefined;
 
   constructor(
     private readonly model: string,
@@ -34,16 +41,34 @@ export class GgufPrompts {
 
   /** The prompt for `request` rendered by us, or undefined: llama.cpp renders it (createChatCompletion). */
   async render(request: EngineRequest): Promise<string | undefined> {
-    this.template ??= this.compile().catch((error) => this.fallBack(error));
-    const template = await this.template;
+    const template = await this.compiled();
     if (!template) return undefined;
     try {
-      return template.render(request);
+      const prompt = template.render(request);
+      this.fellBack = undefined;
+      return prompt;
     } catch (error) {
       if (!(error instanceof TemplateUnsupported)) throw error;
       this.fallBack(error);
       return undefined;
     }
+  }
+
+  /**
+   * Who renders the template: llama.cpp where ours cannot parse it, or where
+   * the latest request's render failed (a template may render some
+   * conversations and not others); else jinja. Before any request only the
+   * parse is known (a template that fails only as it renders reads "jinja"
+   * until a request has tried it).
+   */
+  async report(): Promise<ChatTemplateReport> {
+    const template = await this.compiled();
+    return template && this.fellBack === undefined ? { renderer: "jinja" } : { renderer: "llama.cpp", reason: this.fellBack ?? "" };
+  }
+
+  private compiled(): Promise<GgufTemplate | null> {
+    this.template ??= this.compile().catch((error) => this.fallBack(error));
+    return this.template;
   }
 
   private async compile(): Promise<GgufTemplate> {
@@ -59,9 +84,12 @@ export class GgufPrompts {
   }
 
   private fallBack(error: unknown): null {
+    const message = error instanceof Error ? error.message : String(error);
+    const line = message.split("\n")[0];
+    this.fellBack = line.length > REASON_CHARS ? `${line.slice(0, REASON_CHARS - 1)}…` : line;
     if (!this.warned) {
       this.warned = true;
-      console.warn(`webgpu-openai: ${this.model}: llama.cpp renders the chat template (${error instanceof Error ? error.message : String(error)}).`);
+      console.warn(`webgpu-openai: ${this.model}: llama.cpp renders the chat template (${message}).`);
     }
     return null;
   }

@@ -209,6 +209,8 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
       return embedding ? loaded : null;
     },
     cpuThreads: () => threads,
+    // models.status(id).chat_template: the family's prompt, or who renders the GGUF's own template (gguf-prompt.ts).
+    chatTemplate: async () => (chatml ? { renderer: `family:${chatml.family}` as const } : ((await ggufPrompts?.report()) ?? null)),
     requiresGpu: false,
     oneAtATime: "wllama engine: one sequence at a time (llama.cpp's parallel slots are not used yet)",
   };
