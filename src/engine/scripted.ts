@@ -228,7 +228,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
     if (reply.error && emitted === (reply.errorAfterTokens ?? 0) && finish !== "abort") throw reply.error;
     // The end-of-text token takes a pass (a shared step when batching) unless a verify pass produced it.
     // (When a verify pass produced it, it is a generated token all the same.)
-    if (finish === "stop" && ended) {
+    const endOfText = finish === "stop" && ended;
+    if (endOfText) {
       const needsPass = speculation.end(fedIds);
       if (row && needsPass) await row.pass(signal);
       else row?.served();
@@ -246,6 +247,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ScriptedEn
         cachedTokens,
         completionTokens: continuedTokens + emitted,
         ...(continuedTokens > 0 ? { continuedTokens } : {}),
+        // What the scheduler counts as generated: every emitted token, and the end-of-text one when sampled.
+        sampledTokens: emitted + (endOfText ? 1 : 0),
         prefillTokensPerS: (promptTokens + continuedTokens - cachedTokens) / 1e-3,
         decodeTokensPerS: emitted / seconds,
         ...speculation.usage(fedIds),

@@ -168,6 +168,13 @@ export interface EngineUsage {
   /** `continueReply`'s tokens: prefilled with the prompt (not in `promptTokens`), counted in `completionTokens`. */
   continuedTokens?: number;
   /**
+   * Tokens the model sampled in this generation: its completion tokens (not `continuedTokens`), plus the
+   * end-of-text token where the reply ended by itself. Absent: taken as one per forward pass plus the draft
+   * tokens each accepted, which counts one too many where a stop string or an abort cut a verify pass's
+   * accepted drafts (its own last token was never emitted).
+   */
+  sampledTokens?: number;
+  /**
    * A batching engine (`Engine.batchRows` > 1): how many rows shared the
    * forward passes this generation took part in (`x_webgpu.batch`), and how
    * many passes that was. Absent: the engine decodes one sequence at a time.

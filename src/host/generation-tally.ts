@@ -30,9 +30,11 @@ export class GenerationTally {
     const passes = (fed > 0 ? 1 : 0) + decode.decode_passes;
     this.passes += passes;
     this.prefilled += fed - cachedFed;
-    // Each pass samples one token, a verify pass its accepted draft tokens too (as a batching engine counts
-    // sampled tokens: a reply that ends by itself samples its end-of-text token, one more than completion_tokens).
-    this.generated += passes + decode.accepted_draft_tokens;
+    // As a batching engine counts sampled tokens: a reply that ends by itself samples its end-of-text token, one
+    // more than completion_tokens; a stop string's last token is the last sampled. The engine's own count where it
+    // gives one: one per pass plus accepted drafts counts a verify pass's last token even where a stop string cut
+    // the pass's accepted drafts and that token was never emitted.
+    this.generated += usage.sampledTokens ?? passes + decode.accepted_draft_tokens;
   }
 
   counters(): BatchCounters {

@@ -132,11 +132,33 @@ describe("client.stats()", () => {
     const accepted = batched.replies.reduce((n, r) => n + r.x_webgpu.accepted_draft_tokens, 0);
     expect(accepted).toBeGreaterThan(40);
     expect(batched.stats.forward_passes).toBeLessThan(batched.stats.generated_tokens - accepted + 3);
-    // the same counts of tokens as the three run one at a time (whose tally adds accepted drafts to passes)
+    // the same counts of tokens as the three run one at a time (whose tally adds up each generation's sampled tokens)
     const oneAtATime = await run(false);
     expect(oneAtATime.replies.map((r) => r.choices[0].message.content)).toEqual(batched.replies.map((r) => r.choices[0].message.content));
     expect(batched.stats.generated_tokens).toBe(oneAtATime.stats.generated_tokens);
     expect(batched.stats.forward_passes).toBeLessThan(oneAtATime.stats.forward_passes);
+  });
+
+  it("a stop string that cuts a verify pass's accepted drafts: the same usage, x_webgpu and stats with the batch option or one at a time", async () => {
+    const text = replyTo(30)({ messages: [{ content: "s" }] });
+    const run = async (batch: boolean) => {
+      const client = statsClient({ batch, speculative: true });
+      // The prediction drafts the whole reply; the stop string ends it after s3, inside a verify pass's accepted drafts.
+      const reply = await chat(client, "s", { prediction: { type: "content", content: text }, stop: [" s4"] });
+      return { reply, stats: await client.stats() };
+    };
+    const oneAtATime = await run(false);
+    const batched = await run(true);
+    expect(oneAtATime.reply.choices[0].message.content).toBe("s0 s1 s2 s3");
+    expect(oneAtATime.reply.x_webgpu.accepted_draft_tokens, "the stop cut accepted drafts").toBeGreaterThan(0);
+    expect(oneAtATime.reply.x_webgpu.decode_passes).toBeLessThan(oneAtATime.reply.usage.completion_tokens - 1);
+    // tokens generated up to and including the one that completed the stop; no end-of-text was sampled
+    expect(batched.stats.generated_tokens).toBe(batched.reply.usage.completion_tokens);
+    expect(oneAtATime.stats.generated_tokens).toBe(oneAtATime.reply.usage.completion_tokens);
+    expect(oneAtATime.reply.usage).toEqual(batched.reply.usage);
+    const counts = (r: ChatCompletion) => ({ decode_passes: r.x_webgpu.decode_passes, draft_tokens: r.x_webgpu.draft_tokens, accepted_draft_tokens: r.x_webgpu.accepted_draft_tokens });
+    expect(counts(oneAtATime.reply)).toEqual(counts(batched.reply));
+    expect({ ...oneAtATime.stats, batching: null }).toEqual({ ...batched.stats, batching: null });
   });
 
   it("an aborted generation's passes count", async () => {
