@@ -839,6 +839,57 @@ describe("continuous batching on web-llm's pipeline: a forward that fails on the
   });
 });
 
+describe("continuous batching on web-llm's pipeline: an allocation that fails while a batched forward's logits are copied to the rows", () => {
+  it("frees the rows' arrays already copied; the step's rows fail with the error", async () => {
+    const pipe = new FakeBatchingPipeline();
+    // The copy loop's arrays: device tensors of the decode shape made after the batched logits' host copy.
+    const copies: FakeTensor[] = [];
+    let sinceHostCopy = -1;
+    let failed = false;
+    let liveAtFailure = -1;
+    const tvm = pipe.tvm as unknown as { empty(shape: number[], dtype: string, device: unknown): FakeTensor };
+    const empty = tvm.empty.bind(tvm);
+    tvm.empty = (shape, dtype, device) => {
+      if (device === "cpu" && shape.length === 3 && shape[0] * shape[1] > 1) sinceHostCopy = 0;
+      else if (sinceHostCopy >= 0 && device !== "cpu" && shape.length === 3 && shape[0] === 1 && shape[1] === 1) {
+        // The second row's array of the first batched step: the device is out of memory.
+        if (++sinceHostCopy === 2 && !failed) {
+          failed = true;
+          liveAtFailure = copies.filter((tensor) => !tensor.disposed).length;
+          throw new Error("out of device memory");
+        }
+        const tensor = empty(shape, dtype, device);
+        copies.push(tensor);
+        return tensor;
+      }
+      return empty(shape, dtype, device);
+    };
+    const batchCheaper = { single: () => 100, batch: () => 1 };
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 3, cost: batchCheaper });
+    rows.ensureKvRoom({ maxRows: 3 });
+    const errors = await Promise.all(
+      ["thecatsat", "abcxyz", "hello"].map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        try {
+          await view.generateRequest(encodeText(prompt), { max_tokens: 12 });
+          return null;
+        } catch (error) {
+          return (error as Error).message;
+        } finally {
+          row.leave();
+        }
+      }),
+    );
+    expect(errors).toContain("out of device memory");
+    // the failing step had copied the first row's logits before the allocation failed
+    expect(liveAtFailure).toBe(1);
+    expect(pipe.forwards.batched.length + pipe.forwards.mixed.length).toBeGreaterThan(0);
+    // and once the rows are gone, none of the copy loop's arrays is left on the device
+    expect(copies.filter((tensor) => !tensor.disposed).length).toBe(0);
+  });
+});
+
 describe("continuous batching on web-llm's pipeline: a library without batch_prefill", () => {
   it("prompts are web-llm's own prefill, in forwards of their own between the steps, several chunks each; every row is what it is alone", async () => {
     const pipe = new FakeBatchingPipeline();

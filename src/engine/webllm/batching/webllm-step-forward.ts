@@ -256,15 +256,22 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
       const all = host.toArray() as Float32Array;
       const vocab = host.shape[host.shape.length - 1];
       let next = 0;
+      // Detached as they are made: should a later row's allocation or copy fail, nobody takes these, so they are freed here.
+      const copied: StepArray[] = [];
       tvm.beginScope();
       try {
         return rows.map((row) =>
           Array.from({ length: positionsOf(row) }, () => {
             const own = tvm.empty([1, 1, vocab], host.dtype, pipe.device);
             own.copyFrom(all.subarray(next * vocab, ++next * vocab));
-            return tvm.detachFromCurrentScope(own);
+            const kept = tvm.detachFromCurrentScope(own);
+            copied.push(kept);
+            return kept;
           }),
         );
+      } catch (error) {
+        for (const array of copied) array.dispose();
+        throw error;
       } finally {
         tvm.endScope();
       }
