@@ -86,6 +86,16 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     lostWith = null;
     // wllama runs llama.cpp in a Worker of its own; Chromium gives a SharedWorker no Worker constructor, so there a tab starts it.
     const lease = leaseHostingTab(record.model_id);
+    try {
+      await loadOn(lease, record, options);
+    } catch (error) {
+      lease?.release();
+      throw error;
+    }
+  }
+
+  /** `load`'s work once a tab (in a SharedWorker) was chosen to host llama.cpp's Worker. */
+  async function loadOn(lease: TabWorkerLease | null, record: ModelRecord, options: LoadOptions): Promise<void> {
     const { Wllama } = await importWllama();
     // The host's downloader stored the GGUF (prefetch "gguf"); wllama reads the Blobs, nothing is fetched again.
     if (!options.storedFiles) throw new ApiError({ status: 500, code: "model_not_cached", param: "model", message: `${record.model_id}: the wllama engine loads its GGUF from the client's cache, and nothing was stored for it. Load it through the client (models.load or a request), which downloads it first.` });
@@ -186,6 +196,7 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     chatml = undefined;
     threads = null;
     ggufPrompts = undefined;
+    hosted?.release();
     hosted = null;
     await instance?.exit().catch(() => undefined);
   }

@@ -66,13 +66,23 @@ export class TabWorkerLease {
   /** Aborted with the ApiError that what waits on the Worker fails with. */
   readonly lost: AbortSignal = this.controller.signal;
 
+  private readonly onGone = () => this.lose(tabClosedError(this.modelId));
+
   constructor(
     readonly tab: HostingTab,
     readonly modelId: string,
   ) {
-    const onGone = () => this.lose(tabClosedError(modelId));
-    if (tab.gone.aborted) onGone();
-    else tab.gone.addEventListener("abort", onGone, { once: true });
+    if (tab.gone.aborted) this.onGone();
+    else tab.gone.addEventListener("abort", this.onGone, { once: true });
+  }
+
+  /**
+   * Done with (its model unloaded, or its load failed): stops watching the tab,
+   * which may live on and host many more loads; its listener would otherwise
+   * keep this lease, and what listens to `lost`, for the tab's whole life.
+   */
+  release(): void {
+    this.tab.gone.removeEventListener("abort", this.onGone);
   }
 
   lose(error: ApiError): void {

@@ -1,0 +1,68 @@
+/**
+ * The wllama engine in a context without a Worker constructor (Node here, a
+ * SharedWorker in Chromium): each load leases a connected tab to host
+ * llama.cpp's Worker (wllama-tab-host.ts). A tab lives on across loads (the
+ * app switches GGUF models, or a load fails), so a lease the engine is done
+ * with must stop listening to the tab's `gone` signal: else every past load
+ * keeps a listener there, and with it its lease and load, for the tab's life.
+ * @wllama/wllama itself is a stand-in here (its load resolves at once).
+ */
+import { getEventListeners } from "node:events";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ModelRecord } from "../../src/models/record.js";
+
+const loads = { fail: false };
+vi.mock("../../src/engine/wllama/import-wllama.js", () => ({
+  importWllama: async () => ({
+    Wllama: class {
+      async loadModel() {
+        if (loads.fail) throw new Error("unsupported GGUF version");
+      }
+      isMultithread = () => false;
+      getNumThreads = () => 1;
+      getLoadedContextInfo = () => ({ n_vocab: 32 });
+      exit = async () => undefined;
+    },
+  }),
+}));
+
+const { createWllamaEngine } = await import("../../src/engine/wllama/wllama-engine.js");
+const { offerHostingTabs } = await import("../../src/engine/wllama/wllama-tab-host.js");
+
+const record = (id: string): ModelRecord => ({ model: `https://models.example/${id}.gguf`, model_id: id, model_lib: "", family: "qwen2.5", engine: { kind: "wllama" } }) as ModelRecord;
+const stored = { storedFiles: async () => [new Blob(["GGUF"])] };
+
+afterEach(() => {
+  offerHostingTabs(null);
+  loads.fail = false;
+});
+
+describe("the wllama engine's tab leases in a shared worker", () => {
+  it("a tab that hosts load after load holds a listener for the model loaded now only, none for models unloaded or loads that failed", async () => {
+    const gone = new AbortController();
+    offerHostingTabs(() => ({ gone: gone.signal, startWorker: async () => undefined }));
+    const engine = createWllamaEngine({ kind: "wllama" });
+    for (const id of ["a", "b", "c", "d"]) await engine.load(record(id), stored);
+    expect(engine.loadedModel).toBe("d");
+    expect(getEventListeners(gone.signal, "abort")).toHaveLength(1);
+    loads.fail = true;
+    await expect(engine.load(record("e"), stored)).rejects.toMatchObject({ code: "model_load_failed" });
+    await expect(engine.load(record("f"), stored)).rejects.toMatchObject({ code: "model_load_failed" });
+    expect(getEventListeners(gone.signal, "abort")).toHaveLength(0);
+    await engine.unload();
+    expect(getEventListeners(gone.signal, "abort")).toHaveLength(0);
+  });
+
+  it("the tab closing still fails the loaded model's requests with 503 gguf_host_tab_closed", async () => {
+    const gone = new AbortController();
+    offerHostingTabs(() => ({ gone: gone.signal, startWorker: async () => undefined }));
+    const engine = createWllamaEngine({ kind: "wllama" });
+    await engine.load(record("a"), stored);
+    await engine.load(record("b"), stored);
+    gone.abort();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(engine.loadedModel).toBeNull();
+    const request = { model: "b", messages: [{ role: "user", content: "hi" }] } as never;
+    await expect(engine.generate(request, new AbortController().signal)[Symbol.asyncIterator]().next()).rejects.toMatchObject({ status: 503, code: "gguf_host_tab_closed" });
+  });
+});
