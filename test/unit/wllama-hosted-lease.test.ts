@@ -11,17 +11,24 @@ import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ModelRecord } from "../../src/models/record.js";
 
-const loads = { fail: false };
+const loads = { fail: false, waitForWorker: false };
+type WorkerLike = { terminate(): void };
 vi.mock("../../src/engine/wllama/import-wllama.js", () => ({
   importWllama: async () => ({
     Wllama: class {
+      worker: WorkerLike | undefined;
       async loadModel() {
         if (loads.fail) throw new Error("unsupported GGUF version");
+        if (loads.waitForWorker) {
+          // As wllama does: it makes its Worker, then waits for the Worker to answer module.init.
+          this.worker = new (globalThis as unknown as { Worker: new (url: string, options: { type: WorkerType }) => WorkerLike }).Worker("data:text/javascript,", { type: "module" });
+          await new Promise(() => {});
+        }
       }
       isMultithread = () => false;
       getNumThreads = () => 1;
       getLoadedContextInfo = () => ({ n_vocab: 32 });
-      exit = async () => undefined;
+      exit = async () => this.worker?.terminate();
     },
   }),
 }));
@@ -35,6 +42,7 @@ const stored = { storedFiles: async () => [new Blob(["GGUF"])] };
 afterEach(() => {
   offerHostingTabs(null);
   loads.fail = false;
+  loads.waitForWorker = false;
 });
 
 describe("the wllama engine's tab leases in a shared worker", () => {
@@ -51,6 +59,28 @@ describe("the wllama engine's tab leases in a shared worker", () => {
     expect(getEventListeners(gone.signal, "abort")).toHaveLength(0);
     await engine.unload();
     expect(getEventListeners(gone.signal, "abort")).toHaveLength(0);
+  });
+
+  it("a hosting tab that never starts the Worker (frozen, misbehaving): the request's abort ends the load instead of holding the queue for good, and the tab is told to end the Worker", async () => {
+    loads.waitForWorker = true;
+    let port: MessagePort | undefined;
+    // It takes the port and never answers.
+    offerHostingTabs(() => ({ gone: new AbortController().signal, startWorker: (_script, given) => ((port = given), new Promise<void>(() => {})) }));
+    const engine = createWllamaEngine({ kind: "wllama" });
+    const request = new AbortController();
+    const load = engine.load(record("a"), { ...stored, signal: request.signal });
+    const outcome = load.then(
+      () => "loaded",
+      (error: Error) => error.name,
+    );
+    while (!port) await new Promise((resolve) => setTimeout(resolve, 5));
+    const told = new Promise<unknown>((resolve) => (port!.onmessage = (event) => resolve(event.data)));
+    request.abort();
+    // Settles at once once aborted; before, it never did (2 s only tells the two apart).
+    expect(await Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve("still loading"), 2000))])).toBe("AbortError");
+    expect(await told).toEqual({ type: "terminate" });
+    expect(engine.loadedModel).toBeNull();
+    port.close();
   });
 
   it("the tab closing still fails the loaded model's requests with 503 gguf_host_tab_closed", async () => {

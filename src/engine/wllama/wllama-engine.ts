@@ -104,6 +104,10 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
     // Threads only where this context is cross-origin isolated (wllama-threads.ts); the record may ask for a count.
     const { n_threads } = contextThreadCount(checkThreadsSetting(spec.threads, record.model_id));
     const instance = new Wllama({ default: absolute(spec.wasm ?? WLLAMA_WASM_URL) }, { suppressNativeLog: true, logger: QUIET });
+    // Hosted, the load waits on a tab that may never answer (frozen, misbehaving): the request's abort or timeout
+    // abandons it, so the queue slot every tab's requests wait behind is freed, and the tab told to end the Worker.
+    const abandon = () => lease?.lose(abortError());
+    if (lease) options.signal?.addEventListener("abort", abandon, { once: true });
     try {
       const loading = () => instance.loadModel(blobs, { n_ctx: contextWindowOf(record), n_threads, ...(embedding ? { embeddings: true } : {}) });
       await (lease ? loadWithTabWorker(lease, loading) : loading());
@@ -111,6 +115,8 @@ export function createWllamaEngine(spec: WllamaRecordEngine, embedding = false):
       await instance.exit().catch(() => undefined);
       if (lease?.lost.aborted) throw lease.lost.reason;
       throw new ApiError({ status: 500, code: "model_load_failed", param: "model", message: `llama.cpp could not load the GGUF of ${record.model_id} (${record.model}): ${error instanceof Error ? error.message : String(error)}` });
+    } finally {
+      options.signal?.removeEventListener("abort", abandon);
     }
     wllama = instance;
     loaded = record.model_id;

@@ -60,10 +60,10 @@ export function tabClosedError(modelId: string): ApiError {
   });
 }
 
-/** A tab's Worker for one loaded GGUF: lost when the tab is gone or the Worker could not start. */
+/** A tab's Worker for one loaded GGUF: lost when the tab is gone, the Worker could not start, or its load was abandoned (the request aborted). */
 export class TabWorkerLease {
   private readonly controller = new AbortController();
-  /** Aborted with the ApiError that what waits on the Worker fails with. */
+  /** Aborted with the error that what waits on the Worker fails with (an ApiError; an AbortError for an abandoned load). */
   readonly lost: AbortSignal = this.controller.signal;
 
   private readonly onGone = () => this.lose(tabClosedError(this.modelId));
@@ -85,7 +85,7 @@ export class TabWorkerLease {
     this.tab.gone.removeEventListener("abort", this.onGone);
   }
 
-  lose(error: ApiError): void {
+  lose(error: Error): void {
     if (!this.lost.aborted) this.controller.abort(error);
   }
 
