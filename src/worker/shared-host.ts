@@ -19,8 +19,8 @@
  *   worker.
  * - Workers: Chromium gives a SharedWorker no Worker constructor, so the
  *   Worker a GGUF engine runs llama.cpp in is started by a connected tab (the
- *   longest-connected one that offers to) and relayed to this worker over a
- *   MessagePort (engine/wllama/wllama-tab-host.ts); when that tab is gone its
+ *   longest-connected one that offers to, passing over one that failed to)
+ *   and relayed to this worker over a MessagePort (engine/wllama/wllama-tab-host.ts); when that tab is gone its
  *   requests fail with 503 and the next load is hosted by another tab.
  * - load progress: reported to every connected tab that asked for it, since
  *   the model one tab loads is the model all of them use; so are failed
@@ -44,6 +44,8 @@ interface Tab {
   onStoreError?: StoreErrorListener;
   /** The tab's offer to start Workers for this worker (a comlink proxy to the page). */
   hostWorker?: TabWorkerStarter;
+  /** It failed to start a Worker asked of it (e.g. its page's CSP refuses blob: workers): others are asked first. */
+  failedToHost?: boolean;
   gone: AbortController;
   /** The pending request for the tab's lock (kept referenced for the tab's life). */
   watching?: Promise<unknown>;
@@ -158,15 +160,29 @@ export class SharedHost {
     tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
   }
 
-  /** The tab that starts the next Worker asked for here: the longest-connected live tab that offers to (null: none does). */
+  /**
+   * The tab that starts the next Worker asked for here: the longest-connected
+   * live tab that offers to and has not failed to (so one tab that cannot does
+   * not fail every load while others could); else the longest-connected that
+   * offers. Null: none does.
+   */
   private hostingTab(): HostingTab | null {
-    for (const tab of this.tabs) {
-      const start = tab.hostWorker;
-      if (!start || tab.gone.signal.aborted) continue;
+    const offering = [...this.tabs].filter((tab) => tab.hostWorker && !tab.gone.signal.aborted);
+    const tab = offering.find((each) => !each.failedToHost) ?? offering[0];
+    const start = tab?.hostWorker;
+    if (!tab || !start) return null;
+    return {
+      gone: tab.gone.signal,
       // Through comlink: the port moves to the tab; a tab that cannot start the Worker rejects.
-      return { gone: tab.gone.signal, startWorker: async (script, port, type) => void (await start(script, Comlink.transfer(port, [port]), type)) };
-    }
-    return null;
+      startWorker: async (script, port, type) => {
+        try {
+          await start(script, Comlink.transfer(port, [port]), type);
+        } catch (error) {
+          tab.failedToHost = true;
+          throw error;
+        }
+      },
+    };
   }
 
   private progress(progress: LoadProgress): void {
