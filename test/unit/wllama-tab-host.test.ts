@@ -22,6 +22,24 @@ function tabThatRecords(): { tab: HostingTab; started: Promise<Started>; leave()
 
 afterEach(() => offerHostingTabs(null));
 
+/**
+ * A load like wllama's: it makes its Worker a moment after it starts (here
+ * 20 ms, after the test has let the tab go) and fails when no Worker
+ * constructor is there any more.
+ */
+function lateWorker(): Promise<never> {
+  return new Promise((_, reject) =>
+    setTimeout(() => {
+      try {
+        new (globalThis as { Worker?: new (url: string) => WorkerLike }).Worker!("data:text/javascript,");
+        reject(new Error("the late load made a Worker"));
+      } catch (error) {
+        reject(error);
+      }
+    }, 20),
+  );
+}
+
 describe("llama.cpp's Worker, hosted by a tab for the shared worker", () => {
   it("the stand-in Worker exists only until wllama makes its Worker; the tab gets the script and relays both ways", async () => {
     expect(typeof (globalThis as { Worker?: unknown }).Worker).toBe("undefined");
@@ -84,10 +102,34 @@ describe("llama.cpp's Worker, hosted by a tab for the shared worker", () => {
   it("a load whose tab is gone before wllama made its Worker fails with the same 503, and leaves no stand-in", async () => {
     const { tab, leave } = tabThatRecords();
     const lease = new TabWorkerLease(tab, "tiny");
-    const load = loadWithTabWorker(lease, () => new Promise<never>(() => {}));
+    const load = loadWithTabWorker(lease, lateWorker);
     leave();
     await expect(load).rejects.toMatchObject({ status: 503, code: "gguf_host_tab_closed" });
     expect(typeof (globalThis as { Worker?: unknown }).Worker).toBe("undefined");
+  });
+
+  it("a load abandoned before wllama made its Worker keeps the turn until it settles: its late `new Worker` cannot take the next load's stand-in", async () => {
+    const first = tabThatRecords();
+    let loadStarted = () => {};
+    const started = new Promise<void>((resolve) => (loadStarted = resolve));
+    const abandoned = loadWithTabWorker(new TabWorkerLease(first.tab, "tiny"), () => (loadStarted(), lateWorker()));
+    await started;
+    first.leave();
+    await expect(abandoned).rejects.toMatchObject({ code: "gguf_host_tab_closed" });
+    // The next load starts at once, while the abandoned one is still running on.
+    const second = tabThatRecords();
+    let secondStarts = 0;
+    const counting: HostingTab = { ...second.tab, startWorker: async (...args) => (secondStarts++, second.tab.startWorker(...args)) };
+    const next = loadWithTabWorker(new TabWorkerLease(counting, "tiny"), async () => {
+      // wllama's own steps before it makes its Worker: long enough for the abandoned load's late one
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      new (globalThis as { Worker?: new (url: string) => WorkerLike }).Worker!("data:text/javascript,");
+      await second.started;
+      return "next";
+    });
+    expect(await next).toBe("next");
+    // Only the second load's own Worker reached its tab; the abandoned load's constructor found no stand-in.
+    expect(secondStarts).toBe(1);
   });
 
   it("a tab that cannot start the Worker, or whose Worker fails before it answers: the load fails with 503 gguf_host_tab_failed, naming why", async () => {

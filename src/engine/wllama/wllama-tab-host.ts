@@ -203,10 +203,21 @@ function startError(modelId: string, error: unknown): ApiError {
 let standInTurn: Promise<void> = Promise.resolve();
 
 /**
+ * How long an abandoned load (its tab gone before wllama made its Worker) may
+ * keep the turn while it runs on: wllama makes its Worker early in `loadModel`,
+ * so it settles within milliseconds (its `new Worker` throws once the global
+ * is gone); the bound only keeps a load stuck before that from blocking every
+ * later one for good.
+ */
+const ABANDONED_LOAD_TURN_MS = 10_000;
+
+/**
  * Runs `load` (a wllama `loadModel`) with this context's `Worker` set to a
  * stand-in hosted by the lease's tab, from the call until wllama constructs
  * its Worker (or `load` settles); then `Worker` is undefined again. Two such
- * loads take turns, so each Worker goes to its own lease.
+ * loads take turns, so each Worker goes to its own lease: a load abandoned
+ * before its Worker was made keeps the turn until it settles, or else its late
+ * `new Worker` could take the next load's stand-in.
  */
 export async function loadWithTabWorker<T>(lease: TabWorkerLease, load: () => Promise<T>): Promise<T> {
   const previous = standInTurn;
@@ -231,11 +242,28 @@ export async function loadWithTabWorker<T>(lease: TabWorkerLease, load: () => Pr
       restore();
     }
   };
+  let loading: Promise<T> | null = null;
   try {
-    return await lease.race(load());
+    loading = load();
+    return await lease.race(loading);
   } finally {
-    restore();
+    if (installed) {
+      installed = false;
+      delete scope.Worker;
+      passTurnWhenSettled(loading, done);
+    }
   }
+}
+
+/** Passes the turn once an abandoned load settles, or after ABANDONED_LOAD_TURN_MS. */
+function passTurnWhenSettled(loading: Promise<unknown> | null, done: () => void): void {
+  if (loading === null) return done();
+  const timer = setTimeout(done, ABANDONED_LOAD_TURN_MS);
+  const pass = () => {
+    clearTimeout(timer);
+    done();
+  };
+  loading.then(pass, pass);
 }
 
 /** A wllama stream (`createCompletion`'s promise of one); hosted by a tab, it fails with the lease's error once the tab is gone. */
