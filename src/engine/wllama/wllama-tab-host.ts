@@ -43,8 +43,16 @@ export type HostingTabs = () => HostingTab | null;
 
 let hostingTabs: HostingTabs | null = null;
 
-/** Whether this context has a Worker constructor of its own (read once, before any stand-in is set: a second load must not take the first's for one). */
-const OWN_WORKER = typeof Worker !== "undefined";
+/**
+ * Whether this context has a Worker constructor of its own. Read once, on the
+ * first lease (before any stand-in is set: a second load must not take the
+ * first's for one), not at import: importing the library reads no browser
+ * global (SSR, Node; test/unit/node-import.test.ts).
+ */
+let ownWorker: boolean | null = null;
+function hasOwnWorker(): boolean {
+  return (ownWorker ??= typeof Worker !== "undefined");
+}
 
 /** Set by the shared host (worker/shared-host.ts): how a GGUF load here finds a tab to start llama.cpp's Worker. */
 export function offerHostingTabs(tabs: HostingTabs | null): void {
@@ -124,7 +132,7 @@ export class TabWorkerLease {
  * else a lease on a connected tab that will start llama.cpp's Worker.
  */
 export function leaseHostingTab(modelId: string): TabWorkerLease | null {
-  if (OWN_WORKER) return null;
+  if (hasOwnWorker()) return null;
   const tab = hostingTabs?.() ?? null;
   if (!tab) {
     throw new ApiError({
