@@ -88,6 +88,24 @@ function outputsTogether(rows: WebLlmRows, prompts: string[], maxTokens: number)
 }
 
 /** `prompts[0]` as a row, and once it has `after` tokens the other prompts beside it: each row's output ids. */
+/** Three prompts as rows at once, each to 12 tokens; each row's error message, or null. */
+function errorsOfThreeRows(rows: WebLlmRows): Promise<(string | null)[]> {
+  return Promise.all(
+    ["thecatsat", "abcxyz", "hello"].map(async (prompt, i) => {
+      const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+      const view = row.view as unknown as FakeBatchingPipeline;
+      try {
+        await view.generateRequest(encodeText(prompt), { max_tokens: 12 });
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      } finally {
+        row.leave();
+      }
+    }),
+  );
+}
+
 async function outputsStaggered(rows: WebLlmRows, prompts: string[], maxTokens: number, after: number): Promise<number[][]> {
   const run = async (prompt: string, i: number, onToken?: (n: number) => void) => {
     const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
@@ -804,20 +822,7 @@ describe("continuous batching on web-llm's pipeline: a forward that fails on the
     const singlesCheaper = { single: () => 1, batch: () => 100 };
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 3, cost: singlesCheaper });
     rows.ensureKvRoom({ maxRows: 3 });
-    const errors = await Promise.all(
-      ["thecatsat", "abcxyz", "hello"].map(async (prompt, i) => {
-        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
-        const view = row.view as unknown as FakeBatchingPipeline;
-        try {
-          await view.generateRequest(encodeText(prompt), { max_tokens: 12 });
-          return null;
-        } catch (error) {
-          return (error as Error).message;
-        } finally {
-          row.leave();
-        }
-      }),
-    );
+    const errors = await errorsOfThreeRows(rows);
     return { pipe, errors, liveAtFailure, outputs };
   }
 
@@ -867,20 +872,7 @@ describe("continuous batching on web-llm's pipeline: an allocation that fails wh
     const batchCheaper = { single: () => 100, batch: () => 1 };
     const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 3, cost: batchCheaper });
     rows.ensureKvRoom({ maxRows: 3 });
-    const errors = await Promise.all(
-      ["thecatsat", "abcxyz", "hello"].map(async (prompt, i) => {
-        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
-        const view = row.view as unknown as FakeBatchingPipeline;
-        try {
-          await view.generateRequest(encodeText(prompt), { max_tokens: 12 });
-          return null;
-        } catch (error) {
-          return (error as Error).message;
-        } finally {
-          row.leave();
-        }
-      }),
-    );
+    const errors = await errorsOfThreeRows(rows);
     expect(errors).toContain("out of device memory");
     // the failing step had copied the first row's logits before the allocation failed
     expect(liveAtFailure).toBe(1);

@@ -54,7 +54,7 @@ import { WEIGHT_BOUND_COST, type StepCostModel } from "../../batching/cost-model
 import type { RowBatchReport, BatchCounters } from "../../batching/counters.js";
 import { StepRunner } from "../../batching/step-runner.js";
 import { StepScheduler, type StepPlan } from "../../batching/step-scheduler.js";
-import { stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
+import { disposeAll, stepForwardOf, type StepArray, type StepForward } from "./webllm-step-forward.js";
 import { kvBytesPerToken, kvOpsOf, recreateKvCache } from "../prompt-cache/webllm-kv-ops.js";
 import { RowSequences, type CachedReplies, type KvKeeper, type PrefixSource } from "./webllm-row-sequences.js";
 import type { InputData } from "../prompt-cache/webllm-binding.js";
@@ -425,9 +425,4 @@ export class WebLlmRows {
     };
     return view;
   }
-}
-
-/** Frees every row's logits of a step that failed. */
-function disposeAll(logits: readonly StepArray[][]): void {
-  for (const rowLogits of logits) for (const array of rowLogits) array.dispose();
 }

@@ -231,7 +231,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
       await sync(pipe);
     } catch (error) {
       // A later row's forward (or the wait) failed: nobody takes the earlier rows' logits.
-      for (const rowLogits of out) for (const array of rowLogits) array.dispose();
+      disposeAll(out);
       throw error;
     }
     return out;
@@ -270,7 +270,7 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
           }),
         );
       } catch (error) {
-        for (const array of copied) array.dispose();
+        disposeAll([copied]);
         throw error;
       } finally {
         tvm.endScope();
@@ -286,4 +286,9 @@ export function stepForwardOf(pipe: StepPipeline, beginForward: Fn): StepForward
     mixed: fns.batchPrefill !== null && fns.prefill !== null,
     run: (rows, mode) => (mode === "single" || rows.length === 1 ? singly(rows) : together(rows)),
   };
+}
+
+/** Frees the logits of rows that nobody will take (a step that failed part-way). */
+export function disposeAll(logits: readonly (readonly StepArray[])[]): void {
+  for (const rowLogits of logits) for (const array of rowLogits) array.dispose();
 }
