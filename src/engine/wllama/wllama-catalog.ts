@@ -20,17 +20,32 @@ export const WLLAMA_WASM_URL = `https://cdn.jsdelivr.net/npm/@wllama/wllama@${WL
 /** The default GGUF: Qwen's own Q8_0 build of Qwen3 0.6B (about 640 MB; Qwen publishes no smaller quantization of it). */
 export const DEFAULT_GGUF_ID = "Qwen3-0.6B-Q8_0-GGUF";
 
+/**
+ * The default GGUF pinned: a commit of `Qwen/Qwen3-0.6B-GGUF`, not `main`, so
+ * the file cannot change under its hash, and the file's size and SHA-256 at
+ * that commit (the hub's LFS pointer). No network here to ask the hub: the
+ * three values are those many public manifests that pin this file agree on.
+ */
+export const DEFAULT_GGUF_PIN = {
+  revision: "23749fefcc72300e3a2ad315e1317431b06b590a",
+  file: "Qwen3-0.6B-Q8_0.gguf",
+  bytes: 639_446_688,
+  sha256Hex: "9465e63a22add5354d9bb4b99e90117043c7124007664907259bd16d043bb031",
+} as const;
+
 export function wllamaCatalog(): ModelRecord[] {
   return [
     {
       model_id: DEFAULT_GGUF_ID,
-      model: "https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf",
+      model: `https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/${DEFAULT_GGUF_PIN.revision}/${DEFAULT_GGUF_PIN.file}`,
       model_lib: "",
+      // The download is checked against it (cache/gguf-artifacts.ts); a resumed one hashes its stored part again.
+      integrity: { [DEFAULT_GGUF_PIN.file]: "sha256-lGXmOiKt1TVNm7S5npARcEPHEkAHZkkHJZvRbQQ7sDE=" },
       // Our ChatML prompt, as web-llm's Qwen3 records get (engine/wllama/chatml-prompt.ts), not the GGUF's Jinja template.
       family: "qwen3",
       overrides: { context_window_size: 4096 },
-      // Listed as Q8_0 without reading the file's header from the hub (several MB for Qwen's vocabulary); its size once stored.
-      engine: { kind: "wllama", wasm: WLLAMA_WASM_URL, listing: { quantization: "Q8_0" } },
+      // Listed as Q8_0, with its size, without reading the file's header from the hub (several MB for Qwen's vocabulary).
+      engine: { kind: "wllama", wasm: WLLAMA_WASM_URL, listing: { quantization: "Q8_0", size_bytes: DEFAULT_GGUF_PIN.bytes } },
       fallback_for: "Qwen3-0.6B",
     },
   ];
