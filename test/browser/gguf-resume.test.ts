@@ -55,6 +55,9 @@ async function interruptedLoad(manager: CacheManager, rec: ModelRecord, path: st
   await new Promise((r) => setTimeout(r, 500));
   controller.abort();
   await expect(load).rejects.toMatchObject({ name: "AbortError" });
+  // The abort ends the request itself: the server sees its connection closed (a leaked one stays open for good).
+  for (let i = 0; i < 200 && !(await stats())[`${path} hang closed`]; i++) await new Promise((r) => setTimeout(r, 25));
+  expect((await stats())[`${path} hang closed`]).toBe(1);
 }
 
 /** Progress never goes back, and ends at 1. */
@@ -134,6 +137,9 @@ describe.each(BACKENDS)("%s: a closed page", (backend) => {
       expect(counts[`${path} range from`]).toBe(16 * MiB);
       expect(counts[`${path} bytes`]).toBe(20 * MiB + file.length - 16 * MiB);
       expect(await sri((await manager.readGguf(rec))[0])).toBe(await sri(file));
+      // The terminated worker's request ended with it (the server saw its connection close).
+      for (let i = 0; i < 200 && !(await stats())[`${path} hang closed`]; i++) await new Promise((r) => setTimeout(r, 25));
+      expect((await stats())[`${path} hang closed`]).toBe(1);
     } finally {
       worker.terminate();
       await manager.delete(rec.model_id, rec, "gguf");

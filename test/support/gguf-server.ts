@@ -7,7 +7,8 @@
  * cross-origin readable, so a worker of the page under test may fetch them.
  * `GET /__stats` counts requests per path, and per GGUF path the bytes sent
  * (`<path> bytes`), the Range requests (`<path> range asked`), those answered
- * 206 (`<path> range`) and the last one's first byte (`<path> range from`).
+ * 206 (`<path> range`), the last one's first byte (`<path> range from`), and
+ * the `hang<N>` responses whose client closed the connection (`<path> hang closed`).
  * A GGUF's folder may ask for faults, for the resume tests: `hang<N>` (the
  * first response stops after N bytes), `cut<N>` (it drops the connection
  * after N bytes), `norange` (Range ignored), `changes` (another version of
@@ -95,7 +96,11 @@ export async function startGgufServer(): Promise<GgufServer> {
         res.write(body.subarray(0, n), () => {
           if (cut) setTimeout(() => res.destroy(), 50);
         });
-        if (hang) req.on("close", () => res.destroy());
+        if (hang)
+          req.on("close", () => {
+            counts[`${path} hang closed`] = (counts[`${path} hang closed`] ?? 0) + 1;
+            res.destroy();
+          });
         return;
       }
       sent(body.length);
@@ -113,5 +118,13 @@ export async function startGgufServer(): Promise<GgufServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    // Connections first: `close()` alone waits for every response to end, and a `hang<N>` one ends only when its client goes.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -4,6 +4,7 @@
  * without, their URLs handed over by `inject("mcpCors")` / `inject("mcpNoCors")`.
  */
 import type { TestProject } from "vitest/node";
+import { boundedTeardown } from "./bounded-teardown.js";
 import { startMcpFixture } from "./mcp-server.js";
 
 declare module "vitest" {
@@ -18,8 +19,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const bare = await startMcpFixture({ cors: false });
   project.provide("mcpCors", cors.url);
   project.provide("mcpNoCors", bare.url);
-  return async () => {
+  return boundedTeardown("MCP servers", async () => {
     await cors.close();
     await bare.close();
-  };
+  });
 }
