@@ -16,6 +16,8 @@ export default defineConfig({
   // The package is built by scripts/build.mjs (tsc + esbuild for the worker entries), not by Vite.
   worker: { format: "es" },
   test: {
+    // The watchdog ends a run whose closing hangs after the summary, with the run's own result (see its file).
+    reporters: ["default", "./test/support/exit-watchdog-reporter.ts"],
     projects: [
       {
         extends: true,
