@@ -63,6 +63,11 @@ export interface RowDraftDeps {
   costInMs: boolean;
 }
 
+/** The pass a row's draft is weighed by is the step: this row feeding `tokens` beside the others' `stepTokens`, run as the scheduler would run it. */
+export function rowPassCost(stepTokens: readonly number[], tokens: number, cost: StepCostModel): number {
+  return chooseForward([...stepTokens, tokens], cost).cost;
+}
+
 /** The longest draft a row proposes (the proposer's own bound is 16). */
 const MAX_ROW_DRAFT = 16;
 
@@ -86,8 +91,7 @@ export class RowDrafts {
     const step = { tokens: [] as number[], others: 0 };
     row.step = step;
     row.drafts = new DraftSession<VerifyLogits>(() => ({ prompt: row.prompt ?? row.promptSeen ?? [], cachedReplies: row.cachedReplies }), prediction, {
-      // The pass is the step: this row feeding t tokens beside the others' (chosen as the scheduler chooses).
-      cost: { single: (tokens) => chooseForward([...step.tokens, tokens], this.deps.cost).cost },
+      cost: { single: (tokens) => rowPassCost(step.tokens, tokens, this.deps.cost) },
       served: () => (this.deps.costInMs ? (this.servedMs ?? 0) : 0),
       others: () => step.others,
     });

@@ -1,0 +1,53 @@
+/**
+ * A lone row's drafts are weighed by what its verify measured on the device.
+ * On the real engine (web-llm 0.2.79, SwiftShader) a forced tool call ran as
+ * one row: its jump-forward drafts were verified in every one of 33 passes
+ * (266 drafted, 14 accepted) at ~78 s a pass against ~17 s a decode. A lone
+ * row runs the single forward, but the cost it was weighed by was the
+ * cheaper of single and batched, and a batched forward of one row is never
+ * run, so it stayed at its first guess (~1.1 decodes) for good.
+ */
+import { describe, expect, it } from "vitest";
+import { chooseForward, type StepCostModel } from "../../src/engine/batching/cost-model.js";
+import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
+import { rowPassCost } from "../../src/engine/webllm/batching/webllm-row-drafts.js";
+import { DraftProposer, ENGINE_PROPOSER_OPTIONS } from "../../src/engine/speculative/proposer.js";
+
+const DECODE_MS = 17_000;
+const VERIFY_MS = 78_000;
+
+describe("a lone row's pass", () => {
+  it("runs, and is priced as, the single forward, even where a batched guess is cheaper", () => {
+    const batchLooksCheap: StepCostModel = { single: (tokens) => 10 * tokens, batch: () => 5 };
+    expect(chooseForward([9], batchLooksCheap)).toEqual({ mode: "single", passes: 1, cost: 90 });
+    // Several rows still share a batched forward where it is cheaper.
+    expect(chooseForward([9, 1], batchLooksCheap)).toEqual({ mode: "batch", passes: 1, cost: 5 });
+  });
+
+  it("a forced call's drafts stop once its verifies are measured dear and mostly rejected", () => {
+    // Recorded as the rows' runner records them: every forward of a lone row is single, by the tokens it fed.
+    const measured = new MeasuredStepCost();
+    for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
+    const proposer = new DraftProposer(
+      { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i) },
+      { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: { single: (tokens) => rowPassCost([], tokens, measured) }, served: () => 5, others: () => 0 } },
+    );
+    const output: number[] = [];
+    const draftedAt: number[] = [];
+    for (let pass = 0; pass < 33; pass++) {
+      // What the grammar forces next (3..15 tokens); the model takes one of them every third pass.
+      const forced = Array.from({ length: 3 + ((pass * 7) % 13) }, (_, i) => 9000 + pass * 20 + i);
+      const draft = proposer.propose(output, 40, forced);
+      const accepted = draft.length > 0 && pass % 3 === 0 ? 1 : 0;
+      measured.record("single", 1, draft.length > 0 ? VERIFY_MS : DECODE_MS, draft.length + 1);
+      if (draft.length > 0) {
+        proposer.record(draft.length, accepted);
+        draftedAt.push(pass);
+      }
+      output.push(...draft.slice(0, accepted), 5000 + pass);
+    }
+    // Each verify size is tried until measured (the first of a size is not recorded), then no more: the last 20 passes decode.
+    expect(draftedAt.length).toBeLessThanOrEqual(10);
+    expect(draftedAt.filter((pass) => pass >= 13)).toEqual([]);
+  });
+});
