@@ -4,7 +4,7 @@
  * teardowns, the browser, the pool) with no time limit on that path (its
  * `teardownTimeout` covers only the exit after it), so a close that waits on
  * something Chromium or a server keeps alive would hold a CI run that already
- * passed until CI's own limit, saying nothing. Past EXIT_GRACE_MS this says
+ * passed until CI's own limit, saying nothing. Past `graceMs` (default 2 minutes) this says
  * what was still alive and exits with the run's own result: a failed run
  * still fails. The timer is unref'd, so a run that ends normally never waits on it.
  */
