@@ -10,6 +10,7 @@
  * wllama's wasm itself (or must, under a strict CSP) names its own.
  */
 import type { ModelRecord } from "../../models/record.js";
+import { bytesToBase64 } from "../../protocol/base64.js";
 
 /** The `@wllama/wllama` version in package.json (a test keeps the two equal). */
 export const WLLAMA_VERSION = "3.8.1";
@@ -33,6 +34,13 @@ export const DEFAULT_GGUF_PIN = {
   sha256Hex: "9465e63a22add5354d9bb4b99e90117043c7124007664907259bd16d043bb031",
 } as const;
 
+/** An SRI entry (`sha256-<base64>`) from a hex digest, as hubs publish it. */
+function sha256Sri(hex: string): string {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return `sha256-${bytesToBase64(bytes)}`;
+}
+
 export function wllamaCatalog(): ModelRecord[] {
   return [
     {
@@ -40,7 +48,7 @@ export function wllamaCatalog(): ModelRecord[] {
       model: `https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/${DEFAULT_GGUF_PIN.revision}/${DEFAULT_GGUF_PIN.file}`,
       model_lib: "",
       // The download is checked against it (cache/gguf-artifacts.ts); a resumed one hashes its stored part again.
-      integrity: { [DEFAULT_GGUF_PIN.file]: "sha256-lGXmOiKt1TVNm7S5npARcEPHEkAHZkkHJZvRbQQ7sDE=" },
+      integrity: { [DEFAULT_GGUF_PIN.file]: sha256Sri(DEFAULT_GGUF_PIN.sha256Hex) },
       // Our ChatML prompt, as web-llm's Qwen3 records get (engine/wllama/chatml-prompt.ts), not the GGUF's Jinja template.
       family: "qwen3",
       overrides: { context_window_size: 4096 },
