@@ -65,6 +65,28 @@ function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostCo
   return other && other.kind === engine.kind ? `${name} with other settings` : name;
 }
 
+/**
+ * Lets go of the callbacks a tab that left sent with configure: comlink
+ * proxies, each holding a MessagePort to the page, which the worker would
+ * otherwise keep for its whole life.
+ */
+function releaseCallbacks(tab: Tab): void {
+  for (const callback of [tab.onProgress, tab.onStoreError, tab.hostWorker]) releaseRemote(callback);
+  tab.onProgress = undefined;
+  tab.onStoreError = undefined;
+  tab.hostWorker = undefined;
+}
+
+/** comlink's release of a proxy; nothing for a plain function, and never a throw (a released proxy throws on any use). */
+function releaseRemote(callback: unknown): void {
+  if (typeof callback !== "function") return;
+  try {
+    (callback as { [Comlink.releaseProxy]?: () => void })[Comlink.releaseProxy]?.();
+  } catch {
+    // Released already: nothing is left to let go of. (A gone page's port takes the release message and drops it.)
+  }
+}
+
 export class SharedHost {
   private host: EngineHost | null;
   private config: WorkerHostConfig | null = null;
@@ -149,8 +171,11 @@ export class SharedHost {
     tab.onProgress = onProgress;
     tab.onStoreError = onStoreError;
     tab.hostWorker = from.hostWorker;
-    // Said goodbye while the worker's lock was awaited: it is not counted.
-    if (tab.gone.signal.aborted) return result;
+    // Said goodbye while the worker's lock was awaited: it is not counted, and what it sent is let go of.
+    if (tab.gone.signal.aborted) {
+      releaseCallbacks(tab);
+      return result;
+    }
     this.tabs.add(tab);
     this.watch(tab, port, hello);
     return result;
@@ -172,6 +197,7 @@ export class SharedHost {
     if (tab.gone.signal.aborted) return;
     this.tabs.delete(tab);
     tab.gone.abort();
+    releaseCallbacks(tab);
     port.close();
   }
 

@@ -4,7 +4,8 @@
  * navigator.locks, so the worker cannot wait on the tab's lock. The tab says
  * goodbye on its port instead (TAB_GOODBYE, worker/protocol.ts) when its page
  * unloads for good or its client is terminated, and the worker stops its
- * requests and stops counting it, or asking it to host llama.cpp's Worker.
+ * requests and stops counting it, or asking it to host llama.cpp's Worker,
+ * and releases the comlink proxies the tab sent it.
  * Node has no Web Locks either, so SharedHost runs here as it does there.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -78,6 +79,21 @@ describe("a tab leaving the shared worker without Web Locks", () => {
     expect((next as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe("after");
     // The long reply stopped when its tab left: it did not run its 400 tokens before the other tab's request.
     expect((await b.api.stats()).generated_tokens).toBeLessThan(100);
+  });
+
+  it("what the tab sent is let go of: its callbacks' comlink proxies (progress, store errors, Worker hosting) are released", async () => {
+    const shared = new SharedHost(new EngineHost({ engine: createScriptedEngine({ replies: ["hi"] }) }));
+    const { port1, port2 } = new MessageChannel();
+    opened.push(port1, port2);
+    shared.connect(port2);
+    // comlink calls a proxied object's finalizer on the tab's side when the worker releases its proxy.
+    const released: string[] = [];
+    const callback = (name: string) => Comlink.proxy(Object.assign(() => undefined, { [Comlink.finalizer]: () => released.push(name) }));
+    const api = Comlink.wrap<WorkerApi>(port1);
+    await api.configure({ engine: { kind: "scripted", replies: ["hi"] } }, callback("onProgress"), undefined, callback("onStoreError"), callback("hostWorker"));
+    port1.postMessage(TAB_GOODBYE);
+    await until(() => released.length === 3, 2000).catch(() => undefined);
+    expect(released.sort()).toEqual(["hostWorker", "onProgress", "onStoreError"]);
   });
 
   describe("the tab's side", () => {
