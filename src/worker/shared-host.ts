@@ -87,6 +87,22 @@ function releaseRemote(callback: unknown): void {
   }
 }
 
+/**
+ * The client always sends `{ engine: { kind } }`; any script of the origin
+ * can reach the port, so anything else is a 400 here, not a TypeError.
+ */
+function checkConfig(config: unknown): asserts config is WorkerHostConfig {
+  const engine = typeof config === "object" && config !== null ? (config as { engine?: unknown }).engine : undefined;
+  if (typeof engine === "object" && engine !== null && typeof (engine as { kind?: unknown }).kind === "string") return;
+  throw new ApiError({
+    status: 400,
+    code: "invalid_worker_config",
+    param: "engine",
+    type: "invalid_request_error",
+    message: `The shared worker was configured with ${JSON.stringify(config) ?? String(config)}, which names no engine ({ engine: { kind } }): configure it through createClient({ worker: "shared" }).`,
+  });
+}
+
 export class SharedHost {
   private host: EngineHost | null;
   private config: WorkerHostConfig | null = null;
@@ -148,13 +164,15 @@ export class SharedHost {
     const { onProgress, hello, onStoreError } = from;
     const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
     if (!this.initial) {
+      checkConfig(config);
       if (!this.config) {
-        this.config = config;
+        // Kept only once the host is built: a config it refuses must not keep the next tab out (409).
         this.host = hostFromConfig(
           config,
           (progress) => this.progress(progress),
           (error) => this.storeError(error),
         );
+        this.config = config;
       } else {
         if (JSON.stringify(this.config.engine) !== JSON.stringify(config.engine)) {
           throw new ApiError({
