@@ -99,7 +99,7 @@ function checkConfig(config: unknown): asserts config is WorkerHostConfig {
     code: "invalid_worker_config",
     param: "engine",
     type: "invalid_request_error",
-    message: `The shared worker was configured with ${JSON.stringify(config) ?? String(config)}, which names no engine ({ engine: { kind } }): configure it through createClient({ worker: "shared" }).`,
+    message: `The shared worker was sent a configure whose config names no engine (it must be { engine: { kind: string }, ... }): configure it through createClient({ worker: "shared" }).`,
   });
 }
 
