@@ -9,7 +9,7 @@
  *
  * The Worker lives as long as this tab's client: closing the tab, or
  * `client.terminate()`, ends it, and the shared worker learns of it from the
- * tab's Web Lock (worker/shared-host.ts).
+ * tab's Web Lock, or its goodbye where Web Locks are missing (worker/shared-host.ts).
  */
 import type { HostedWorkerCommand, HostedWorkerReport } from "../engine/wllama/wllama-tab-host.js";
 

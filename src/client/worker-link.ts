@@ -5,7 +5,7 @@
  * worker and for the SharedWorker alike.
  */
 import type * as Comlink from "comlink";
-import type { TabHello, TabWorkerStarter } from "../worker/protocol.js";
+import { TAB_GOODBYE, type TabHello, type TabWorkerStarter } from "../worker/protocol.js";
 import { VERSION } from "../version.js";
 import { startDefaultWorker } from "./worker-start.js";
 import { webLocks } from "../cache/locks.js";
@@ -68,6 +68,7 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
   const stopWatching = new AbortController();
   let watching: Promise<unknown> | undefined;
   const hosted = tabHostedWorkers();
+  const goodbye = sayGoodbyeOnUnload(port);
   return {
     kind: "shared",
     endpoint: port,
@@ -90,10 +91,35 @@ export function sharedLink(custom?: SharedWorker): WorkerLink {
     },
     close() {
       stopWatching.abort();
-      // The Workers this tab runs for the shared worker end with this tab's client (the worker learns it from the lock).
+      // The Workers this tab runs for the shared worker end with this tab's client (the worker learns it from the lock, or the goodbye).
       hosted.endAll();
       lock.release();
+      goodbye.now();
       port.close();
+    },
+  };
+}
+
+/**
+ * Tells the shared worker this tab is leaving (worker/protocol.ts's
+ * TAB_GOODBYE): when its page unloads for good (`pagehide` not into the
+ * back/forward cache, from which it may come back and go on using the port),
+ * and when the link closes (`now`). Where Web Locks are missing (an insecure
+ * context) this is how the worker learns the tab left. No heartbeat: a
+ * background tab's timers run once a minute or less, and a frozen one's not
+ * at all, so a worker timing beats would let go of live tabs.
+ */
+function sayGoodbyeOnUnload(port: MessagePort): { now(): void } {
+  // A page's global (a window); in a worker, or in Node, there is no page to unload.
+  const page = typeof globalThis.addEventListener === "function" ? globalThis : undefined;
+  const onPageHide = (event: Event) => {
+    if (!(event as PageTransitionEvent).persisted) port.postMessage(TAB_GOODBYE);
+  };
+  page?.addEventListener("pagehide", onPageHide);
+  return {
+    now() {
+      page?.removeEventListener("pagehide", onPageHide);
+      port.postMessage(TAB_GOODBYE);
     },
   };
 }

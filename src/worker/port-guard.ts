@@ -19,12 +19,22 @@ interface WireMessage {
   id?: unknown;
   type?: unknown;
   path?: unknown;
+  argumentList?: unknown;
+}
+
+function isWireValue(value: unknown): boolean {
+  const type = typeof value === "object" && value !== null ? (value as { type?: unknown }).type : undefined;
+  return type === "RAW" || type === "HANDLER";
 }
 
 /** Why `message` is refused, or null when comlink may serve it. */
 export function refusalOf(message: unknown, allowed: ReadonlySet<string>): string | null {
   if (typeof message !== "object" || message === null) return "it is not a comlink message";
-  const { type, path } = message as WireMessage;
+  const { type, path, argumentList } = message as WireMessage;
+  // comlink reads every message's arguments (RELEASE's too) outside its own try: a null one would throw in the worker.
+  if (argumentList !== undefined && (!Array.isArray(argumentList) || !argumentList.every(isWireValue))) {
+    return "its argumentList is not a list of comlink wire values ({ type: \"RAW\" | \"HANDLER\", ... })";
+  }
   if (type === "RELEASE") return null;
   if (type !== "APPLY") return `the worker answers only calls of its API methods, not ${JSON.stringify(type)} messages`;
   if (!Array.isArray(path) || path.length !== 1 || typeof path[0] !== "string" || !allowed.has(path[0])) {
@@ -47,8 +57,15 @@ export function guardedEndpoint(endpoint: Comlink.Endpoint, api: object): Comlin
       const deliver = typeof listener === "function" ? listener : (event: Event) => listener.handleEvent(event);
       const guard = (event: Event) => {
         const data = (event as MessageEvent).data as WireMessage | null;
-        const refusal = type === "message" ? refusalOf(data, allowed) : null;
-        if (refusal === null) return deliver(event);
+        let refusal = type === "message" ? refusalOf(data, allowed) : null;
+        if (refusal === null) {
+          try {
+            return deliver(event);
+          } catch (error) {
+            // comlink reads the arguments before its own try: a handler value it has not got or cannot read throws here, not in its call.
+            refusal = `its arguments could not be read (${error instanceof Error ? error.message : String(error)})`;
+          }
+        }
         if (data && (typeof data.id === "string" || typeof data.id === "number")) refuse(endpoint, data.id, refusal);
       };
       guards.set(listener, guard);

@@ -61,6 +61,20 @@ export interface TabHello {
   lock: string;
 }
 
+/**
+ * Tab → shared worker, on the tab's own port beside comlink's calls: the tab
+ * is leaving (its page unloads for good, or its client is terminated), so the
+ * worker lets it go at once. Where Web Locks are missing (an insecure context,
+ * e.g. a page on http://192.168.x.x) this is how the worker learns a tab is
+ * gone; elsewhere its lock says so too, and the first to arrive wins. A worker
+ * that predates it drops it unanswered, as any message that is not a call.
+ */
+export const TAB_GOODBYE = { type: "webgpu-openai:tab-goodbye" } as const;
+
+export function isTabGoodbye(data: unknown): boolean {
+  return typeof data === "object" && data !== null && (data as { type?: unknown }).type === TAB_GOODBYE.type;
+}
+
 /** What a shared worker answers a tab that joins. */
 export interface ConfigureResult {
   /** Options of this tab that were not applied (the first tab's win), e.g. `["models", "maxQueue"]`. */

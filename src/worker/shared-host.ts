@@ -12,6 +12,10 @@
  *   the browser grants it the moment the tab is gone (closed, reloaded,
  *   crashed) or leaves (`client.terminate()`), and the worker then aborts that
  *   tab's running and queued requests. The other tabs' requests go on.
+ *   A tab also says goodbye on its port when its page unloads for good or
+ *   its client is terminated: where Web Locks are missing (an insecure
+ *   context) that is the only sign of a tab leaving (one that crashes there
+ *   counts until the worker ends).
  *   The other way round, the worker holds a lock for its whole life, so tabs
  *   learn when it dies (Chromium may run it in the process of one of the
  *   tabs, and a crash of that process ends it): their requests fail with 503
@@ -33,7 +37,7 @@ import * as Comlink from "comlink";
 import type { EngineHost } from "../host/engine-host.js";
 import { ApiError } from "../protocol/api-error.js";
 import type { LoadProgress } from "../engine/types.js";
-import { isScriptedSpec, type ConfigureResult, type StoreErrorListener, type TabHello, type TabWorkerStarter, type WorkerHostConfig } from "./protocol.js";
+import { isScriptedSpec, isTabGoodbye, type ConfigureResult, type StoreErrorListener, type TabHello, type TabWorkerStarter, type WorkerHostConfig } from "./protocol.js";
 import { exposeEngineHost, hostFromConfig, type HostAccess } from "./expose.js";
 import { webLocks } from "../cache/locks.js";
 import { WORKER_HOST_OPTIONS } from "../host/host-options.js";
@@ -59,6 +63,44 @@ function ignoredOptions(first: WorkerHostConfig, next: WorkerHostConfig): string
 function describeEngine(engine: WorkerHostConfig["engine"], other?: WorkerHostConfig["engine"]): string {
   const name = engine.kind === "webllm" ? "web-llm" : isScriptedSpec(engine) ? "a scripted engine" : `the registered engine kind ${JSON.stringify(engine.kind)}`;
   return other && other.kind === engine.kind ? `${name} with other settings` : name;
+}
+
+/**
+ * Lets go of the callbacks a tab that left sent with configure: comlink
+ * proxies, each holding a MessagePort to the page, which the worker would
+ * otherwise keep for its whole life.
+ */
+function releaseCallbacks(tab: Tab): void {
+  for (const callback of [tab.onProgress, tab.onStoreError, tab.hostWorker]) releaseRemote(callback);
+  tab.onProgress = undefined;
+  tab.onStoreError = undefined;
+  tab.hostWorker = undefined;
+}
+
+/** comlink's release of a proxy; nothing for a plain function, and never a throw (a released proxy throws on any use). */
+function releaseRemote(callback: unknown): void {
+  if (typeof callback !== "function") return;
+  try {
+    (callback as { [Comlink.releaseProxy]?: () => void })[Comlink.releaseProxy]?.();
+  } catch {
+    // Released already: nothing is left to let go of. (A gone page's port takes the release message and drops it.)
+  }
+}
+
+/**
+ * The client always sends `{ engine: { kind } }`; any script of the origin
+ * can reach the port, so anything else is a 400 here, not a TypeError.
+ */
+function checkConfig(config: unknown): asserts config is WorkerHostConfig {
+  const engine = typeof config === "object" && config !== null ? (config as { engine?: unknown }).engine : undefined;
+  if (typeof engine === "object" && engine !== null && typeof (engine as { kind?: unknown }).kind === "string") return;
+  throw new ApiError({
+    status: 400,
+    code: "invalid_worker_config",
+    param: "engine",
+    type: "invalid_request_error",
+    message: `The shared worker was sent a configure whose config names no engine (it must be { engine: { kind: string }, ... }): configure it through createClient({ worker: "shared" }).`,
+  });
 }
 
 export class SharedHost {
@@ -104,6 +146,10 @@ export class SharedHost {
   /** Serves one tab's port. */
   connect(port: MessagePort): void {
     const tab: Tab = { gone: new AbortController() };
+    // Beside comlink's calls (the port guard drops it unanswered): comlink's expose starts the port.
+    port.addEventListener("message", (event) => {
+      if (isTabGoodbye(event.data)) this.leave(tab, port);
+    });
     const access: HostAccess = {
       configure: (config, onProgress, hello, onStoreError, hostWorker) => this.join(tab, port, config, { onProgress, hello, onStoreError, hostWorker }),
       host: () => this.hostOrThrow(),
@@ -118,13 +164,15 @@ export class SharedHost {
     const { onProgress, hello, onStoreError } = from;
     const result: ConfigureResult = { ignored: [], workerLock: await this.workerLock };
     if (!this.initial) {
+      checkConfig(config);
       if (!this.config) {
-        this.config = config;
+        // Kept only once the host is built: a config it refuses must not keep the next tab out (409).
         this.host = hostFromConfig(
           config,
           (progress) => this.progress(progress),
           (error) => this.storeError(error),
         );
+        this.config = config;
       } else {
         if (JSON.stringify(this.config.engine) !== JSON.stringify(config.engine)) {
           throw new ApiError({
@@ -141,23 +189,34 @@ export class SharedHost {
     tab.onProgress = onProgress;
     tab.onStoreError = onStoreError;
     tab.hostWorker = from.hostWorker;
+    // Said goodbye while the worker's lock was awaited: it is not counted, and what it sent is let go of.
+    if (tab.gone.signal.aborted) {
+      releaseCallbacks(tab);
+      return result;
+    }
     this.tabs.add(tab);
     this.watch(tab, port, hello);
     return result;
   }
 
-  /** Waits for the tab's lock: granted to the worker once the tab is gone. */
+  /**
+   * Waits for the tab's lock: granted to the worker once the tab is gone.
+   * Without a lock name (an old page) or Web Locks only the tab's goodbye
+   * (connect) ends it, or the worker's end.
+   */
   private watch(tab: Tab, port: MessagePort, hello?: TabHello): void {
-    const leave = () => {
-      if (tab.gone.signal.aborted) return;
-      this.tabs.delete(tab);
-      tab.gone.abort();
-      port.close();
-    };
     const locks = webLocks();
-    // Without a lock name (an old page) or Web Locks the tab counts until the worker ends.
     if (!hello?.lock || !locks) return;
-    tab.watching = locks.request(hello.lock, () => leave()).catch(() => undefined);
+    tab.watching = locks.request(hello.lock, () => this.leave(tab, port)).catch(() => undefined);
+  }
+
+  /** The tab is gone (its lock granted, or its goodbye): its requests stop, and it no longer counts or hosts. */
+  private leave(tab: Tab, port: MessagePort): void {
+    if (tab.gone.signal.aborted) return;
+    this.tabs.delete(tab);
+    tab.gone.abort();
+    releaseCallbacks(tab);
+    port.close();
   }
 
   /**

@@ -5,7 +5,8 @@
  * crashed tab's requests stopped or dropped while the others go on, error
  * fields across the shared port, and the dedicated-worker fallback where
  * SharedWorker is missing. The pages are test/shared-tabs/index.html served
- * by a Vite dev server on 127.0.0.1 (a secure context); each test uses its own
+ * by a Vite dev server on 127.0.0.1 (a secure context; as insecure.test, mapped
+ * to it, an insecure one without Web Locks); each test uses its own
  * browser context, so its pages share one SharedWorker and no other test's.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,12 +59,13 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
       cacheDir: resolve(repo, "node_modules/.vite-shared-tabs"),
       logLevel: "warn",
       clearScreen: false,
-      server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+      // insecure.test: the same server as an insecure origin (no Web Locks there), mapped to 127.0.0.1 below.
+      server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false, allowedHosts: ["insecure.test"] },
       optimizeDeps: { entries: ["test/shared-tabs/*.ts"], include: ["comlink", "idb-keyval"] },
     });
     await server.listen();
     base = server.resolvedUrls!.local[0].replace(/\/$/, "");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: chromiumArgs });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: [...chromiumArgs, "--host-resolver-rules=MAP insecure.test 127.0.0.1"] });
   }, 120_000);
 
   afterAll(async () => {
@@ -77,11 +79,11 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     return created;
   }
 
-  async function tab(ctx: BrowserContext, options: Record<string, unknown>, init?: () => void): Promise<Page> {
+  async function tab(ctx: BrowserContext, options: Record<string, unknown>, init?: () => void, origin = base): Promise<Page> {
     const page = await ctx.newPage();
     page.on("pageerror", (error) => console.error("page error:", error.message));
     if (init) await page.addInitScript(init);
-    await page.goto(`${base}/test/shared-tabs/index.html`);
+    await page.goto(`${origin}/test/shared-tabs/index.html`);
     await page.waitForFunction(() => (window as unknown as { tab?: { ready: boolean } }).tab?.ready === true, null, { timeout: 60_000 });
     await page.evaluate((o) => (window as unknown as { tab: TabApi }).tab.connect(o), options);
     return page;
@@ -241,8 +243,31 @@ describe.skipIf(!hasChromium)("one engine for every tab: createClient({ worker: 
     const next = await ended(b, "next");
     expect(next.error).toBeNull();
     expect(next.text).toBe(words("r1-", 30));
-    // The long reply alone would have held the engine for 4 s more.
-    expect(next.first! - closed).toBeLessThan(1000);
+    // The long reply alone would have held the engine for ~30 s more.
+    expect(next.first! - closed).toBeLessThan(10_000);
+    expect(await until(() => call(b, (t) => t.workerInfo()), (info) => info.tabs === 1)).toEqual({ worker: "shared", tabs: 1 });
+    await ctx.close();
+  });
+
+  it("where Web Locks are missing (an insecure origin), closing a tab mid-stream still stops its request at once (its goodbye on pagehide)", async () => {
+    const ctx = await context();
+    const insecure = base.replace("127.0.0.1", "insecure.test");
+    // A long reply (3 000 tokens, ~30 s) that only the tab's leaving can cut short: the bound below holds on a loaded machine.
+    const options = { replies: [words("long-", 3000), words("r1-", 30)], tokenDelayMs: 10, batch: false };
+    const a = await tab(ctx, options, undefined, insecure);
+    expect(await a.evaluate(() => [isSecureContext, "locks" in navigator, typeof SharedWorker])).toEqual([false, false, "function"]);
+    const b = await tab(ctx, options, undefined, insecure);
+    await call(a, (t) => t.stream("long"));
+    await chunksOf(a, "long", 3);
+    await call(b, (t) => t.stream("next"));
+    await waiting(b, 1);
+    const closed = Date.now();
+    await a.close();
+    const next = await ended(b, "next");
+    expect(next.error).toBeNull();
+    expect(next.text).toBe(words("r1-", 30));
+    // The long reply alone would have held the engine for ~30 s more.
+    expect(next.first! - closed).toBeLessThan(10_000);
     expect(await until(() => call(b, (t) => t.workerInfo()), (info) => info.tabs === 1)).toEqual({ worker: "shared", tabs: 1 });
     await ctx.close();
   });

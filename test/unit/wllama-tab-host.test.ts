@@ -150,6 +150,32 @@ describe("llama.cpp's Worker, hosted by a tab for the shared worker", () => {
     await expect(failing).rejects.toMatchObject({ status: 503, code: "gguf_host_tab_failed", message: expect.stringContaining("SyntaxError") });
   });
 
+  it("what the tab relays that is not a report (null, a number, a string, an array, another type) is ignored: nothing throws in the shared worker, and the relay goes on", async () => {
+    const thrown: unknown[] = [];
+    const record = (error: unknown) => thrown.push(error);
+    process.on("uncaughtException", record);
+    try {
+      const { tab, started } = tabThatRecords();
+      const seen = await loadWithTabWorker(new TabWorkerLease(tab, "tiny"), async () => {
+        const worker = new (globalThis as { Worker?: new (url: string) => WorkerLike }).Worker!("data:text/javascript,");
+        const seen: unknown[] = [];
+        const answered = new Promise<void>((resolve) => (worker.onmessage = (event) => (seen.push(event.data), resolve())));
+        const { port } = await started;
+        for (const report of [null, 42, "text", [1, 2], { type: "bogus" }, { type: "error", message: { not: "text" } }]) port.postMessage(report);
+        port.postMessage({ type: "message", data: "ok" });
+        await answered;
+        worker.terminate();
+        port.close();
+        return seen;
+      });
+      expect(seen).toEqual(["ok"]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(thrown).toEqual([]);
+    } finally {
+      process.off("uncaughtException", record);
+    }
+  });
+
   it("no tab can host (none connected, or none offers): a 503 that says what to use", () => {
     const refusal = () => {
       try {

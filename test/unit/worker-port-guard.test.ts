@@ -84,6 +84,30 @@ describe.each([
       expect(await send(port, message), JSON.stringify(message)).toMatchObject(refused);
     }
   });
+
+  it("refuses a call whose arguments are not comlink wire values (null, a number, a string, an array, a handler it has not got or cannot read): a 400, nothing thrown in the worker, and the port goes on", async () => {
+    const port = connect(serve);
+    for (const argumentList of [[null], [42], ["text"], [[1, 2]], 7, "text", { 0: null }, [{ type: "HANDLER", name: "nope", value: 1 }], [{ type: "HANDLER", name: "proxy", value: 5 }], [{ type: "HANDLER", name: "throw", value: { isError: false, value: 1 } }]]) {
+      const message = { type: "APPLY", path: ["queueState"], argumentList };
+      expect(await send(port, message), JSON.stringify(message)).toMatchObject(refused);
+    }
+    expect(await send(port, { type: "RELEASE", argumentList: [null] })).toMatchObject(refused);
+    expect(await send(port, { type: "APPLY", path: ["queueState"], argumentList: [] })).toMatchObject({ type: "RAW", value: { waiting: 0, running: false } });
+  });
+});
+
+describe("a shared worker's configure from a page that is not the client", () => {
+  it("a config without an engine is a 400 naming `engine`, and the next tab's configure builds the host as if it had never come", async () => {
+    const shared = new SharedHost();
+    const api = (port: MessagePort) => Comlink.wrap<{ configure(config: unknown): Promise<unknown>; queueState(): unknown }>(port as unknown as Comlink.Endpoint);
+    const hostile = api(connect((port) => shared.connect(port)));
+    for (const config of [null, 42, "text", [1], {}, { engine: null }, { engine: { kind: 5 } }]) {
+      await expect(hostile.configure(config), JSON.stringify(config)).rejects.toMatchObject({ status: 400, code: "invalid_worker_config", param: "engine" });
+    }
+    const tab = api(connect((port) => shared.connect(port)));
+    await expect(tab.configure({ engine: { kind: "scripted", replies: ["hi"] } })).resolves.toMatchObject({ ignored: [] });
+    expect(await tab.queueState()).toEqual({ waiting: 0, running: false });
+  });
 });
 
 describe("the client's own calls", () => {

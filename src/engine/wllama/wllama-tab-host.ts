@@ -162,7 +162,10 @@ class TabHostedWorker extends EventTarget {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     // Messages posted before the tab holds port2 wait in it and travel with it.
-    port1.onmessage = (event: MessageEvent<HostedWorkerReport>) => this.report(event.data);
+    port1.onmessage = (event: MessageEvent<unknown>) => {
+      // The tab's relay sends only reports; anything else (a broken or hostile page) is dropped, never thrown here.
+      if (isReport(event.data)) this.report(event.data);
+    };
     this.start(String(url), port2, options?.type ?? "classic").catch((error) => lease.lose(startError(lease.modelId, error)));
   }
 
@@ -196,6 +199,12 @@ class TabHostedWorker extends EventTarget {
     this.port.postMessage({ type: "terminate" } satisfies HostedWorkerCommand);
     this.port.close();
   }
+}
+
+function isReport(data: unknown): data is HostedWorkerReport {
+  if (typeof data !== "object" || data === null) return false;
+  const report = data as { type?: unknown; message?: unknown };
+  return report.type === "message" || (report.type === "error" && typeof report.message === "string");
 }
 
 function startError(modelId: string, error: unknown): ApiError {
