@@ -83,3 +83,37 @@ describe("measured step cost by kind and size: prompt chunks", () => {
     expect(cost.stepTimes()).toEqual({ decode: 17_000, batch_decode: { "4": 54_000 }, prefill: { "256": 140_000 }, batch_prefill: { "4x512": 150_000 } });
   });
 });
+
+describe("measured step cost: single forwards of sizes not run yet", () => {
+  // The real engine on SwiftShader (a forced call, one row): a decode ~17 s, a verify ~78 s whatever its size up to ~30 tokens.
+  const DECODE_MS = 17_000;
+  const VERIFY_MS = 78_000;
+  const measuredDecode = () => {
+    const cost = new MeasuredStepCost();
+    for (const ms of [60_000, DECODE_MS]) cost.record("single", 1, ms);
+    return cost;
+  };
+
+  it("one measured verify prices verifies of nearby sizes, not the decode", () => {
+    const cost = measuredDecode();
+    for (const ms of [90_000, VERIFY_MS]) cost.record("single", 1, ms, 12); // a verify of 11 drafts (bucket 16)
+    // 4 and 8 tokens: scaled from the 16-token verify by the prior's shape (before: from the decode, ~17 s, so each size was tried)
+    expect(cost.single(4)).toBeGreaterThan(0.95 * VERIFY_MS);
+    expect(cost.single(5)).toBeGreaterThan(0.95 * VERIFY_MS);
+    expect(cost.single(30)).toBeGreaterThan(VERIFY_MS);
+  });
+
+  it("a forward over more tokens is never priced below a measured one over fewer", () => {
+    const cost = measuredDecode();
+    for (const ms of [90_000, VERIFY_MS]) cost.record("single", 1, ms, 4);
+    // 256 tokens: too far from the 4-token verify to scale from it, and not below it either (before: ~21 s from the decode)
+    expect(cost.single(256)).toBeGreaterThanOrEqual(VERIFY_MS);
+  });
+
+  it("a long prompt chunk does not price a short verify: a device where verifies are cheap still tries drafts", () => {
+    const cost = measuredDecode();
+    for (const ms of [400_000, 290_000]) cost.record("single", 1, ms, 176); // the rest of a 432-token prompt (bucket 256)
+    // 4 tokens: from the decode by the prior's shape, as before any verify ran
+    expect(cost.single(4)).toBeLessThan(1.1 * DECODE_MS);
+  });
+});

@@ -25,29 +25,49 @@ describe("a lone row's pass", () => {
   });
 
   it("a forced call's drafts stop once its verifies are measured dear and mostly rejected", () => {
-    // Recorded as the rows' runner records them: every forward of a lone row is single, by the tokens it fed.
-    const measured = new MeasuredStepCost();
-    for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
-    const proposer = new DraftProposer(
-      { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i) },
-      { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: { single: (tokens) => rowPassCost([], tokens, measured) }, served: () => 5, others: () => 0 } },
-    );
-    const output: number[] = [];
-    const draftedAt: number[] = [];
-    for (let pass = 0; pass < 33; pass++) {
-      // What the grammar forces next (3..15 tokens); the model takes one of them every third pass.
-      const forced = Array.from({ length: 3 + ((pass * 7) % 13) }, (_, i) => 9000 + pass * 20 + i);
-      const draft = proposer.propose(output, 40, forced);
-      const accepted = draft.length > 0 && pass % 3 === 0 ? 1 : 0;
-      measured.record("single", 1, draft.length > 0 ? VERIFY_MS : DECODE_MS, draft.length + 1);
-      if (draft.length > 0) {
-        proposer.record(draft.length, accepted);
-        draftedAt.push(pass);
-      }
-      output.push(...draft.slice(0, accepted), 5000 + pass);
-    }
+    const { draftedAt } = replayForcedCall();
     // Each verify size is tried until measured (the first of a size is not recorded), then no more: the last 20 passes decode.
     expect(draftedAt.length).toBeLessThanOrEqual(10);
     expect(draftedAt.filter((pass) => pass >= 13)).toEqual([]);
   });
+
+  it("one measured verify stops the drafts of every size: the loss is the few verifies that measured it", () => {
+    const { draftedAt, ms, tokens } = replayForcedCall();
+    // Before, sizes not run yet were priced from the decode: 8 passes drafted (36 tokens in 1 049 s); now 4 (35 tokens in 805 s).
+    expect(draftedAt).toEqual([0, 1, 2, 3]);
+    expect(draftedAt.filter((pass) => pass >= 4)).toEqual([]);
+    // 4 verifies (~78 s) where decodes (~17 s) would have done: what trying the drafts costs on this device, once.
+    expect(ms / tokens).toBeLessThan(1.4 * DECODE_MS);
+  });
 });
+
+/**
+ * A forced call as one row, replayed with the rows' runner's recording: every
+ * forward of a lone row is single, by the tokens it fed. The grammar forces
+ * 3..15 tokens next; the model takes one of them every third pass.
+ */
+function replayForcedCall(passes = 33): { draftedAt: number[]; ms: number; tokens: number } {
+  const measured = new MeasuredStepCost();
+  for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
+  const proposer = new DraftProposer(
+    { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i) },
+    { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: { single: (tokens) => rowPassCost([], tokens, measured) }, served: () => 5, others: () => 0 } },
+  );
+  const output: number[] = [];
+  const draftedAt: number[] = [];
+  let ms = 0;
+  for (let pass = 0; pass < passes; pass++) {
+    const forced = Array.from({ length: 3 + ((pass * 7) % 13) }, (_, i) => 9000 + pass * 20 + i);
+    const draft = proposer.propose(output, 40, forced);
+    const accepted = draft.length > 0 && pass % 3 === 0 ? 1 : 0;
+    const passMs = draft.length > 0 ? VERIFY_MS : DECODE_MS;
+    measured.record("single", 1, passMs, draft.length + 1);
+    ms += passMs;
+    if (draft.length > 0) {
+      proposer.record(draft.length, accepted);
+      draftedAt.push(pass);
+    }
+    output.push(...draft.slice(0, accepted), 5000 + pass);
+  }
+  return { draftedAt, ms, tokens: output.length };
+}

@@ -17,6 +17,8 @@ import type { StepTimes } from "./counters.js";
 
 /** Weight of the newest measurement in the running mean. */
 const FORGET = 0.2;
+/** Tokens a verify feeds at most (a draft of up to 16 and the row's token), as a token bucket: forwards up to it cost alike (SwiftShader: flat up to ~30 tokens; a GPU: ~1.1 decodes). */
+const VERIFY_SIZES = 32;
 /** Forwards recorded after which a size's measurement is old enough to be tried again. */
 const REPROBE_AFTER = 64;
 
@@ -63,8 +65,29 @@ export class MeasuredStepCost implements StepCostModel {
     this.measured.set(key, { ms: previous === null ? ms : previous + FORGET * (ms - previous), at: this.records });
   }
 
+  /**
+   * A single forward over `tokens`: measured, else scaled by the prior's shape
+   * from the nearest measured forward of more than one token of a like size
+   * (other kernels than a decode's): both within the sizes drafts are
+   * verified at, or within a factor of four (a long prompt chunk says little
+   * about a short verify); else from the decode; and
+   * never below what a measured forward over fewer tokens took (more tokens
+   * never cost less). So one measured verify prices the sizes not tried yet:
+   * on SwiftShader a forced call's drafts of 3 to 15 tokens were each tried
+   * (twice: the first of a size is not recorded) at ~78 s a verify against
+   * ~17 s a decode, before each size's own measurement stopped them.
+   */
   single(tokens: number): number {
-    return this.fresh(keyOf("single", 1, tokens)) ?? this.unit() * (this.prior.single(tokens) / this.prior.single(1));
+    const bucket = tokenBucket(tokens);
+    const own = this.fresh(keyOf("single", 1, bucket));
+    if (own !== null) return own;
+    const measured = this.freshSingles();
+    const distance = (other: number) => Math.abs(Math.log2(other / bucket));
+    const alike = (other: number) => other > 1 && (distance(other) <= 2 || (other <= VERIFY_SIZES && bucket <= VERIFY_SIZES));
+    const nearby = measured.filter((m) => alike(m.bucket)).sort((a, b) => distance(a.bucket) - distance(b.bucket))[0];
+    const scaled = nearby ? nearby.ms * (this.prior.single(bucket) / this.prior.single(nearby.bucket)) : this.unit() * (this.prior.single(bucket) / this.prior.single(1));
+    const floor = Math.max(0, ...measured.filter((m) => m.bucket < bucket).map((m) => m.ms));
+    return Math.max(scaled, floor);
   }
 
   batch(rows: number, tokens: number): number {
@@ -96,6 +119,17 @@ export class MeasuredStepCost implements StepCostModel {
       ...(Object.keys(prefill_ms).length > 0 ? { prefill: rounded(prefill_ms) } : {}),
       ...(Object.keys(batch_prefill_ms).length > 0 ? { batch_prefill: rounded(batch_prefill_ms) } : {}),
     };
+  }
+
+  /** The single forwards measured recently enough to trust, by token bucket. */
+  private freshSingles(): { bucket: number; ms: number }[] {
+    const singles: { bucket: number; ms: number }[] = [];
+    for (const key of this.measured.keys()) {
+      if (!key.startsWith("single:")) continue;
+      const ms = this.fresh(key);
+      if (ms !== null) singles.push({ bucket: Number(key.slice("single:".length)), ms });
+    }
+    return singles;
   }
 
   /** A measurement of `key` recent enough to trust, or null. */

@@ -36,12 +36,17 @@ export function countingScopes<T extends ScopedRuntime>(tvm: T, count: ScopeCoun
     tvm.endScope();
     count.open--;
   };
+  // Bound once per method: web-llm reads the runtime's methods on every token (no function made per read).
+  const bound = new WeakMap<object, unknown>();
   return new Proxy(tvm, {
     get(target, property) {
       if (property === "beginScope") return beginScope;
       if (property === "endScope") return endScope;
       const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== "function") return value;
+      let method = bound.get(value);
+      if (method === undefined) bound.set(value, (method = (value as (...args: unknown[]) => unknown).bind(target)));
+      return method;
     },
     set(target, property, value) {
       return Reflect.set(target, property, value, target);
