@@ -32,14 +32,15 @@ afterEach(() => {
 });
 
 /**
- * Makes the worker throw an uncaught exception: comlink decodes arguments
- * outside its try/catch, so an unknown transfer handler name throws in the
- * worker's message listener — a genuine crash the page learns of only through
- * the Worker's `error` event. (A call of an API method: the port refuses any
- * other path before comlink reads the arguments.)
+ * The worker crashed: what the page sees of an uncaught exception inside it,
+ * the Worker's `error` event, dispatched as the browser dispatches it. (This
+ * used to post a call with an unknown transfer handler, which comlink decoded
+ * outside its try/catch and so threw in the worker; the port guard now
+ * refuses that call with a 400, so no message from the page can crash the
+ * worker any more, and the event is raised here instead.)
  */
 function crash(worker: Worker): void {
-  worker.postMessage({ id: "crash", type: "APPLY", path: ["queueState"], argumentList: [{ type: "HANDLER", name: "no-such-handler", value: null }] });
+  worker.dispatchEvent(new ErrorEvent("error", { message: "Uncaught TypeError: a test's crash", cancelable: true }));
 }
 
 async function readUntilError(client: Client, after: number, fault: () => void): Promise<{ text: string; error: unknown; chunks: number }> {
@@ -97,6 +98,8 @@ describe("the worker dies mid-stream", () => {
     }
     expect(sse).toMatch(/event: error\ndata: \{"error":\{"message":"[^"]*","type":"service_unavailable","param":null,"code":"worker_lost"\}\}\n\n$/);
 
+    // The fresh worker is up and serving (a crash while it starts is another error: worker_unavailable).
+    await client.stats();
     const pending = client.fetch("http://localhost.webgpu/v1/chat/completions", { method: "POST", body: JSON.stringify(ask("go")) });
     setTimeout(() => crash(created[1]), 50);
     const failed = await pending;
