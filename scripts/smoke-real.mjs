@@ -368,7 +368,11 @@ function mixedChecks(r) {
  * model's conv_template, each piece encoded on its own, with the model's tokenizer), and what the
  * cache holds (every earlier cached request's prompt and its reply's tokens but the last; the
  * budget keeps them all). Expected cached = the longest common prefix, less one when it covers
- * the whole prompt; prefilled (x_webgpu.prefill_tokens) = prompt − cached.
+ * the whole prompt; prefilled (x_webgpu.prefill_tokens) = prompt − cached. Where the requests ran
+ * as rows of continuous batching (the report's `batching.available`, from client.stats(); the
+ * default), a row's sequence is forked from the cached one at most one token short of that
+ * sequence's end (webllm-binding.ts forkInto: the cached sequence must go on taking tokens), so a
+ * prefix that is a whole held sequence counts one less.
  */
 function promptCacheChecks(r) {
   const steps = r.steps ?? [];
@@ -385,7 +389,8 @@ function promptCacheChecks(r) {
     const ids = renderIds(config.conv_template, s.messages, encode);
     const c = s.cached ?? {};
     const p = s.plain ?? {};
-    const lcp = Math.min(Math.max(0, ...held.map((h) => commonPrefixLength(h, ids))), ids.length - 1);
+    const forkable = (h) => (r.batching?.available ? Math.min(commonPrefixLength(h, ids), h.length - 1) : commonPrefixLength(h, ids));
+    const lcp = Math.min(Math.max(0, ...held.map(forkable)), ids.length - 1);
     const cachedTokens = c.usage?.prompt_tokens_details?.cached_tokens;
     rows.push({
       name: s.name,

@@ -98,6 +98,8 @@ export function definePromptCacheSmoke(): void {
     report.loadCached = await load(cached, modelId);
     report.loadPlain = await load(plain, modelId);
     console.info(`[prompt-cache] loaded: ${JSON.stringify([report.loadCached, report.loadPlain])}`);
+    // Whether the requests run as rows of continuous batching: a row forks a cached prefix one token short of its sequence's end.
+    report.batching = (await cached.stats()).batching;
     const steps = report.steps as Json[];
     const S: Message = { role: "system", content: "Be brief." };
     const replies: Record<string, string> = {};
