@@ -374,6 +374,30 @@ describe("continuous batching on web-llm's pipeline: the measured cost is the de
   });
 });
 
+describe("continuous batching on web-llm's pipeline: web-llm's decode clock (usage.decode_tokens_per_s)", () => {
+  it("a row's decode steps are timed with the step's forward, not only web-llm's sampling after it", async () => {
+    // A decode costs 10 ms on the device, a batch_decode of two rows 10 ms: each row's tokens come one per 10 ms.
+    const pipe = new FakeBatchingPipeline({ decode: 10, batch: (n) => 6 + 2 * n });
+    const rows = new WebLlmRows(pipe as unknown as RowsPipeline, { maxRows: 2, clock: () => pipe.clock });
+    rows.ensureKvRoom({ maxRows: 2 });
+    const clocks = await Promise.all(
+      ["thecatsat", "abcxyz"].map(async (prompt, i) => {
+        const row = await rows.open({ id: `r${i}`, owner: `o${i}` }, new AbortController().signal);
+        const view = row.view as unknown as FakeBatchingPipeline;
+        await view.generateRequest(encodeText(prompt), { max_tokens: 9 });
+        row.leave();
+        return { tokens: view.curRoundDecodingTotalTokens, seconds: view.curRoundDecodingTotalTime };
+      }),
+    );
+    for (const [i, clock] of clocks.entries()) {
+      // 8 decode steps after the prefill's token; before, web-llm's clock saw only sampling: 0 s, an infinite rate.
+      expect(clock.tokens, `row ${i}`).toBe(8);
+      expect(clock.seconds, `row ${i}`).toBeGreaterThanOrEqual((8 * 10) / 1e3);
+      expect(clock.tokens / clock.seconds, `row ${i}`).toBeGreaterThan(8 / 0.2);
+    }
+  });
+});
+
 describe("continuous batching on web-llm's pipeline: more generations than rows", () => {
   it("a row beyond maxRows waits for a free sequence, then gives what it gives alone", async () => {
     const jobs: Job[] = ["thecatsat", "abcxyz", "hello"].map((prompt, i) => ({ prompt, config: { max_tokens: 5 + 4 * i } }));

@@ -215,6 +215,9 @@ export class FakeDecodingPipeline extends FakePipeline {
    * (speculation sizes its drafts by the times it measures with it).
    */
   clock = 0;
+  /** web-llm's decode clock (s) and token count, kept by its decode step (its usage's decode_tokens_per_s), on `clock`. */
+  curRoundDecodingTotalTime = 0;
+  curRoundDecodingTotalTokens = 0;
   private readonly deviceCost: { single(tokens: number): number };
 
   /** `device`: forward cost by tokens fed; default GPU-like (a decode 10 ms, a verify of up to 8 drafts 11 ms). */
@@ -305,6 +308,7 @@ export class FakeDecodingPipeline extends FakePipeline {
   // web-llm 0.2.79's decodeStep
   async decodeStep(genConfig?: GenConfig): Promise<void> {
     if (this.stopTriggered) throw Error("Cannot run decode when stopped");
+    const tstart = this.clock;
     this.tvm.beginScope();
     const chunk = [this.outputIds.slice(this.outputIds.length - 1)];
     const prevFilledLen = this.filledKVCacheLength;
@@ -313,12 +317,20 @@ export class FakeDecodingPipeline extends FakePipeline {
     this.tvm.endScope();
     const nextToken = await this.sampleTokenFromLogits(logits, genConfig);
     logits.dispose();
+    this.countDecode(tstart);
     this.processNextToken(nextToken, genConfig);
+  }
+
+  /** web-llm's bookkeeping at the end of a decode step: one token, the time since the step began. */
+  private countDecode(tstart: number): void {
+    this.curRoundDecodingTotalTokens += 1;
+    this.curRoundDecodingTotalTime += (this.clock - tstart) / 1e3;
   }
 
   // web-llm 0.2.86's decodeStep: sampleDecodeStep (forwardDecodeToken → embedAndForward, sample), then commit
   async decodeStep086(genConfig?: GenConfig): Promise<void> {
     if (this.stopTriggered) throw Error("Cannot run decode when stopped");
+    const tstart = this.clock;
     const lastToken = this.outputIds[this.outputIds.length - 1];
     this.tvm.beginScope();
     let logits: FakeTensor;
@@ -336,6 +348,7 @@ export class FakeDecodingPipeline extends FakePipeline {
     } finally {
       logits.dispose();
     }
+    this.countDecode(tstart);
     this.processNextToken(token, genConfig);
   }
 

@@ -34,6 +34,7 @@ export function hookRowDecode(view: RowsPipeline, row: Row, signal: AbortSignal,
       if (row.drafts?.hasPending) await exclusive(async () => row.drafts?.settle());
       return view.triggerStop();
     }
+    const stepStarted = clock();
     const token = view.outputIds[view.outputIds.length - 1];
     // A token its verified draft holds is sampled from the verify's logits, with no step; else a draft to verify.
     const next = drafts ? await exclusive(async () => drafts.next(row, token, genConfig)) : { draft: [] };
@@ -49,12 +50,18 @@ export function hookRowDecode(view: RowsPipeline, row: Row, signal: AbortSignal,
         return;
       }
     }
+    // web-llm's decode step times itself from here: it sees only its sampling (the view hands it logits the step
+    // already computed), so the step's forward goes on its decode clock too, or its usage's decode_tokens_per_s
+    // would count sampling alone (174 tok/s on SwiftShader, where a decode takes 11 s).
+    const forwardSeconds = (clock() - stepStarted) / 1e3;
     row.decoding = true;
     try {
       await exclusive(() => row.random.with(() => pristine.decodeStep.call(view, genConfig) as Promise<void>));
     } finally {
       row.decoding = false;
     }
+    if (view.curRoundDecodingTotalTime !== undefined) view.curRoundDecodingTotalTime += forwardSeconds;
+    if (view.decodingTotalTime !== undefined) view.decodingTotalTime += forwardSeconds;
     if ("served" in next) {
       batch.served();
       drafts?.servedTook(clock() - started);

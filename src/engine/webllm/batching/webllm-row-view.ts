@@ -19,6 +19,9 @@ export interface RowsPipeline extends StepPipeline, Omit<KvCacheHost, "vm" | "tv
   contextWindowSize?: number;
   rnnState?: unknown;
   decodeStep(genConfig?: unknown): Promise<void>;
+  /** web-llm's decode clocks (s): its usage's decode_tokens_per_s is curRoundDecodingTotalTokens over the first. */
+  curRoundDecodingTotalTime?: number;
+  decodingTotalTime?: number;
   prefillStep?(...args: unknown[]): Promise<void>;
   sampleTokenFromLogits?(...args: unknown[]): Promise<number>;
   embedAndForward(inputData: unknown[], inputDataLen: number): Promise<unknown>;
