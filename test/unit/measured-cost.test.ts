@@ -110,6 +110,16 @@ describe("measured step cost: single forwards of sizes not run yet", () => {
     expect(cost.single(256)).toBeGreaterThanOrEqual(VERIFY_MS);
   });
 
+  it("after a prompt chunk's prefill (the same kernels), a verify's first run is measured, not taken as a warm-up", () => {
+    const cost = measuredDecode();
+    cost.record("single", 1, 400_000, 176); // the prompt's prefill: the first forward over more than one token
+    cost.record("single", 1, VERIFY_MS, 12); // the first verify (bucket 16): measured (before: a warm-up, priced ~17 s from the decode)
+    expect(cost.single(12)).toBe(VERIFY_MS);
+    // A decode and a batch still have warm-ups of their own (compilation): the first batch_decode is not recorded.
+    cost.record("batch", 2, 200_000);
+    expect(cost.batch(2, 2)).toBeLessThan(200_000);
+  });
+
   it("a long prompt chunk does not price a short verify: a device where verifies are cheap still tries drafts", () => {
     const cost = measuredDecode();
     for (const ms of [400_000, 290_000]) cost.record("single", 1, ms, 176); // the rest of a 432-token prompt (bucket 256)

@@ -32,22 +32,34 @@ describe("a lone row's pass", () => {
   });
 
   it("one measured verify stops the drafts of every size: the loss is the few verifies that measured it", () => {
-    const { draftedAt, ms, tokens } = replayForcedCall();
-    // Before, sizes not run yet were priced from the decode: 8 passes drafted (36 tokens in 1 049 s); now 4 (35 tokens in 805 s).
-    expect(draftedAt).toEqual([0, 1, 2, 3]);
-    expect(draftedAt.filter((pass) => pass >= 4)).toEqual([]);
-    // 4 verifies (~78 s) where decodes (~17 s) would have done: what trying the drafts costs on this device, once.
-    expect(ms / tokens).toBeLessThan(1.4 * DECODE_MS);
+    const { draftedAt, ms, tokens } = replayForcedCall(33, { promptPrefilled: false });
+    // Before, sizes not run yet were priced from the decode: 8 passes drafted (36 tokens in 1 049 s); now 2: the
+    // first verify warms the kernels (not recorded), the second is measured.
+    expect(draftedAt).toEqual([0, 1]);
+    // 2 verifies (~78 s) where decodes (~17 s) would have done: what trying the drafts costs on this device, once.
+    expect(ms / tokens).toBeLessThan(1.2 * DECODE_MS);
+  });
+
+  it("after the row's prompt was prefilled (its kernels warm), the first verify is measured: one verify is the whole loss", () => {
+    // The real engine (4da72e6 – 55664a4, a forced call alone on SwiftShader): the first verify of each size was a
+    // warm-up, so two or more verifies ran before a measured one stopped the drafts (36 tokens: 40 drafted, 5 accepted,
+    // 435 s against 377 s without drafts).
+    const { draftedAt, ms, tokens } = replayForcedCall(33, { promptPrefilled: true });
+    expect(draftedAt).toEqual([0]);
+    expect(ms / tokens).toBeLessThan(1.1 * DECODE_MS);
   });
 });
 
 /**
  * A forced call as one row, replayed with the rows' runner's recording: every
- * forward of a lone row is single, by the tokens it fed. The grammar forces
+ * forward of a lone row is single, by the tokens it fed (its prompt's
+ * prefill first, unless `promptPrefilled` is false). The grammar forces
  * 3..15 tokens next; the model takes one of them every third pass.
  */
-function replayForcedCall(passes = 33): { draftedAt: number[]; ms: number; tokens: number } {
+function replayForcedCall(passes = 33, { promptPrefilled = true } = {}): { draftedAt: number[]; ms: number; tokens: number } {
   const measured = new MeasuredStepCost();
+  // The row's prompt (156 tokens) is fed by a single forward of the steps before its first decode.
+  if (promptPrefilled) measured.record("single", 1, 170_000, 156);
   for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
   const proposer = new DraftProposer(
     { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i) },

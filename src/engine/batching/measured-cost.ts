@@ -33,7 +33,19 @@ function keyOf(mode: "batch" | "single", rows: number, tokens: number): string {
 }
 
 /**
- * The first forward of each kind and size is not recorded: the first
+ * What a forward's first run warms: a batched forward's kind and size, the
+ * decode, and one warm-up for every single forward over more than one token
+ * (a prompt chunk's prefill and a verify run the same kernels). So after a
+ * row's prompt was prefilled, its first verify is measured: on SwiftShader
+ * one verify (~4.5 decodes) is then what learning that drafts do not pay
+ * costs, not two of each size.
+ */
+function warmUpOf(key: string): string {
+  return key.startsWith("single:") && key !== "single:1" ? "single:many" : key;
+}
+
+/**
+ * The first forward of each warm-up (warmUpOf) is not recorded: the first
  * `batch_decode` pays the compilation of its kernels (minutes on
  * SwiftShader), and the first of each new row count still costs 1.2–1.6×
  * the next ones (real engine, SwiftShader: 3 rows 105 s then 67 s, 4 rows
@@ -43,7 +55,7 @@ function keyOf(mode: "batch" | "single", rows: number, tokens: number): string {
  */
 export class MeasuredStepCost implements StepCostModel {
   private readonly measured = new Map<string, { ms: number; at: number }>();
-  /** Kinds and sizes that ran once (their first run is not recorded). */
+  /** Warm-ups that ran (warmUpOf: their first run is not recorded). */
   private readonly warmed = new Set<string>();
   private records = 0;
 
@@ -56,8 +68,8 @@ export class MeasuredStepCost implements StepCostModel {
   record(mode: "batch" | "single", rows: number, ms: number, tokens: number = mode === "batch" ? rows : 1): void {
     if (!(ms >= 0) || !Number.isFinite(ms)) return;
     const key = keyOf(mode, rows, tokens);
-    if (!this.warmed.has(key)) {
-      this.warmed.add(key);
+    if (!this.warmed.has(warmUpOf(key))) {
+      this.warmed.add(warmUpOf(key));
       return;
     }
     this.records++;
@@ -74,8 +86,8 @@ export class MeasuredStepCost implements StepCostModel {
    * never below what a measured forward over fewer tokens took (more tokens
    * never cost less). So one measured verify prices the sizes not tried yet:
    * on SwiftShader a forced call's drafts of 3 to 15 tokens were each tried
-   * (twice: the first of a size is not recorded) at ~78 s a verify against
-   * ~17 s a decode, before each size's own measurement stopped them.
+   * (twice, when the first of each size was not recorded) at ~78 s a verify
+   * against ~17 s a decode, before each size's own measurement stopped them.
    */
   single(tokens: number): number {
     const bucket = tokenBucket(tokens);
