@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { MeasuredStepCost } from "../../src/engine/batching/measured-cost.js";
 import { chooseForward } from "../../src/engine/batching/cost-model.js";
+import { chooseDraftLength } from "../../src/engine/speculative/draft-sizing.js";
 
 const FOUR = [1, 1, 1, 1];
 const TWO = [1, 1];
@@ -118,6 +119,19 @@ describe("measured step cost: single forwards of sizes not run yet", () => {
     // A decode and a batch still have warm-ups of their own (compilation): the first batch_decode is not recorded.
     cost.record("batch", 2, 200_000);
     expect(cost.batch(2, 2)).toBeLessThan(200_000);
+  });
+
+  it("a decode is never priced from a measured verify: until a decode is measured, no draft is worth a verify measured dear", () => {
+    const cost = new MeasuredStepCost();
+    cost.record("single", 1, 400_000, 176); // the prompt's prefill (warm-up)
+    cost.record("single", 1, VERIFY_MS, 12); // the first verify, measured; no decode ran yet
+    const sizing = { single: (tokens: number) => cost.single(tokens) };
+    // before: the decode was the verify over the prior's ratio (~71 s), so a 12-token draft at 0.9 looked 4× faster
+    expect(chooseDraftLength(11, 0.9, sizing).length).toBe(0);
+    for (const ms of [60_000, DECODE_MS]) cost.record("single", 1, ms);
+    expect(cost.single(1)).toBe(DECODE_MS);
+    // measured both: a verify of ~4.6 decodes pays for a draft that nearly always lands
+    expect(chooseDraftLength(11, 0.97, sizing).length).toBeGreaterThan(0);
   });
 
   it("a long prompt chunk does not price a short verify: a device where verifies are cheap still tries drafts", () => {

@@ -48,6 +48,17 @@ describe("a lone row's pass", () => {
     expect(draftedAt).toEqual([0]);
     expect(ms / tokens).toBeLessThan(1.1 * DECODE_MS);
   });
+
+  it("with no decode measured yet (the grammar forces from the first step), the decode is not priced from the verify", () => {
+    // The real engine (f7dfa31, the first request on the model): once the first verify was measured, the decode,
+    // never run, was priced from it by the prior's shape (a verify ≈ 1.1 decodes), so every verify looked worth it
+    // and no decode ever ran to say otherwise: 17 passes for 36 tokens, all drafted, 103 drafted and 18 accepted,
+    // 721 s against 377 s without drafts. (No step was served from a verify yet: served steps cost 0 until timed.)
+    const { draftedAt, ms, tokens } = replayForcedCall(33, { promptPrefilled: true, decodesFirst: false, servedMs: 0 });
+    expect(draftedAt.length).toBeLessThanOrEqual(2);
+    expect(draftedAt.filter((pass) => pass >= 4)).toEqual([]);
+    expect(ms / tokens).toBeLessThan(1.15 * DECODE_MS);
+  });
 });
 
 /**
@@ -56,14 +67,15 @@ describe("a lone row's pass", () => {
  * prefill first, unless `promptPrefilled` is false). The grammar forces
  * 3..15 tokens next; the model takes one of them every third pass.
  */
-function replayForcedCall(passes = 33, { promptPrefilled = true } = {}): { draftedAt: number[]; ms: number; tokens: number } {
+function replayForcedCall(passes = 33, { promptPrefilled = true, decodesFirst = true, servedMs = 5 } = {}): { draftedAt: number[]; ms: number; tokens: number } {
   const measured = new MeasuredStepCost();
   // The row's prompt (156 tokens) is fed by a single forward of the steps before its first decode.
   if (promptPrefilled) measured.record("single", 1, 170_000, 156);
-  for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
+  // Decodes measured before (an earlier request on the model), or none: the grammar forces from the first step.
+  if (decodesFirst) for (let i = 0; i < 3; i++) measured.record("single", 1, DECODE_MS, 1);
   const proposer = new DraftProposer(
     { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i) },
-    { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: { single: (tokens) => rowPassCost([], tokens, measured) }, served: () => 5, others: () => 0 } },
+    { ...ENGINE_PROPOSER_OPTIONS, sizing: { cost: { single: (tokens) => rowPassCost([], tokens, measured) }, served: () => servedMs, others: () => 0 } },
   );
   const output: number[] = [];
   const draftedAt: number[] = [];

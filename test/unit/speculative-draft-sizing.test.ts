@@ -28,6 +28,16 @@ describe("forward cost estimate", () => {
     expect(costs.single(9), "from the measured verify, not the decode").toBeCloseTo(22);
   });
 
+  it("a decode is never priced from a measured verify: until one is measured, a dear verify is not worth a draft", () => {
+    const costs = new ForwardCostEstimate();
+    // the grammar forced a draft at the first step: a verify was measured (SwiftShader, ms), no decode yet
+    costs.observe(12, 78_000);
+    // before: the decode was the verify over the first guess's ratio (~71 s), so a draft looked 4× faster
+    expect(chooseDraftLength(11, 0.9, costs).length).toBe(0);
+    costs.observe(1, 17_000);
+    expect(chooseDraftLength(11, 0.97, costs).length).toBeGreaterThan(0);
+  });
+
   it("forgets slowly: one outlier moves it a little, a lasting change moves it all the way", () => {
     const costs = new ForwardCostEstimate({ forget: 0.1 });
     for (let i = 0; i < 20; i++) costs.observe(1, 10);

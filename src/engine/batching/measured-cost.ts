@@ -93,6 +93,9 @@ export class MeasuredStepCost implements StepCostModel {
     const bucket = tokenBucket(tokens);
     const own = this.fresh(keyOf("single", 1, bucket));
     if (own !== null) return own;
+    // A decode runs other kernels than a verify: never scaled from one. Not measured yet, it is the unit, so a
+    // measured verify (in ms) is not weighed against a decode priced from itself: drafts wait for a measured decode.
+    if (bucket === 1) return this.unit();
     const measured = this.freshSingles();
     const distance = (other: number) => Math.abs(Math.log2(other / bucket));
     const alike = (other: number) => other > 1 && (distance(other) <= 2 || (other <= VERIFY_SIZES && bucket <= VERIFY_SIZES));

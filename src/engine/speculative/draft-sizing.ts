@@ -135,9 +135,12 @@ export class ForwardCostEstimate implements StepCostModel {
     const size = Math.max(1, Math.floor(tokens));
     const known = (s: number) => (this.sizes[s]?.count ?? 0) > 0;
     if (size <= MAX_MEASURED_TOKENS && known(size)) return this.sizes[size].value;
-    // A verify scales from the nearest measured verify (a decode runs other kernels), else from the decode.
+    // A decode runs other kernels than a verify: never scaled from one. Not measured yet, it is the first guess's, so a
+    // measured verify is not weighed against a decode priced from itself: drafts wait for a measured decode.
+    if (size === 1) return this.guess.single(1);
+    // A verify scales from the nearest measured verify, else from the decode.
     let nearest = -1;
-    for (let s = size > 1 ? 2 : 1; s < this.sizes.length; s++) if (known(s) && (nearest < 0 || Math.abs(s - size) < Math.abs(nearest - size))) nearest = s;
+    for (let s = 2; s < this.sizes.length; s++) if (known(s) && (nearest < 0 || Math.abs(s - size) < Math.abs(nearest - size))) nearest = s;
     if (nearest < 0 && known(1)) nearest = 1;
     if (nearest < 0) return this.guess.single(size);
     return (this.sizes[nearest].value * this.guess.single(size)) / this.guess.single(nearest);
