@@ -97,7 +97,8 @@ function rememberReply(memory: ConversationMemory, prepared: Prepared, reply: Se
   memory.remember(key, { raw, calls, reasoning: reply.reasoning, ...lastReasoningDelta });
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
+/** A speed to three significant figures: on a CPU-emulated GPU a decode is ~0.05 tokens/s, which one decimal made 0. */
+const round = (n: number) => Number(n.toPrecision(3));
 
 /** The engine's usage (zeros when it reported none), with its speeds and decode counts recorded in the request's stats (chat-shaped and raw generations alike). */
 export function recordUsage(stats: WebGpuStats, reported: EngineUsage | null): { usage: EngineUsage; decode: DecodeCounts } {
