@@ -259,6 +259,9 @@ window.smoke = async (options) => {
   // (A system message of its own: Qwen2.5's default system text would add prefill.)
   if (options.only?.includes("forced")) {
     report.toolForcedStreamed = await streamedCalls(client, { ...ask, messages: [SYSTEM, ...ask.messages], tool_choice: "required", parallel_tool_calls: false, max_tokens: maxTokens });
+    // What the rows' cost model measured (step_ms by kind and size: a verify is a `prefill` of its tokens' bucket),
+    // the figures its drafts were sized by.
+    report.batchingAfterForced = await client.stats().then((s) => s.batching ?? null).catch(errorOf);
   }
   client.terminate();
   return report;
