@@ -35,10 +35,11 @@ function keyOf(mode: "batch" | "single", rows: number, tokens: number): string {
 /**
  * What a forward's first run warms: a batched forward's kind and size, the
  * decode, and one warm-up for every single forward over more than one token
- * (a prompt chunk's prefill and a verify run the same kernels). So after a
- * row's prompt was prefilled, its first verify is measured: on SwiftShader
- * one verify (~4.5 decodes) is then what learning that drafts do not pay
- * costs, not two of each size.
+ * (a prompt chunk's prefill, a lone row's verify). So after a row's prompt
+ * was prefilled, its first verify is measured: on SwiftShader one verify
+ * (~4 decodes) is then what learning that drafts do not pay costs, not two
+ * of each size. A verify's first run at a new size can still be dearer
+ * (bucket 8 read 64.7 s where 16 read 46.8 s): that errs toward not drafting.
  */
 function warmUpOf(key: string): string {
   return key.startsWith("single:") && key !== "single:1" ? "single:many" : key;

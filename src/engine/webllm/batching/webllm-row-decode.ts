@@ -51,8 +51,8 @@ export function hookRowDecode(view: RowsPipeline, row: Row, signal: AbortSignal,
       }
     }
     // web-llm's decode step times itself from here: it sees only its sampling (the view hands it logits the step
-    // already computed), so the step's forward goes on its decode clock too, or its usage's decode_tokens_per_s
-    // would count sampling alone (174 tok/s on SwiftShader, where a decode takes 11 s).
+    // already computed), so the step (its forward, and the wait for it beside other rows) goes on its decode clock
+    // too, or its usage's decode_tokens_per_s would count sampling alone (174 tok/s on SwiftShader, a decode 11 s).
     const forwardSeconds = (clock() - stepStarted) / 1e3;
     row.decoding = true;
     try {
