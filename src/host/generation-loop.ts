@@ -98,13 +98,13 @@ function rememberReply(memory: ConversationMemory, prepared: Prepared, reply: Se
 }
 
 /** A speed to three significant figures: on a CPU-emulated GPU a decode is ~0.05 tokens/s, which one decimal made 0. */
-const round = (n: number) => Number(n.toPrecision(3));
+const speed = (n: number) => Number(n.toPrecision(3));
 
 /** The engine's usage (zeros when it reported none), with its speeds and decode counts recorded in the request's stats (chat-shaped and raw generations alike). */
 export function recordUsage(stats: WebGpuStats, reported: EngineUsage | null): { usage: EngineUsage; decode: DecodeCounts } {
   const usage = reported ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0, prefillTokensPerS: 0, decodeTokensPerS: 0 };
-  stats.prefill_tokens_per_s = round(usage.prefillTokensPerS);
-  stats.decode_tokens_per_s = round(usage.decodeTokensPerS);
+  stats.prefill_tokens_per_s = speed(usage.prefillTokensPerS);
+  stats.decode_tokens_per_s = speed(usage.decodeTokensPerS);
   const decode = decodeCounts(usage);
   addDecodeCounts(stats, decode);
   return { usage, decode };

@@ -69,8 +69,9 @@ export class MeasuredStepCost implements StepCostModel {
   record(mode: "batch" | "single", rows: number, ms: number, tokens: number = mode === "batch" ? rows : 1): void {
     if (!(ms >= 0) || !Number.isFinite(ms)) return;
     const key = keyOf(mode, rows, tokens);
-    if (!this.warmed.has(warmUpOf(key))) {
-      this.warmed.add(warmUpOf(key));
+    const warmUp = warmUpOf(key);
+    if (!this.warmed.has(warmUp)) {
+      this.warmed.add(warmUp);
       return;
     }
     this.records++;
